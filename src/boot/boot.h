@@ -1,0 +1,57 @@
+// Bootstrap: who am I, who else is in the job, and a key-value exchange (modex) to publish
+// endpoints. Served by the launcher's PMIx server (Open MPI's mpirun), or by this process alone
+// for a singleton (a program started without a launcher).
+#ifndef TORUSMPI_BOOT_BOOT_H_
+#define TORUSMPI_BOOT_BOOT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace torusmpi::boot {
+
+struct JobInfo {
+  bool singleton = true;
+  std::string nspace;         // the job's PMIx namespace ("singleton.<pid>" alone)
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;         // rank among this job's processes on this node
+  int local_size = 1;
+  int node_rank = 0;
+  int num_nodes = 1;
+  int appnum = 0;
+  int universe_size = 1;      // slots the launcher allocated (at least size)
+  std::vector<int> local_peers;  // job ranks on this node, ascending, this rank included
+  std::string hostname;
+};
+
+// Starts the bootstrap. The singleton rule: no launcher variable set (PMIX_*, OMPI_COMM_WORLD_*,
+// PMI_*) and no PMIx server means a one-rank job; a launcher variable set but no server reachable
+// is an error, described in *error, never a silent singleton.
+Status init(JobInfo* job, std::string* error);
+bool initialized();
+const JobInfo& job();
+
+// Waits for every rank, then ends the bootstrap.
+Status finalize();
+
+// The modex: put() values, exchange() them (collective over the job), then get() any rank's.
+Status put(const std::string& key, const void* data, size_t len);
+Status exchange();
+Status get(int rank, const std::string& key, std::vector<uint8_t>* value);
+
+// A barrier over the whole job, through the launcher.
+Status fence();
+
+// Ends every rank of the job with exit status `code`; prints msg first. Never returns.
+[[noreturn]] void abort_job(int code, const std::string& msg);
+
+// Launcher variables found in the environment ("PMIX_RANK, OMPI_COMM_WORLD_SIZE"), empty if none.
+std::string launcher_variables();
+
+}  // namespace torusmpi::boot
+
+#endif  // TORUSMPI_BOOT_BOOT_H_

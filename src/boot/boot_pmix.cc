@@ -1,0 +1,245 @@
+// PMIx implementation of the bootstrap, with the singleton rule.
+#include <pmix.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "boot/boot.h"
+#include "core/log.h"
+#include "core/params.h"
+
+extern char** environ;
+
+namespace torusmpi::boot {
+namespace {
+
+JobInfo g_job;
+bool g_initialized = false;
+pmix_proc_t g_me;
+std::map<std::string, std::vector<uint8_t>> g_singleton_kv;  // the modex of a one-rank job
+
+constexpr const char* kLauncherPrefixes[] = {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI",
+                                             "OMPI_COMM_WORLD_", "PMI_RANK", "PMI_SIZE", "PMI_FD",
+                                             "PMI_PORT"};
+
+// Reads an integer-valued key of `proc`; the value may come in any unsigned/signed width.
+bool get_int(const pmix_proc_t& proc, const char* key, int* out) {
+  pmix_value_t* val = nullptr;
+  if (PMIx_Get(&proc, key, nullptr, 0, &val) != PMIX_SUCCESS || val == nullptr) return false;
+  bool ok = true;
+  switch (val->type) {
+    case PMIX_UINT32: *out = static_cast<int>(val->data.uint32); break;
+    case PMIX_UINT16: *out = val->data.uint16; break;
+    case PMIX_INT32: *out = val->data.int32; break;
+    case PMIX_INT: *out = val->data.integer; break;
+    case PMIX_UINT: *out = static_cast<int>(val->data.uint); break;
+    case PMIX_PROC_RANK: *out = static_cast<int>(val->data.rank); break;
+    default: ok = false;
+  }
+  PMIX_VALUE_RELEASE(val);
+  return ok;
+}
+
+bool get_string(const pmix_proc_t& proc, const char* key, std::string* out) {
+  pmix_value_t* val = nullptr;
+  if (PMIx_Get(&proc, key, nullptr, 0, &val) != PMIX_SUCCESS || val == nullptr) return false;
+  bool ok = val->type == PMIX_STRING && val->data.string != nullptr;
+  if (ok) *out = val->data.string;
+  PMIX_VALUE_RELEASE(val);
+  return ok;
+}
+
+std::vector<int> parse_rank_list(const std::string& text) {
+  std::vector<int> ranks;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > pos) ranks.push_back(std::atoi(text.substr(pos, comma - pos).c_str()));
+    pos = comma + 1;
+  }
+  return ranks;
+}
+
+std::string local_hostname() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+void init_singleton() {
+  g_job = JobInfo();
+  g_job.singleton = true;
+  g_job.nspace = "singleton." + std::to_string(getpid());
+  g_job.local_peers = {0};
+  g_job.hostname = local_hostname();
+}
+
+Status init_pmix(std::string* error) {
+  g_job = JobInfo();
+  g_job.singleton = false;
+  g_job.nspace = g_me.nspace;
+  g_job.rank = static_cast<int>(g_me.rank);
+  pmix_proc_t wild;
+  PMIX_PROC_CONSTRUCT(&wild);
+  PMIX_LOAD_PROCID(&wild, g_me.nspace, PMIX_RANK_WILDCARD);
+  if (!get_int(wild, PMIX_JOB_SIZE, &g_job.size)) {
+    *error = "PMIx server gave no " PMIX_JOB_SIZE;
+    return Status::kErrBoot;
+  }
+  if (!get_int(g_me, PMIX_LOCAL_RANK, &g_job.local_rank)) g_job.local_rank = g_job.rank;
+  if (!get_int(wild, PMIX_LOCAL_SIZE, &g_job.local_size)) g_job.local_size = g_job.size;
+  if (!get_int(g_me, PMIX_NODE_RANK, &g_job.node_rank)) g_job.node_rank = g_job.local_rank;
+  if (!get_int(wild, PMIX_NUM_NODES, &g_job.num_nodes)) g_job.num_nodes = 1;
+  if (!get_int(g_me, PMIX_APPNUM, &g_job.appnum)) g_job.appnum = 0;
+  if (!get_int(wild, PMIX_UNIV_SIZE, &g_job.universe_size)) g_job.universe_size = g_job.size;
+  // Open MPI reports slots, which an oversubscribed job exceeds; the universe holds the job.
+  if (g_job.universe_size < g_job.size) g_job.universe_size = g_job.size;
+  std::string peers;
+  if (get_string(wild, PMIX_LOCAL_PEERS, &peers)) g_job.local_peers = parse_rank_list(peers);
+  if (g_job.local_peers.empty()) {
+    for (int r = 0; r < g_job.size; ++r) g_job.local_peers.push_back(r);
+  }
+  if (!get_string(g_me, PMIX_HOSTNAME, &g_job.hostname)) g_job.hostname = local_hostname();
+  return Status::kOk;
+}
+
+}  // namespace
+
+std::string launcher_variables() {
+  std::string found;
+  for (char** e = environ; e && *e; ++e) {
+    for (const char* prefix : kLauncherPrefixes) {
+      if (std::strncmp(*e, prefix, std::strlen(prefix)) == 0) {
+        found += (found.empty() ? "" : ", ") + std::string(*e, std::strcspn(*e, "="));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+Status init(JobInfo* job, std::string* error) {
+  if (g_initialized) {
+    *job = g_job;
+    return Status::kOk;
+  }
+  PMIX_PROC_CONSTRUCT(&g_me);
+  pmix_status_t rc = PMIx_Init(&g_me, nullptr, 0);
+  if (rc == PMIX_SUCCESS) {
+    Status s = init_pmix(error);
+    if (s != Status::kOk) {
+      PMIx_Finalize(nullptr, 0);
+      return s;
+    }
+  } else {
+    std::string vars = launcher_variables();
+    if (!vars.empty()) {
+      *error = std::string("launched with ") + vars + " set, but PMIx_Init failed (" +
+               PMIx_Error_string(rc) + "): the launcher's PMIx server cannot be reached";
+      if (std::getenv("PMI_RANK") != nullptr && std::getenv("PMIX_RANK") == nullptr) {
+        *error += "; this looks like a PMI-1/PMI-2 launcher (MPICH's mpiexec?), and torusmpi "
+                  "needs a PMIx launcher such as Open MPI's mpirun";
+      }
+      return Status::kErrBoot;
+    }
+    init_singleton();
+  }
+  g_initialized = true;
+  log::set_rank(g_job.rank);
+  TORUSMPI_DEBUG(kBoot, "%s job %s: rank %d of %d, local %d of %d, %d node(s), host %s",
+                 g_job.singleton ? "singleton" : "PMIx", g_job.nspace.c_str(), g_job.rank,
+                 g_job.size, g_job.local_rank, g_job.local_size, g_job.num_nodes,
+                 g_job.hostname.c_str());
+  *job = g_job;
+  return Status::kOk;
+}
+
+bool initialized() { return g_initialized; }
+const JobInfo& job() { return g_job; }
+
+Status fence() {
+  if (!g_initialized) return Status::kErrInternal;
+  if (g_job.singleton) return Status::kOk;
+  pmix_status_t rc = PMIx_Fence(nullptr, 0, nullptr, 0);
+  return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrPeerGone;
+}
+
+Status finalize() {
+  if (!g_initialized) return Status::kOk;
+  Status s = Status::kOk;
+  if (!g_job.singleton) {
+    s = fence();
+    PMIx_Finalize(nullptr, 0);
+  }
+  g_singleton_kv.clear();
+  g_initialized = false;
+  return s;
+}
+
+Status put(const std::string& key, const void* data, size_t len) {
+  if (!g_initialized) return Status::kErrInternal;
+  if (g_job.singleton) {
+    const uint8_t* bytes = static_cast<const uint8_t*>(data);
+    g_singleton_kv[key].assign(bytes, bytes + len);
+    return Status::kOk;
+  }
+  pmix_value_t val;
+  PMIX_VALUE_CONSTRUCT(&val);
+  val.type = PMIX_BYTE_OBJECT;
+  val.data.bo.bytes = static_cast<char*>(const_cast<void*>(data));
+  val.data.bo.size = len;
+  pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &val);
+  return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrBoot;
+}
+
+Status exchange() {
+  if (!g_initialized) return Status::kErrInternal;
+  if (g_job.singleton) return Status::kOk;
+  if (PMIx_Commit() != PMIX_SUCCESS) return Status::kErrBoot;
+  pmix_info_t info;
+  PMIX_INFO_CONSTRUCT(&info);
+  bool collect = true;
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  pmix_status_t rc = PMIx_Fence(nullptr, 0, &info, 1);
+  PMIX_INFO_DESTRUCT(&info);
+  return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrPeerGone;
+}
+
+Status get(int rank, const std::string& key, std::vector<uint8_t>* value) {
+  if (!g_initialized || rank < 0 || rank >= g_job.size) return Status::kErrArg;
+  if (g_job.singleton) {
+    auto it = g_singleton_kv.find(key);
+    if (it == g_singleton_kv.end()) return Status::kErrArg;
+    *value = it->second;
+    return Status::kOk;
+  }
+  pmix_proc_t peer;
+  PMIX_PROC_CONSTRUCT(&peer);
+  PMIX_LOAD_PROCID(&peer, g_me.nspace, static_cast<pmix_rank_t>(rank));
+  pmix_value_t* val = nullptr;
+  if (PMIx_Get(&peer, key.c_str(), nullptr, 0, &val) != PMIX_SUCCESS || val == nullptr) {
+    return Status::kErrArg;
+  }
+  Status s = Status::kErrArg;
+  if (val->type == PMIX_BYTE_OBJECT) {
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(val->data.bo.bytes);
+    value->assign(bytes, bytes + val->data.bo.size);
+    s = Status::kOk;
+  }
+  PMIX_VALUE_RELEASE(val);
+  return s;
+}
+
+void abort_job(int code, const std::string& msg) {
+  if (!msg.empty()) log::error("%s", msg.c_str());
+  if (g_initialized && !g_job.singleton) {
+    // The launcher kills every rank of the namespace and exits with `code`.
+    PMIx_Abort(code, msg.c_str(), nullptr, 0);
+  }
+  _exit(code);
+}
+
+}  // namespace torusmpi::boot

@@ -1,0 +1,49 @@
+// Run-time parameters, declared once in params.def. Values come from TORUSMPI_<NAME> environment
+// variables, are parsed and validated by params::load(), and read through typed accessors.
+#ifndef TORUSMPI_CORE_PARAMS_H_
+#define TORUSMPI_CORE_PARAMS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace torusmpi::params {
+
+enum class Type { Bool, Int, Size, String };
+
+struct Info {
+  const char* id;         // accessor name, e.g. "spin_count"
+  const char* env;        // full variable name, e.g. "TORUSMPI_SPIN_COUNT"
+  Type type;
+  const char* default_text;
+  const char* doc;
+};
+
+// Every parameter, in table order.
+const std::vector<Info>& all();
+const char* type_name(Type t);
+
+// Reads the environment. Fills `errors` with one line per bad value (the default is kept for it)
+// and `warnings` with one line per TORUSMPI_* variable that names no parameter. Loading again
+// re-reads the environment (tests use this).
+Status load(std::vector<std::string>* errors, std::vector<std::string>* warnings);
+
+// Parses `text` as a value of `type`. Returns false (and leaves *out alone) when it is not one.
+bool parse_bool(const std::string& text, bool* out);
+bool parse_int(const std::string& text, int64_t* out);
+bool parse_size(const std::string& text, int64_t* out);
+
+// Typed accessors, one per row of params.def; before load() they return the defaults.
+#define TORUSMPI_PARAM_Bool bool
+#define TORUSMPI_PARAM_Int int64_t
+#define TORUSMPI_PARAM_Size int64_t
+#define TORUSMPI_PARAM_String const std::string&
+#define TORUSMPI_PARAM(id, name, type, def, doc) TORUSMPI_PARAM_##type id();
+#include "core/params.def"
+#undef TORUSMPI_PARAM
+
+}  // namespace torusmpi::params
+
+#endif  // TORUSMPI_CORE_PARAMS_H_

@@ -1,0 +1,93 @@
+#include "core/progress.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <vector>
+
+#include "core/params.h"
+
+namespace torusmpi::progress {
+namespace {
+
+struct Entry {
+  int id;
+  PollFn fn;
+  void* ctx;
+};
+
+// Registration happens at init and teardown only; poll() is the hot path and walks a flat array.
+std::vector<Entry>& entries() {
+  static std::vector<Entry> list;
+  return list;
+}
+int g_next_id = 1;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+int add(PollFn fn, void* ctx) {
+  int id = g_next_id++;
+  entries().push_back({id, fn, ctx});
+  return id;
+}
+
+void remove(int id) {
+  auto& list = entries();
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i].id == id) {
+      list.erase(list.begin() + i);
+      return;
+    }
+  }
+}
+
+int poll() {
+  int events = 0;
+  for (const Entry& e : entries()) events += e.fn(e.ctx);
+  return events;
+}
+
+Backoff::Backoff()
+    : spin_limit_(params::spin_count()),
+      yield_limit_(params::spin_count() + params::yield_count()),
+      sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1) {}
+
+Backoff::Phase Backoff::phase() const {
+  if (calls_ < spin_limit_) return Phase::kSpin;
+  if (calls_ < yield_limit_) return Phase::kYield;
+  return Phase::kSleep;
+}
+
+void Backoff::pause() {
+  switch (phase()) {
+    case Phase::kSpin:
+      cpu_relax();
+      break;
+    case Phase::kYield:
+      sched_yield();
+      break;
+    case Phase::kSleep: {
+      timespec ts{0, static_cast<long>(sleep_us_ * 1000)};
+      nanosleep(&ts, nullptr);
+      if (sleep_us_ < sleep_max_us_) sleep_us_ = sleep_us_ * 2 > sleep_max_us_ ? sleep_max_us_ : sleep_us_ * 2;
+      break;
+    }
+  }
+  ++calls_;
+}
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+}  // namespace torusmpi::progress

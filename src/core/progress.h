@@ -1,0 +1,69 @@
+// The progress engine. Transports and the collective executor register a poll function; every
+// blocking wait and every MPI call that may complete work drives them through poll().
+//
+// Waiting ranks must not starve each other when there are more ranks than cores: Backoff spins
+// briefly (the cheapest answer when a peer runs on another core), then yields the core, then sleeps
+// in growing steps. A transport with a doorbell shortens the sleep by waking the sleeper.
+#ifndef TORUSMPI_CORE_PROGRESS_H_
+#define TORUSMPI_CORE_PROGRESS_H_
+
+#include <cstdint>
+
+namespace torusmpi::progress {
+
+// Returns how many events (completions, arrivals) the call made progress on.
+using PollFn = int (*)(void* ctx);
+
+// Registers fn; the returned id removes it. Poll functions run in registration order.
+int add(PollFn fn, void* ctx);
+void remove(int id);
+
+// Runs every registered poll function once; returns the events they report.
+int poll();
+
+// Spin, then yield, then sleep, with the limits of TORUSMPI_SPIN_COUNT, _YIELD_COUNT and
+// _SLEEP_MAX_US (read when the Backoff is made).
+class Backoff {
+ public:
+  Backoff();
+  // Waits a little; each call waits as long as or longer than the one before.
+  void pause();
+  // Back to spinning: call it when progress was made.
+  void reset() { calls_ = 0; sleep_us_ = 1; }
+  // Which phase the next pause() is in, for tests.
+  enum class Phase { kSpin, kYield, kSleep };
+  Phase phase() const;
+
+ private:
+  int64_t spin_limit_;
+  int64_t yield_limit_;
+  int64_t sleep_max_us_;
+  int64_t calls_ = 0;
+  int64_t sleep_us_ = 1;
+};
+
+// Polls until done() is true, backing off while nothing progresses. Returns false when
+// timeout_s (if > 0) runs out first.
+template <class Done>
+bool wait_until(Done done, double timeout_s = 0);
+
+double now_seconds();  // monotonic clock
+
+}  // namespace torusmpi::progress
+
+template <class Done>
+bool torusmpi::progress::wait_until(Done done, double timeout_s) {
+  Backoff backoff;
+  double deadline = timeout_s > 0 ? now_seconds() + timeout_s : 0;
+  while (!done()) {
+    if (poll() > 0) {
+      backoff.reset();
+      continue;
+    }
+    if (deadline > 0 && now_seconds() > deadline) return false;
+    backoff.pause();
+  }
+  return true;
+}
+
+#endif  // TORUSMPI_CORE_PROGRESS_H_

@@ -1,0 +1,163 @@
+// Start and end of MPI: MPI_Init(_thread), MPI_Finalize, MPI_Abort and the queries about them.
+#include <pthread.h>
+
+#include <string>
+#include <vector>
+
+#include "boot/boot.h"
+#include "core/log.h"
+#include "core/params.h"
+#include "mpi/errors.h"
+#include "mpi/runtime.h"
+
+namespace torusmpi::mpi {
+
+Runtime& runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+namespace {
+
+// Which thread level torusmpi gives: MPI_THREAD_SERIALIZED at most. Nothing in the library depends
+// on which thread calls, but nothing is locked against two threads calling at once yet.
+constexpr int kMaxThreadLevel = MPI_THREAD_SERIALIZED;
+
+int init(const char* fn, int required, int* provided) {
+  Runtime& rt = runtime();
+  if (rt.phase == Phase::kActive) {
+    return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized");
+  }
+  if (rt.phase == Phase::kFinalized) return require_active(fn);  // says why, then aborts
+  std::vector<std::string> errors, warnings;
+  params::load(&errors, &warnings);
+  std::string unknown;
+  log::set_mask(log::parse_mask(params::debug(), &unknown));
+
+  std::string boot_error;
+  if (boot::init(&rt.job, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
+  }
+  // Parameter problems are reported once per job, by rank 0, now that ranks are known.
+  if (rt.job.rank == 0) {
+    for (const std::string& e : errors) log::warn("%s", e.c_str());
+    for (const std::string& w : warnings) log::warn("%s", w.c_str());
+    if (!unknown.empty()) {
+      log::warn("TORUSMPI_DEBUG names unknown subsystem(s) %s; known: boot, mpi, progress, "
+                "params, all", unknown.c_str());
+    }
+  }
+  for (const params::Info& p : params::all()) {
+    TORUSMPI_DEBUG(kParams, "%s (%s, default \"%s\")", p.env, params::type_name(p.type),
+                   p.default_text);
+  }
+
+  rt.world.rank = rt.job.rank;
+  rt.world.size = rt.job.size;
+  rt.world.errhandler = MPI_ERRORS_ARE_FATAL;
+  rt.world.name = "MPI_COMM_WORLD";
+  rt.self.rank = 0;
+  rt.self.size = 1;
+  rt.self.errhandler = MPI_ERRORS_ARE_FATAL;
+  rt.self.name = "MPI_COMM_SELF";
+  // Written through the handles, so they land in the executable's copies of the objects.
+  MPI_COMM_WORLD->impl = &rt.world;
+  MPI_COMM_SELF->impl = &rt.self;
+
+  rt.thread_level = required < kMaxThreadLevel ? required : kMaxThreadLevel;
+  if (rt.thread_level < MPI_THREAD_SINGLE) rt.thread_level = MPI_THREAD_SINGLE;
+  if (provided != nullptr) *provided = rt.thread_level;
+  rt.main_thread = pthread_self();
+  rt.phase = Phase::kActive;
+  TORUSMPI_DEBUG(kMpi, "%s done: rank %d of %d, thread level %d", fn, rt.world.rank,
+                 rt.world.size, rt.thread_level);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace torusmpi::mpi
+
+using torusmpi::mpi::Phase;
+using torusmpi::mpi::raise;
+using torusmpi::mpi::require_active;
+using torusmpi::mpi::runtime;
+
+int PMPI_Init(int* argc, char*** argv) {
+  (void)argc;
+  (void)argv;
+  return torusmpi::mpi::init("MPI_Init", MPI_THREAD_SINGLE, nullptr);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Init);
+
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  (void)argc;
+  (void)argv;
+  constexpr const char* kFn = "MPI_Init_thread";
+  if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+    // Not fatal-worthy on its own: MPI lets an implementation pick the level it offers.
+    torusmpi::log::warn("%s: required thread level %d is not one of MPI_THREAD_SINGLE..MULTIPLE",
+                        kFn, required);
+  }
+  return torusmpi::mpi::init(kFn, required, provided);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Init_thread);
+
+int PMPI_Initialized(int* flag) {
+  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, "MPI_Initialized", "flag argument is NULL");
+  *flag = runtime().phase != Phase::kBeforeInit;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Initialized);
+
+int PMPI_Finalized(int* flag) {
+  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, "MPI_Finalized", "flag argument is NULL");
+  *flag = runtime().phase == Phase::kFinalized;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Finalized);
+
+int PMPI_Finalize(void) {
+  constexpr const char* kFn = "MPI_Finalize";
+  if (int err = require_active(kFn)) return err;
+  torusmpi::mpi::Runtime& rt = runtime();
+  torusmpi::Status s = torusmpi::boot::finalize();
+  if (s != torusmpi::Status::kOk) {
+    return raise(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
+                 "the closing barrier over the job failed: %s", torusmpi::status_string(s));
+  }
+  rt.phase = Phase::kFinalized;
+  MPI_COMM_WORLD->impl = nullptr;
+  MPI_COMM_SELF->impl = nullptr;
+  TORUSMPI_DEBUG(kMpi, "MPI_Finalize done");
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Finalize);
+
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+  // MPI_Abort works whatever comm is: it is the way out of every mess.
+  torusmpi::mpi::Comm* c = torusmpi::mpi::comm_impl(comm);
+  std::string where = c != nullptr ? c->name : std::string("an invalid communicator");
+  torusmpi::boot::abort_job(errorcode, "MPI_Abort called on " + where + " by rank " +
+                                           std::to_string(runtime().job.rank) +
+                                           " with errorcode " + std::to_string(errorcode) +
+                                           ": ending every rank of the job");
+}
+TORUSMPI_WEAK_ALIAS(MPI_Abort);
+
+int PMPI_Query_thread(int* provided) {
+  constexpr const char* kFn = "MPI_Query_thread";
+  if (int err = require_active(kFn)) return err;
+  if (provided == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "provided argument is NULL");
+  *provided = runtime().thread_level;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Query_thread);
+
+int PMPI_Is_thread_main(int* flag) {
+  constexpr const char* kFn = "MPI_Is_thread_main";
+  if (int err = require_active(kFn)) return err;
+  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  *flag = pthread_equal(pthread_self(), runtime().main_thread) != 0;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Is_thread_main);

@@ -1,0 +1,46 @@
+// The state of the MPI library in this process: initialized or not, the thread level, the
+// predefined communicators' implementations.
+#ifndef TORUSMPI_MPI_RUNTIME_H_
+#define TORUSMPI_MPI_RUNTIME_H_
+
+#include <pthread.h>
+
+#include <string>
+
+#include "boot/boot.h"
+#include "mpi/ompi_abi.h"
+
+namespace torusmpi::mpi {
+
+// A communicator. The skeleton has MPI_COMM_WORLD and MPI_COMM_SELF; the matching engine and
+// communicator management extend it.
+class Comm {
+ public:
+  int rank = 0;
+  int size = 1;
+  MPI_Errhandler errhandler = nullptr;  // never null once the communicator exists
+  std::string name;
+};
+
+enum class Phase { kBeforeInit, kActive, kFinalized };
+
+struct Runtime {
+  Phase phase = Phase::kBeforeInit;
+  int thread_level = MPI_THREAD_SINGLE;
+  pthread_t main_thread{};
+  boot::JobInfo job;
+  Comm world;
+  Comm self;
+};
+
+Runtime& runtime();
+
+// The implementation behind a communicator handle, or nullptr when the handle is not a usable
+// communicator (MPI_COMM_NULL, a freed one, another kind of handle).
+inline Comm* comm_impl(MPI_Comm comm) {
+  return comm != nullptr && comm->magic == kMagicComm ? comm->impl : nullptr;
+}
+
+}  // namespace torusmpi::mpi
+
+#endif  // TORUSMPI_MPI_RUNTIME_H_
