@@ -38,13 +38,27 @@ const JobInfo& job();
 // Waits for every rank, then ends the bootstrap.
 Status finalize();
 
-// The modex: put() values, exchange() them (collective over the job), then get() any rank's.
+// The modex: put() values, exchange() them (collective over the job; gives up after
+// TORUSMPI_BOOT_TIMEOUT seconds), then get() any rank's.
 Status put(const std::string& key, const void* data, size_t len);
 Status exchange();
 Status get(int rank, const std::string& key, std::vector<uint8_t>* value);
 
-// A barrier over the whole job, through the launcher.
+// A barrier over the whole job, through the launcher; waits as long as it takes.
 Status fence();
+
+// What every rank publishes about itself at start-up: its process id (the shared-memory transport
+// reads peers' memory by pid) and the torusmpi version it runs (ranks running different builds
+// cannot talk). `version` must be equal on every rank.
+struct PeerCard {
+  int pid = 0;
+  std::string version;
+};
+
+// Publishes this rank's card and collects those of the ranks on this node (job().local_peers
+// order). Fails, with *error naming the rank, when a local peer runs another version.
+Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
+                      std::string* error);
 
 // Ends every rank of the job with exit status `code`; prints msg first. Never returns.
 [[noreturn]] void abort_job(int code, const std::string& msg);

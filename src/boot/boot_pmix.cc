@@ -19,6 +19,7 @@ JobInfo g_job;
 bool g_initialized = false;
 pmix_proc_t g_me;
 std::map<std::string, std::vector<uint8_t>> g_singleton_kv;  // the modex of a one-rank job
+constexpr char kCardKey[] = "torusmpi.card";
 
 constexpr const char* kLauncherPrefixes[] = {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI",
                                              "OMPI_COMM_WORLD_", "PMI_RANK", "PMI_SIZE", "PMI_FD",
@@ -199,13 +200,58 @@ Status exchange() {
   if (!g_initialized) return Status::kErrInternal;
   if (g_job.singleton) return Status::kOk;
   if (PMIx_Commit() != PMIX_SUCCESS) return Status::kErrBoot;
-  pmix_info_t info;
-  PMIX_INFO_CONSTRUCT(&info);
+  pmix_info_t info[2];
+  PMIX_INFO_CONSTRUCT(&info[0]);
+  PMIX_INFO_CONSTRUCT(&info[1]);
   bool collect = true;
-  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-  pmix_status_t rc = PMIx_Fence(nullptr, 0, &info, 1);
-  PMIX_INFO_DESTRUCT(&info);
+  PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  // A rank that never arrives (stuck before MPI_Init) must not hang the others silently.
+  int timeout = static_cast<int>(params::boot_timeout_s());
+  size_t ninfo = timeout > 0 ? 2 : 1;
+  if (timeout > 0) PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+  pmix_status_t rc = PMIx_Fence(nullptr, 0, info, ninfo);
+  PMIX_INFO_DESTRUCT(&info[0]);
+  PMIX_INFO_DESTRUCT(&info[1]);
+  if (rc == PMIX_ERR_TIMEOUT) return Status::kErrTimeout;
   return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrPeerGone;
+}
+
+Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
+                      std::string* error) {
+  // Card layout: pid as 4 bytes, then the version text.
+  std::vector<uint8_t> card(sizeof(int32_t));
+  int32_t pid = static_cast<int32_t>(getpid());
+  std::memcpy(card.data(), &pid, sizeof(pid));
+  card.insert(card.end(), version.begin(), version.end());
+  TORUSMPI_CHECK(put(kCardKey, card.data(), card.size()));
+  Status s = exchange();
+  if (s != Status::kOk) {
+    *error = s == Status::kErrTimeout
+                 ? "not every rank reached MPI_Init within TORUSMPI_BOOT_TIMEOUT=" +
+                       std::to_string(params::boot_timeout_s()) + " s"
+                 : std::string("the start-up exchange between ranks failed: ") + status_string(s);
+    return s;
+  }
+  local->clear();
+  for (int peer : g_job.local_peers) {
+    std::vector<uint8_t> value;
+    if (get(peer, kCardKey, &value) != Status::kOk || value.size() < sizeof(int32_t)) {
+      *error = "rank " + std::to_string(peer) + " published no torusmpi card (is it running "
+               "another MPI library?)";
+      return Status::kErrBoot;
+    }
+    PeerCard c;
+    std::memcpy(&pid, value.data(), sizeof(pid));
+    c.pid = pid;
+    c.version.assign(value.begin() + sizeof(int32_t), value.end());
+    if (c.version != version) {
+      *error = "rank " + std::to_string(peer) + " runs " + c.version + ", this rank runs " +
+               version + ": every rank must run the same torusmpi";
+      return Status::kErrBoot;
+    }
+    local->push_back(c);
+  }
+  return Status::kOk;
 }
 
 Status get(int rank, const std::string& key, std::vector<uint8_t>* value) {

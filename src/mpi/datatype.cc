@@ -1,107 +1,97 @@
 // Datatype queries on the predefined datatypes. Derived datatypes come with the datatype engine.
 #include <cstring>
+#include <initializer_list>
 
 #include "mpi/builtins.h"
 #include "mpi/errors.h"
 
 using torusmpi::mpi::BuiltinTypeInfo;
-using torusmpi::mpi::datatype_info;
-using torusmpi::mpi::raise;
-using torusmpi::mpi::require_active;
 
 namespace {
 
-// Resolves a datatype or raises MPI_ERR_TYPE.
-#define TORUSMPI_RESOLVE_TYPE(var, type, fn)                                                \
-  const BuiltinTypeInfo* var = datatype_info(type);                                       \
-  if (var == nullptr) {                                                                   \
-    return raise(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s",                    \
-                 (type) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype"); \
-  }
+struct OutArg {
+  const char* name;
+  const void* ptr;
+};
 
-#define TORUSMPI_REQUIRE_ARG(ptr, fn) \
-  if ((ptr) == nullptr) return raise(nullptr, MPI_ERR_ARG, fn, #ptr " argument is NULL")
+// The checks every datatype query shares (MPI active, a valid datatype, no NULL output argument),
+// then answer(info) fills the outputs.
+template <class Answer>
+int query(const char* fn, MPI_Datatype type, std::initializer_list<OutArg> outs, Answer answer) {
+  using torusmpi::mpi::raise;
+  if (int err = torusmpi::mpi::require_active(fn)) return err;
+  const BuiltinTypeInfo* t = torusmpi::mpi::datatype_info(type);
+  if (t == nullptr) {
+    return raise(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s",
+                 type == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
+  }
+  for (const OutArg& out : outs) {
+    if (out.ptr == nullptr) return raise(nullptr, MPI_ERR_ARG, fn, "%s argument is NULL", out.name);
+  }
+  answer(*t);
+  return MPI_SUCCESS;
+}
+
+// MPI_Type_size and MPI_Type_size_x differ only in the width of the answer; so do the extents.
+template <class T>
+int size_of(const char* fn, MPI_Datatype type, T* size) {
+  return query(fn, type, {{"size", size}}, [&](const BuiltinTypeInfo& t) { *size = t.size; });
+}
+
+template <class T>
+int extent_of(const char* fn, MPI_Datatype type, T* lb, T* extent) {
+  return query(fn, type, {{"lb", lb}, {"extent", extent}}, [&](const BuiltinTypeInfo& t) {
+    *lb = 0;  // every predefined datatype starts at 0
+    *extent = t.extent;
+  });
+}
+
+template <class T>
+int true_extent_of(const char* fn, MPI_Datatype type, T* true_lb, T* true_extent) {
+  return query(fn, type, {{"true_lb", true_lb}, {"true_extent", true_extent}},
+               [&](const BuiltinTypeInfo& t) {
+                 *true_lb = 0;
+                 *true_extent = t.true_extent;
+               });
+}
 
 }  // namespace
 
-int PMPI_Type_size(MPI_Datatype type, int* size) {
-  constexpr const char* kFn = "MPI_Type_size";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(size, kFn);
-  *size = t->size;
-  return MPI_SUCCESS;
-}
+int PMPI_Type_size(MPI_Datatype type, int* size) { return size_of("MPI_Type_size", type, size); }
 TORUSMPI_WEAK_ALIAS(MPI_Type_size);
 
 int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) {
-  constexpr const char* kFn = "MPI_Type_size_x";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(size, kFn);
-  *size = t->size;
-  return MPI_SUCCESS;
+  return size_of("MPI_Type_size_x", type, size);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_size_x);
 
 int PMPI_Type_get_name(MPI_Datatype type, char* type_name, int* resultlen) {
-  constexpr const char* kFn = "MPI_Type_get_name";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(type_name, kFn);
-  TORUSMPI_REQUIRE_ARG(resultlen, kFn);
-  size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
-  std::memcpy(type_name, t->name, n);
-  type_name[n] = '\0';
-  *resultlen = static_cast<int>(n);
-  return MPI_SUCCESS;
+  return query("MPI_Type_get_name", type, {{"type_name", type_name}, {"resultlen", resultlen}},
+               [&](const BuiltinTypeInfo& t) {
+                 size_t n = strnlen(t.name, MPI_MAX_OBJECT_NAME - 1);
+                 std::memcpy(type_name, t.name, n);
+                 type_name[n] = '\0';
+                 *resultlen = static_cast<int>(n);
+               });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_name);
 
 int PMPI_Type_get_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) {
-  constexpr const char* kFn = "MPI_Type_get_extent";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(lb, kFn);
-  TORUSMPI_REQUIRE_ARG(extent, kFn);
-  *lb = 0;
-  *extent = t->extent;
-  return MPI_SUCCESS;
+  return extent_of("MPI_Type_get_extent", type, lb, extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_extent);
 
 int PMPI_Type_get_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* extent) {
-  constexpr const char* kFn = "MPI_Type_get_extent_x";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(lb, kFn);
-  TORUSMPI_REQUIRE_ARG(extent, kFn);
-  *lb = 0;
-  *extent = t->extent;
-  return MPI_SUCCESS;
+  return extent_of("MPI_Type_get_extent_x", type, lb, extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_extent_x);
 
 int PMPI_Type_get_true_extent(MPI_Datatype type, MPI_Aint* true_lb, MPI_Aint* true_extent) {
-  constexpr const char* kFn = "MPI_Type_get_true_extent";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(true_lb, kFn);
-  TORUSMPI_REQUIRE_ARG(true_extent, kFn);
-  *true_lb = 0;
-  *true_extent = t->true_extent;
-  return MPI_SUCCESS;
+  return true_extent_of("MPI_Type_get_true_extent", type, true_lb, true_extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_true_extent);
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype type, MPI_Count* true_lb, MPI_Count* true_extent) {
-  constexpr const char* kFn = "MPI_Type_get_true_extent_x";
-  if (int err = require_active(kFn)) return err;
-  TORUSMPI_RESOLVE_TYPE(t, type, kFn);
-  TORUSMPI_REQUIRE_ARG(true_lb, kFn);
-  TORUSMPI_REQUIRE_ARG(true_extent, kFn);
-  *true_lb = 0;
-  *true_extent = t->true_extent;
-  return MPI_SUCCESS;
+  return true_extent_of("MPI_Type_get_true_extent_x", type, true_lb, true_extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_true_extent_x);

@@ -35,7 +35,8 @@ int init(const char* fn, int required, int* provided) {
   log::set_mask(log::parse_mask(params::debug(), &unknown));
 
   std::string boot_error;
-  if (boot::init(&rt.job, &boot_error) != Status::kOk) {
+  if (boot::init(&rt.job, &boot_error) != Status::kOk ||
+      boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
   }
   // Parameter problems are reported once per job, by rank 0, now that ranks are known.

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <string>
+#include <vector>
 
 #include "boot/boot.h"
 #include "mpi/ompi_abi.h"
@@ -29,11 +30,15 @@ struct Runtime {
   int thread_level = MPI_THREAD_SINGLE;
   pthread_t main_thread{};
   boot::JobInfo job;
+  std::vector<boot::PeerCard> local_peers;  // in job.local_peers order
   Comm world;
   Comm self;
 };
 
 Runtime& runtime();
+
+// MPI_Get_library_version's text: "torusmpi 0.1.0 (Open MPI 4.1 ABI; ...)".
+std::string library_version();
 
 // The implementation behind a communicator handle, or nullptr when the handle is not a usable
 // communicator (MPI_COMM_NULL, a freed one, another kind of handle).
