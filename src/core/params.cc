@@ -49,7 +49,21 @@ Values& current() {
   return values;
 }
 
+[[maybe_unused]] void store(Value* v, bool b) { v->number = b ? 1 : 0; }
+[[maybe_unused]] void store(Value* v, int64_t n) { v->number = n; }
+[[maybe_unused]] void store(Value* v, const std::string& t) { v->text = t; }
+
 }  // namespace
+
+Value value(size_t index) {
+  Value v;
+  size_t row = 0;
+#define TORUSMPI_PARAM(id, name, type, def, doc) \
+  if (row++ == index) store(&v, current().id);
+#include "core/params.def"
+#undef TORUSMPI_PARAM
+  return v;
+}
 
 const std::vector<Info>& all() {
   static const std::vector<Info> table = {

@@ -35,6 +35,13 @@ bool parse_bool(const std::string& text, bool* out);
 bool parse_int(const std::string& text, int64_t* out);
 bool parse_size(const std::string& text, int64_t* out);
 
+// The current value of row `index` of all(): numbers (bool as 0/1) in `number`, strings in `text`.
+struct Value {
+  int64_t number = 0;
+  std::string text;
+};
+Value value(size_t index);
+
 // Typed accessors, one per row of params.def; before load() they return the defaults.
 #define TORUSMPI_PARAM_Bool bool
 #define TORUSMPI_PARAM_Int int64_t
