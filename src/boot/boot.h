@@ -15,15 +15,15 @@ namespace torusmpi::boot {
 
 struct JobInfo {
   bool singleton = true;
-  std::string nspace;         // the job's PMIx namespace ("singleton.<pid>" alone)
+  std::string nspace;  // the job's PMIx namespace ("singleton.<pid>" alone)
   int rank = 0;
   int size = 1;
-  int local_rank = 0;         // rank among this job's processes on this node
+  int local_rank = 0;  // rank among this job's processes on this node
   int local_size = 1;
   int node_rank = 0;
   int num_nodes = 1;
   int appnum = 0;
-  int universe_size = 1;      // slots the launcher allocated (at least size)
+  int universe_size = 1;         // slots the launcher allocated (at least size)
   std::vector<int> local_peers;  // job ranks on this node, ascending, this rank included
   std::string hostname;
 };
@@ -57,8 +57,7 @@ struct PeerCard {
 
 // Publishes this rank's card and collects those of the ranks on this node (job().local_peers
 // order). Fails, with *error naming the rank, when a local peer runs another version.
-Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
-                      std::string* error);
+Status exchange_cards(const std::string& version, std::vector<PeerCard>* local, std::string* error);
 
 // Ends every rank of the job with exit status `code`; prints msg first. Never returns.
 [[noreturn]] void abort_job(int code, const std::string& msg);

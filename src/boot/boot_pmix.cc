@@ -21,9 +21,9 @@ pmix_proc_t g_me;
 std::map<std::string, std::vector<uint8_t>> g_singleton_kv;  // the modex of a one-rank job
 constexpr char kCardKey[] = "torusmpi.card";
 
-constexpr const char* kLauncherPrefixes[] = {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI",
-                                             "OMPI_COMM_WORLD_", "PMI_RANK", "PMI_SIZE", "PMI_FD",
-                                             "PMI_PORT"};
+constexpr const char* kLauncherPrefixes[] = {"PMIX_NAMESPACE",   "PMIX_RANK", "PMIX_SERVER_URI",
+                                             "OMPI_COMM_WORLD_", "PMI_RANK",  "PMI_SIZE",
+                                             "PMI_FD",           "PMI_PORT"};
 
 // Reads an integer-valued key of `proc`; the value may come in any unsigned/signed width.
 bool get_int(const pmix_proc_t& proc, const char* key, int* out) {
@@ -31,13 +31,26 @@ bool get_int(const pmix_proc_t& proc, const char* key, int* out) {
   if (PMIx_Get(&proc, key, nullptr, 0, &val) != PMIX_SUCCESS || val == nullptr) return false;
   bool ok = true;
   switch (val->type) {
-    case PMIX_UINT32: *out = static_cast<int>(val->data.uint32); break;
-    case PMIX_UINT16: *out = val->data.uint16; break;
-    case PMIX_INT32: *out = val->data.int32; break;
-    case PMIX_INT: *out = val->data.integer; break;
-    case PMIX_UINT: *out = static_cast<int>(val->data.uint); break;
-    case PMIX_PROC_RANK: *out = static_cast<int>(val->data.rank); break;
-    default: ok = false;
+    case PMIX_UINT32:
+      *out = static_cast<int>(val->data.uint32);
+      break;
+    case PMIX_UINT16:
+      *out = val->data.uint16;
+      break;
+    case PMIX_INT32:
+      *out = val->data.int32;
+      break;
+    case PMIX_INT:
+      *out = val->data.integer;
+      break;
+    case PMIX_UINT:
+      *out = static_cast<int>(val->data.uint);
+      break;
+    case PMIX_PROC_RANK:
+      *out = static_cast<int>(val->data.rank);
+      break;
+    default:
+      ok = false;
   }
   PMIX_VALUE_RELEASE(val);
   return ok;
@@ -141,8 +154,9 @@ Status init(JobInfo* job, std::string* error) {
       *error = std::string("launched with ") + vars + " set, but PMIx_Init failed (" +
                PMIx_Error_string(rc) + "): the launcher's PMIx server cannot be reached";
       if (std::getenv("PMI_RANK") != nullptr && std::getenv("PMIX_RANK") == nullptr) {
-        *error += "; this looks like a PMI-1/PMI-2 launcher (MPICH's mpiexec?), and torusmpi "
-                  "needs a PMIx launcher such as Open MPI's mpirun";
+        *error +=
+            "; this looks like a PMI-1/PMI-2 launcher (MPICH's mpiexec?), and torusmpi "
+            "needs a PMIx launcher such as Open MPI's mpirun";
       }
       return Status::kErrBoot;
     }
@@ -236,7 +250,8 @@ Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
   for (int peer : g_job.local_peers) {
     std::vector<uint8_t> value;
     if (get(peer, kCardKey, &value) != Status::kOk || value.size() < sizeof(int32_t)) {
-      *error = "rank " + std::to_string(peer) + " published no torusmpi card (is it running "
+      *error = "rank " + std::to_string(peer) +
+               " published no torusmpi card (is it running "
                "another MPI library?)";
       return Status::kErrBoot;
     }

@@ -31,10 +31,10 @@ std::string prefix();
 
 }  // namespace torusmpi::log
 
-#define TORUSMPI_DEBUG(subsys, ...)                                                 \
-  do {                                                                             \
-    if (::torusmpi::log::enabled(::torusmpi::log::Subsystem::subsys))              \
-      ::torusmpi::log::debug(::torusmpi::log::Subsystem::subsys, __VA_ARGS__);      \
+#define TORUSMPI_DEBUG(subsys, ...)                                            \
+  do {                                                                         \
+    if (::torusmpi::log::enabled(::torusmpi::log::Subsystem::subsys))          \
+      ::torusmpi::log::debug(::torusmpi::log::Subsystem::subsys, __VA_ARGS__); \
   } while (0)
 
 #endif  // TORUSMPI_CORE_LOG_H_

@@ -1,9 +1,10 @@
 #include "core/params.h"
 
+#include <strings.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 
 extern char** environ;
 
@@ -37,8 +38,7 @@ struct Values {
 
 Values defaults() {
   Values v;
-#define TORUSMPI_PARAM(id, name, type, def, doc) \
-  parse_value_of(Type::type, def, &v.id);
+#define TORUSMPI_PARAM(id, name, type, def, doc) parse_value_of(Type::type, def, &v.id);
 #include "core/params.def"
 #undef TORUSMPI_PARAM
   return v;
@@ -76,10 +76,14 @@ const std::vector<Info>& all() {
 
 const char* type_name(Type t) {
   switch (t) {
-    case Type::Bool: return "bool";
-    case Type::Int: return "int";
-    case Type::Size: return "size";
-    case Type::String: return "string";
+    case Type::Bool:
+      return "bool";
+    case Type::Int:
+      return "int";
+    case Type::Size:
+      return "size";
+    case Type::String:
+      return "string";
   }
   return "?";
 }
@@ -115,10 +119,20 @@ bool parse_size(const std::string& text, int64_t* out) {
   int shift = 0;
   if (*end != '\0') {
     switch (*end) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      default: return false;
+      case 'k':
+      case 'K':
+        shift = 10;
+        break;
+      case 'm':
+      case 'M':
+        shift = 20;
+        break;
+      case 'g':
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        return false;
     }
     ++end;
     if (*end == 'i' || *end == 'I') ++end;  // KiB spelled out
@@ -132,13 +146,13 @@ bool parse_size(const std::string& text, int64_t* out) {
 
 Status load(std::vector<std::string>* errors, std::vector<std::string>* warnings) {
   Values v = defaults();
-#define TORUSMPI_PARAM(id, name, type, def, doc)                                              \
-  if (const char* text = std::getenv("TORUSMPI_" name)) {                                    \
-    if (!parse_value_of(Type::type, text, &v.id)) {                                          \
-      errors->push_back(std::string("TORUSMPI_" name "=") + text + ": not a valid " +        \
+#define TORUSMPI_PARAM(id, name, type, def, doc)                                          \
+  if (const char* text = std::getenv("TORUSMPI_" name)) {                                 \
+    if (!parse_value_of(Type::type, text, &v.id)) {                                       \
+      errors->push_back(std::string("TORUSMPI_" name "=") + text + ": not a valid " +     \
                         type_name(Type::type) + " (default " + (def[0] ? def : "empty") + \
-                        " kept)");                                                           \
-    }                                                                                        \
+                        " kept)");                                                        \
+    }                                                                                     \
   }
 #include "core/params.def"
 #undef TORUSMPI_PARAM

@@ -14,8 +14,8 @@ namespace torusmpi::params {
 enum class Type { Bool, Int, Size, String };
 
 struct Info {
-  const char* id;         // accessor name, e.g. "spin_count"
-  const char* env;        // full variable name, e.g. "TORUSMPI_SPIN_COUNT"
+  const char* id;   // accessor name, e.g. "spin_count"
+  const char* env;  // full variable name, e.g. "TORUSMPI_SPIN_COUNT"
   Type type;
   const char* default_text;
   const char* doc;

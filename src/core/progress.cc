@@ -77,7 +77,8 @@ void Backoff::pause() {
     case Phase::kSleep: {
       timespec ts{0, static_cast<long>(sleep_us_ * 1000)};
       nanosleep(&ts, nullptr);
-      if (sleep_us_ < sleep_max_us_) sleep_us_ = sleep_us_ * 2 > sleep_max_us_ ? sleep_max_us_ : sleep_us_ * 2;
+      if (sleep_us_ < sleep_max_us_)
+        sleep_us_ = sleep_us_ * 2 > sleep_max_us_ ? sleep_max_us_ : sleep_us_ * 2;
       break;
     }
   }

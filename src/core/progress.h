@@ -29,7 +29,10 @@ class Backoff {
   // Waits a little; each call waits as long as or longer than the one before.
   void pause();
   // Back to spinning: call it when progress was made.
-  void reset() { calls_ = 0; sleep_us_ = 1; }
+  void reset() {
+    calls_ = 0;
+    sleep_us_ = 1;
+  }
   // Which phase the next pause() is in, for tests.
   enum class Phase { kSpin, kYield, kSleep };
   Phase phase() const;

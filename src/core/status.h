@@ -23,9 +23,9 @@ const char* status_string(Status s);
 }  // namespace torusmpi
 
 // Evaluates expr once; on failure returns its Status from the enclosing function.
-#define TORUSMPI_CHECK(expr)                                     \
-  do {                                                           \
-    ::torusmpi::Status torusmpi_check_s_ = (expr);               \
+#define TORUSMPI_CHECK(expr)                                                    \
+  do {                                                                          \
+    ::torusmpi::Status torusmpi_check_s_ = (expr);                              \
     if (torusmpi_check_s_ != ::torusmpi::Status::kOk) return torusmpi_check_s_; \
   } while (0)
 

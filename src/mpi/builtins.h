@@ -10,8 +10,18 @@
 namespace torusmpi::mpi {
 
 // Which reductions a predefined datatype allows (MPI 3.1, section 5.9.2).
-enum class TypeClass { kSignedInt, kUnsignedInt, kFloat, kComplex, kBool, kLogical, kByte,
-                       kPacked, kPair, kMarker };
+enum class TypeClass {
+  kSignedInt,
+  kUnsignedInt,
+  kFloat,
+  kComplex,
+  kBool,
+  kLogical,
+  kByte,
+  kPacked,
+  kPair,
+  kMarker
+};
 
 enum class BuiltinType : int32_t {
 #define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls) k_##obj,

@@ -21,8 +21,8 @@ int dup_copy(void* attribute_val_in, void* attribute_val_out, int* flag) {
 
 }  // namespace
 
-#define TORUSMPI_COPY_FNS(Handle, NULL_COPY, DUP)                                              \
-  int NULL_COPY(Handle, int, void*, void*, void*, int* flag) { return null_copy(flag); }     \
+#define TORUSMPI_COPY_FNS(Handle, NULL_COPY, DUP)                                        \
+  int NULL_COPY(Handle, int, void*, void*, void*, int* flag) { return null_copy(flag); } \
   int DUP(Handle, int, void*, void* in, void* out, int* flag) { return dup_copy(in, out, flag); }
 #define TORUSMPI_DELETE_FN(Handle, NULL_DELETE) \
   int NULL_DELETE(Handle, int, void*, void*) { return MPI_SUCCESS; }

@@ -18,15 +18,16 @@ struct OutArg {
 // then answer(info) fills the outputs.
 template <class Answer>
 int query(const char* fn, MPI_Datatype type, std::initializer_list<OutArg> outs, Answer answer) {
-  using torusmpi::mpi::raise;
+  using torusmpi::mpi::raise_error;
   if (int err = torusmpi::mpi::require_active(fn)) return err;
   const BuiltinTypeInfo* t = torusmpi::mpi::datatype_info(type);
   if (t == nullptr) {
-    return raise(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s",
-                 type == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
+    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s",
+                       type == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
   }
   for (const OutArg& out : outs) {
-    if (out.ptr == nullptr) return raise(nullptr, MPI_ERR_ARG, fn, "%s argument is NULL", out.name);
+    if (out.ptr == nullptr)
+      return raise_error(nullptr, MPI_ERR_ARG, fn, "%s argument is NULL", out.name);
   }
   answer(*t);
   return MPI_SUCCESS;

@@ -12,7 +12,7 @@
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
-using torusmpi::mpi::raise;
+using torusmpi::mpi::raise_error;
 using torusmpi::mpi::require_active;
 
 namespace {
@@ -58,8 +58,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Wtick);
 
 int PMPI_Get_version(int* version, int* subversion) {
   if (version == nullptr || subversion == nullptr) {
-    return raise(nullptr, MPI_ERR_ARG, "MPI_Get_version", "%s argument is NULL",
-                 version == nullptr ? "version" : "subversion");
+    return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_version", "%s argument is NULL",
+                       version == nullptr ? "version" : "subversion");
   }
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
@@ -69,8 +69,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Get_version);
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
   if (version == nullptr || resultlen == nullptr) {
-    return raise(nullptr, MPI_ERR_ARG, "MPI_Get_library_version", "%s argument is NULL",
-                 version == nullptr ? "version" : "resultlen");
+    return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_library_version", "%s argument is NULL",
+                       version == nullptr ? "version" : "resultlen");
   }
   *resultlen = copy_out(torusmpi::mpi::library_version(), version, MPI_MAX_LIBRARY_VERSION_STRING);
   return MPI_SUCCESS;
@@ -81,8 +81,8 @@ int PMPI_Get_processor_name(char* name, int* resultlen) {
   constexpr const char* kFn = "MPI_Get_processor_name";
   if (int err = require_active(kFn)) return err;
   if (name == nullptr || resultlen == nullptr) {
-    return raise(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
-                 name == nullptr ? "name" : "resultlen");
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
+                       name == nullptr ? "name" : "resultlen");
   }
   *resultlen = copy_out(torusmpi::mpi::runtime().job.hostname, name, MPI_MAX_PROCESSOR_NAME);
   return MPI_SUCCESS;
@@ -92,16 +92,19 @@ TORUSMPI_WEAK_ALIAS(MPI_Get_processor_name);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   constexpr const char* kFn = "MPI_Alloc_mem";
   if (int err = require_active(kFn)) return err;
-  if (size < 0) return raise(nullptr, MPI_ERR_ARG, kFn, "size argument is negative (%ld)", static_cast<long>(size));
-  if (baseptr == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "baseptr argument is NULL");
+  if (size < 0)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "size argument is negative (%ld)",
+                       static_cast<long>(size));
+  if (baseptr == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "baseptr argument is NULL");
   // Info objects come with the MPI breadth work; until then only the predefined ones exist.
   if (info != MPI_INFO_NULL && info != MPI_INFO_ENV) {
-    return raise(nullptr, MPI_ERR_INFO, kFn, "info argument is not a valid info object");
+    return raise_error(nullptr, MPI_ERR_INFO, kFn, "info argument is not a valid info object");
   }
   void* block = nullptr;
   size_t bytes = size > 0 ? static_cast<size_t>(size) : 1;  // a distinct pointer even for 0
   if (posix_memalign(&block, kAllocAlignment, bytes) != 0) {
-    return raise(nullptr, MPI_ERR_NO_MEM, kFn, "cannot allocate %ld bytes", static_cast<long>(size));
+    return raise_error(nullptr, MPI_ERR_NO_MEM, kFn, "cannot allocate %ld bytes",
+                       static_cast<long>(size));
   }
   {
     std::lock_guard<std::mutex> lock(g_mem_mutex);
@@ -119,8 +122,8 @@ int PMPI_Free_mem(void* base) {
   {
     std::lock_guard<std::mutex> lock(g_mem_mutex);
     if (g_mem_blocks.erase(base) == 0) {
-      return raise(nullptr, MPI_ERR_BASE, kFn, "base argument %p was not returned by MPI_Alloc_mem",
-                   base);
+      return raise_error(nullptr, MPI_ERR_BASE, kFn,
+                         "base argument %p was not returned by MPI_Alloc_mem", base);
     }
   }
   std::free(base);
@@ -129,7 +132,8 @@ int PMPI_Free_mem(void* base) {
 TORUSMPI_WEAK_ALIAS(MPI_Free_mem);
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
-  if (address == nullptr) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_address", "address argument is NULL");
+  if (address == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_address", "address argument is NULL");
   *address = reinterpret_cast<MPI_Aint>(location);
   return MPI_SUCCESS;
 }

@@ -1,8 +1,6 @@
 // Error classes, the raise path, and the MPI functions on errors and error handlers.
 #include "mpi/errors.h"
 
-#include "config.h"
-
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "boot/boot.h"
+#include "config.h"
 #include "core/log.h"
 #include "mpi/runtime.h"
 
@@ -23,7 +22,8 @@ struct ClassEntry {
 };
 
 // The error classes of Open MPI 4.1's mpi.h with the MPI standard's descriptions.
-#define TORUSMPI_CLASS(c, text) {c, #c, text}
+#define TORUSMPI_CLASS(c, text) \
+  { c, #c, text }
 constexpr ClassEntry kClasses[] = {
     TORUSMPI_CLASS(MPI_SUCCESS, "no error"),
     TORUSMPI_CLASS(MPI_ERR_BUFFER, "invalid buffer pointer"),
@@ -90,9 +90,11 @@ constexpr ClassEntry kClasses[] = {
     TORUSMPI_CLASS(MPI_T_ERR_INVALID_SESSION, "invalid tools session"),
     TORUSMPI_CLASS(MPI_T_ERR_CVAR_SET_NOT_NOW, "control variable cannot be set now"),
     TORUSMPI_CLASS(MPI_T_ERR_CVAR_SET_NEVER, "control variable can never be set"),
-    TORUSMPI_CLASS(MPI_T_ERR_PVAR_NO_STARTSTOP, "performance variable cannot be started or stopped"),
+    TORUSMPI_CLASS(MPI_T_ERR_PVAR_NO_STARTSTOP,
+                   "performance variable cannot be started or stopped"),
     TORUSMPI_CLASS(MPI_T_ERR_PVAR_NO_WRITE, "performance variable cannot be written or reset"),
-    TORUSMPI_CLASS(MPI_T_ERR_PVAR_NO_ATOMIC, "performance variable cannot be read and reset atomically"),
+    TORUSMPI_CLASS(MPI_T_ERR_PVAR_NO_ATOMIC,
+                   "performance variable cannot be read and reset atomically"),
     TORUSMPI_CLASS(MPI_ERR_RMA_RANGE, "target memory is outside the window"),
     TORUSMPI_CLASS(MPI_ERR_RMA_ATTACH, "memory cannot be attached to the window"),
     TORUSMPI_CLASS(MPI_ERR_RMA_FLAVOR, "operation not allowed on this window flavor"),
@@ -140,7 +142,7 @@ const char* error_class_text(int cls) {
   return e ? e->text : nullptr;
 }
 
-int raise(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
+int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   remember(cls, fn, fmt, ap);
@@ -171,7 +173,7 @@ int raise(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
   fatal(cls, "MPI_ERRORS_ARE_FATAL: aborting the job");
 }
 
-int raise_file(int cls, const char* fn, const char* fmt, ...) {
+int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   remember(cls, fn, fmt, ap);
@@ -191,28 +193,35 @@ int require_active(const char* fn) {
 
 int error_class_of(Status s) {
   switch (s) {
-    case Status::kOk: return MPI_SUCCESS;
-    case Status::kErrArg: return MPI_ERR_ARG;
-    case Status::kErrNoMem: return MPI_ERR_NO_MEM;
-    case Status::kErrUnsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
-    case Status::kErrTruncate: return MPI_ERR_TRUNCATE;
-    case Status::kErrInternal: return MPI_ERR_INTERN;
+    case Status::kOk:
+      return MPI_SUCCESS;
+    case Status::kErrArg:
+      return MPI_ERR_ARG;
+    case Status::kErrNoMem:
+      return MPI_ERR_NO_MEM;
+    case Status::kErrUnsupported:
+      return MPI_ERR_UNSUPPORTED_OPERATION;
+    case Status::kErrTruncate:
+      return MPI_ERR_TRUNCATE;
+    case Status::kErrInternal:
+      return MPI_ERR_INTERN;
     case Status::kErrBoot:
     case Status::kErrPeerGone:
-    case Status::kErrTimeout: return MPI_ERR_OTHER;
+    case Status::kErrTimeout:
+      return MPI_ERR_OTHER;
   }
   return MPI_ERR_UNKNOWN;
 }
 
 int unimplemented(const char* fn, MPI_Comm comm) {
   if (int err = require_active(fn)) return err;
-  return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-               "not implemented by torusmpi " PACKAGE_VERSION " yet");
+  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                     "not implemented by torusmpi " PACKAGE_VERSION " yet");
 }
 
 int unimplemented_file(const char* fn) {
-  return raise_file(MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                    "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
+  return raise_error_file(MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                          "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
 }
 
 int unimplemented_tool(const char* fn) {
@@ -226,15 +235,17 @@ int unimplemented_tool(const char* fn) {
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::comm_impl;
-using torusmpi::mpi::raise;
+using torusmpi::mpi::raise_error;
 using torusmpi::mpi::require_active;
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
   constexpr const char* kFn = "MPI_Error_class";
-  if (errorclass == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "errorclass argument is NULL");
+  if (errorclass == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorclass argument is NULL");
   if (torusmpi::mpi::find_class(errorcode) == nullptr &&
       !(errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE)) {
-    return raise(nullptr, MPI_ERR_ARG, kFn, "errorcode %d is not an MPI error code", errorcode);
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorcode %d is not an MPI error code",
+                       errorcode);
   }
   // Every code torusmpi returns is its own class; user-added codes come later.
   *errorclass = errorcode;
@@ -245,8 +256,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Error_class);
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   constexpr const char* kFn = "MPI_Error_string";
   if (string == nullptr || resultlen == nullptr) {
-    return raise(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
-                 string == nullptr ? "string" : "resultlen");
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
+                       string == nullptr ? "string" : "resultlen");
   }
   std::string text;
   if (const char* name = torusmpi::mpi::error_class_name(errorcode)) {
@@ -254,7 +265,8 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   } else if (errorcode > 0 && errorcode <= MPI_ERR_LASTCODE) {
     text = "MPI error code " + std::to_string(errorcode) + " (reserved, unused by torusmpi)";
   } else {
-    return raise(nullptr, MPI_ERR_ARG, kFn, "errorcode %d is not an MPI error code", errorcode);
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorcode %d is not an MPI error code",
+                       errorcode);
   }
   if (errorcode != MPI_SUCCESS && errorcode == torusmpi::mpi::t_last_class) {
     text += std::string(" (last on this thread: ") + torusmpi::mpi::t_last_detail + ")";
@@ -287,10 +299,11 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   constexpr const char* kFn = "MPI_Comm_set_errhandler";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Comm* c = comm_impl(comm);
-  if (c == nullptr) return raise(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
+  if (c == nullptr)
+    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
   MPI_Errhandler h = errhandler_impl(errhandler);
   if (h == nullptr || h->kind == torusmpi::mpi::ErrhandlerKind::kNull) {
-    return raise(comm, MPI_ERR_ARG, kFn, "errhandler argument is not a valid error handler");
+    return raise_error(comm, MPI_ERR_ARG, kFn, "errhandler argument is not a valid error handler");
   }
   ++h->refcount;
   errhandler_release(c->errhandler);
@@ -303,8 +316,10 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   constexpr const char* kFn = "MPI_Comm_get_errhandler";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Comm* c = comm_impl(comm);
-  if (c == nullptr) return raise(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
-  if (errhandler == nullptr) return raise(comm, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
+  if (c == nullptr)
+    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
+  if (errhandler == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
   // The caller gets a new reference, released by MPI_Errhandler_free.
   ++c->errhandler->refcount;
   *errhandler = c->errhandler;
@@ -316,8 +331,10 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
   constexpr const char* kFn = "MPI_Comm_create_errhandler";
   if (int err = require_active(kFn)) return err;
-  if (function == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "function argument is NULL");
-  if (errhandler == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
+  if (function == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "function argument is NULL");
+  if (errhandler == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
   *errhandler = new ompi_errhandler_t{torusmpi::mpi::kMagicErrhandler,
                                       torusmpi::mpi::ErrhandlerKind::kUserComm, 1, function};
   return MPI_SUCCESS;
@@ -329,7 +346,8 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   if (int err = require_active(kFn)) return err;
   if (errhandler == nullptr || errhandler_impl(*errhandler) == nullptr ||
       (*errhandler)->kind == torusmpi::mpi::ErrhandlerKind::kNull) {
-    return raise(nullptr, MPI_ERR_ARG, kFn, "errhandler argument is not a valid error handler");
+    return raise_error(nullptr, MPI_ERR_ARG, kFn,
+                       "errhandler argument is not a valid error handler");
   }
   errhandler_release(*errhandler);
   *errhandler = MPI_ERRHANDLER_NULL;
@@ -341,9 +359,9 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   constexpr const char* kFn = "MPI_Comm_call_errhandler";
   if (int err = require_active(kFn)) return err;
   if (comm_impl(comm) == nullptr) {
-    return raise(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
+    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
   }
-  raise(comm, errorcode, kFn, "called by the application with error code %d", errorcode);
+  raise_error(comm, errorcode, kFn, "called by the application with error code %d", errorcode);
   // MPI: returns MPI_SUCCESS when the handler returns.
   return MPI_SUCCESS;
 }

@@ -16,12 +16,12 @@ namespace torusmpi::mpi {
 // Raises `cls` from MPI function `fn` (e.g. "MPI_Send") on communicator `comm`'s error handler;
 // a comm that is not usable (or nullptr) means MPI_COMM_WORLD's. Returns what the MPI function
 // returns when the handler returns: cls.
-int raise(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...)
+int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 // Raises `cls` where the errors-return behaviour of files applies (MPI_FILE_NULL's default
 // handler is MPI_ERRORS_RETURN): records the message and returns cls.
-int raise_file(int cls, const char* fn, const char* fmt, ...)
+int raise_error_file(int cls, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 // For an entry point that cannot run in this phase (before MPI_Init, after MPI_Finalize): says so
@@ -36,9 +36,9 @@ const char* error_class_name(int cls);
 const char* error_class_text(int cls);
 
 // The bodies of functions this build does not implement yet (generated in unimplemented.cc).
-int unimplemented(const char* fn, MPI_Comm comm);       // raised on comm (or world)
-int unimplemented_file(const char* fn);                 // file semantics: returned
-int unimplemented_tool(const char* fn);                 // MPI_T: returned, no handler
+int unimplemented(const char* fn, MPI_Comm comm);  // raised on comm (or world)
+int unimplemented_file(const char* fn);            // file semantics: returned
+int unimplemented_tool(const char* fn);            // MPI_T: returned, no handler
 
 }  // namespace torusmpi::mpi
 

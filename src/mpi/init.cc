@@ -26,7 +26,7 @@ constexpr int kMaxThreadLevel = MPI_THREAD_SERIALIZED;
 int init(const char* fn, int required, int* provided) {
   Runtime& rt = runtime();
   if (rt.phase == Phase::kActive) {
-    return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized");
+    return raise_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized");
   }
   if (rt.phase == Phase::kFinalized) return require_active(fn);  // says why, then aborts
   std::vector<std::string> errors, warnings;
@@ -44,8 +44,10 @@ int init(const char* fn, int required, int* provided) {
     for (const std::string& e : errors) log::warn("%s", e.c_str());
     for (const std::string& w : warnings) log::warn("%s", w.c_str());
     if (!unknown.empty()) {
-      log::warn("TORUSMPI_DEBUG names unknown subsystem(s) %s; known: boot, mpi, progress, "
-                "params, all", unknown.c_str());
+      log::warn(
+          "TORUSMPI_DEBUG names unknown subsystem(s) %s; known: boot, mpi, progress, "
+          "params, all",
+          unknown.c_str());
     }
   }
   for (const params::Info& p : params::all()) {
@@ -70,8 +72,8 @@ int init(const char* fn, int required, int* provided) {
   if (provided != nullptr) *provided = rt.thread_level;
   rt.main_thread = pthread_self();
   rt.phase = Phase::kActive;
-  TORUSMPI_DEBUG(kMpi, "%s done: rank %d of %d, thread level %d", fn, rt.world.rank,
-                 rt.world.size, rt.thread_level);
+  TORUSMPI_DEBUG(kMpi, "%s done: rank %d of %d, thread level %d", fn, rt.world.rank, rt.world.size,
+                 rt.thread_level);
   return MPI_SUCCESS;
 }
 
@@ -79,7 +81,7 @@ int init(const char* fn, int required, int* provided) {
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::Phase;
-using torusmpi::mpi::raise;
+using torusmpi::mpi::raise_error;
 using torusmpi::mpi::require_active;
 using torusmpi::mpi::runtime;
 
@@ -104,14 +106,16 @@ int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 TORUSMPI_WEAK_ALIAS(MPI_Init_thread);
 
 int PMPI_Initialized(int* flag) {
-  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, "MPI_Initialized", "flag argument is NULL");
+  if (flag == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, "MPI_Initialized", "flag argument is NULL");
   *flag = runtime().phase != Phase::kBeforeInit;
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Initialized);
 
 int PMPI_Finalized(int* flag) {
-  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, "MPI_Finalized", "flag argument is NULL");
+  if (flag == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, "MPI_Finalized", "flag argument is NULL");
   *flag = runtime().phase == Phase::kFinalized;
   return MPI_SUCCESS;
 }
@@ -123,8 +127,8 @@ int PMPI_Finalize(void) {
   torusmpi::mpi::Runtime& rt = runtime();
   torusmpi::Status s = torusmpi::boot::finalize();
   if (s != torusmpi::Status::kOk) {
-    return raise(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
-                 "the closing barrier over the job failed: %s", torusmpi::status_string(s));
+    return raise_error(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
+                       "the closing barrier over the job failed: %s", torusmpi::status_string(s));
   }
   rt.phase = Phase::kFinalized;
   MPI_COMM_WORLD->impl = nullptr;
@@ -139,8 +143,8 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
   torusmpi::mpi::Comm* c = torusmpi::mpi::comm_impl(comm);
   std::string where = c != nullptr ? c->name : std::string("an invalid communicator");
   torusmpi::boot::abort_job(errorcode, "MPI_Abort called on " + where + " by rank " +
-                                           std::to_string(runtime().job.rank) +
-                                           " with errorcode " + std::to_string(errorcode) +
+                                           std::to_string(runtime().job.rank) + " with errorcode " +
+                                           std::to_string(errorcode) +
                                            ": ending every rank of the job");
 }
 TORUSMPI_WEAK_ALIAS(MPI_Abort);
@@ -148,7 +152,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Abort);
 int PMPI_Query_thread(int* provided) {
   constexpr const char* kFn = "MPI_Query_thread";
   if (int err = require_active(kFn)) return err;
-  if (provided == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "provided argument is NULL");
+  if (provided == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "provided argument is NULL");
   *provided = runtime().thread_level;
   return MPI_SUCCESS;
 }
@@ -157,7 +162,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Query_thread);
 int PMPI_Is_thread_main(int* flag) {
   constexpr const char* kFn = "MPI_Is_thread_main";
   if (int err = require_active(kFn)) return err;
-  if (flag == nullptr) return raise(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
   *flag = pthread_equal(pthread_self(), runtime().main_thread) != 0;
   return MPI_SUCCESS;
 }

@@ -14,16 +14,16 @@ ompi_predefined_communicator_t ompi_mpi_comm_self = {{torusmpi::mpi::kMagicComm,
 ompi_predefined_communicator_t ompi_mpi_comm_null = {{torusmpi::mpi::kMagicComm, nullptr}, {}};
 
 // Datatypes, one per row of datatypes.def.
-#define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls)    \
-  ompi_predefined_datatype_t ompi_mpi_##obj = {                         \
+#define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls) \
+  ompi_predefined_datatype_t ompi_mpi_##obj = {                      \
       {torusmpi::mpi::kMagicDatatype, TORUSMPI_INDEX(BuiltinType::k_##obj), 0}, {}};
 #include "mpi/datatypes.def"
 #undef TORUSMPI_DATATYPE
 ompi_predefined_datatype_t ompi_mpi_datatype_null = {{torusmpi::mpi::kMagicDatatype, -1, 0}, {}};
 
 // Ops, one per row of ops.def.
-#define TORUSMPI_OP(obj, name)                                                        \
-  ompi_predefined_op_t ompi_mpi_op_##obj = {                                          \
+#define TORUSMPI_OP(obj, name)               \
+  ompi_predefined_op_t ompi_mpi_op_##obj = { \
       {torusmpi::mpi::kMagicOp, TORUSMPI_INDEX(BuiltinOp::k_##obj), 0}, {}};
 #include "mpi/ops.def"
 #undef TORUSMPI_OP

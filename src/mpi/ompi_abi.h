@@ -18,6 +18,7 @@
 #define OMPI_REMOVED_USE_STATIC_ASSERT 0
 #define __mpi_interface_removed__(func, newfunc)
 #include <mpi.h>
+// mpi-ext.h needs mpi.h first.
 #include <mpi-ext.h>
 
 #include <cstdint>
@@ -36,17 +37,17 @@ class Comm;
 // A handle's first word says what it is, so a datatype passed as a communicator, or a freed or
 // never-initialized handle, is reported instead of misread.
 enum Magic : uint64_t {
-  kMagicComm = 0x746d2e636f6d6d31ull,       // "tm.comm1"
-  kMagicDatatype = 0x746d2e7479706531ull,   // "tm.type1"
-  kMagicOp = 0x746d2e6f702e2e31ull,         // "tm.op..1"
-  kMagicErrhandler = 0x746d2e6572726831ull, // "tm.errh1"
+  kMagicComm = 0x746d2e636f6d6d31ull,        // "tm.comm1"
+  kMagicDatatype = 0x746d2e7479706531ull,    // "tm.type1"
+  kMagicOp = 0x746d2e6f702e2e31ull,          // "tm.op..1"
+  kMagicErrhandler = 0x746d2e6572726831ull,  // "tm.errh1"
   kMagicGroup = 0x746d2e67727031ull,
   kMagicInfo = 0x746d2e696e666f31ull,
   kMagicRequest = 0x746d2e7265713131ull,
   kMagicMessage = 0x746d2e6d73673131ull,
   kMagicWin = 0x746d2e77696e3131ull,
   kMagicFile = 0x746d2e66696c6531ull,
-  kMagicFreed = 0x746d2e6672656564ull,      // written into a handle's object when it is freed
+  kMagicFreed = 0x746d2e6672656564ull,  // written into a handle's object when it is freed
 };
 
 // Sizes of Open MPI 4.1's predefined objects (st_size in its libmpi.so.40).
@@ -87,18 +88,36 @@ struct ompi_errhandler_t {
 };
 
 // Objects the skeleton only has as null or predefined handles; their implementations come later.
-struct ompi_group_t { uint64_t magic; void* impl; };
-struct ompi_info_t { uint64_t magic; void* impl; };
-struct ompi_request_t { uint64_t magic; void* impl; };
-struct ompi_message_t { uint64_t magic; void* impl; };
-struct ompi_win_t { uint64_t magic; void* impl; };
-struct ompi_file_t { uint64_t magic; void* impl; };
+struct ompi_group_t {
+  uint64_t magic;
+  void* impl;
+};
+struct ompi_info_t {
+  uint64_t magic;
+  void* impl;
+};
+struct ompi_request_t {
+  uint64_t magic;
+  void* impl;
+};
+struct ompi_message_t {
+  uint64_t magic;
+  void* impl;
+};
+struct ompi_win_t {
+  uint64_t magic;
+  void* impl;
+};
+struct ompi_file_t {
+  uint64_t magic;
+  void* impl;
+};
 
-#define TORUSMPI_PREDEFINED(type, base, size)                 \
-  struct type {                                               \
-    base obj;                                                 \
-    char pad[(size) - sizeof(base)];                          \
-  };                                                          \
+#define TORUSMPI_PREDEFINED(type, base, size) \
+  struct type {                               \
+    base obj;                                 \
+    char pad[(size) - sizeof(base)];          \
+  };                                          \
   static_assert(sizeof(type) == (size), #type " must keep Open MPI's size")
 
 TORUSMPI_PREDEFINED(ompi_predefined_communicator_t, ompi_communicator_t, torusmpi::mpi::kSizeComm);

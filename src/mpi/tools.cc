@@ -56,10 +56,13 @@ int cvar_count() { return static_cast<int>(params::all().size()); }
 
 MPI_Datatype cvar_datatype(params::Type t) {
   switch (t) {
-    case params::Type::Bool: return MPI_INT;
+    case params::Type::Bool:
+      return MPI_INT;
     case params::Type::Int:
-    case params::Type::Size: return MPI_COUNT;
-    case params::Type::String: return MPI_CHAR;
+    case params::Type::Size:
+      return MPI_COUNT;
+    case params::Type::String:
+      return MPI_CHAR;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -307,12 +310,12 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* o
 }
 TORUSMPI_WEAK_ALIAS(MPI_T_pvar_handle_alloc);
 
-#define TORUSMPI_T_NO_PVAR_HANDLE(fn, ...)                  \
-  int P##fn(MPI_T_pvar_session session, __VA_ARGS__) {      \
-    (void)session;                                          \
-    TORUSMPI_T_ACTIVE();                                    \
-    return MPI_T_ERR_INVALID_HANDLE;                        \
-  }                                                         \
+#define TORUSMPI_T_NO_PVAR_HANDLE(fn, ...)             \
+  int P##fn(MPI_T_pvar_session session, __VA_ARGS__) { \
+    (void)session;                                     \
+    TORUSMPI_T_ACTIVE();                               \
+    return MPI_T_ERR_INVALID_HANDLE;                   \
+  }                                                    \
   TORUSMPI_WEAK_ALIAS(fn)
 
 TORUSMPI_T_NO_PVAR_HANDLE(MPI_T_pvar_handle_free, MPI_T_pvar_handle*);

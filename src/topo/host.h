@@ -9,8 +9,8 @@
 namespace torusmpi::topo {
 
 struct HostInfo {
-  int cores = 1;       // physical cores this process may run on
-  int pus = 1;         // hardware threads this process may run on
+  int cores = 1;  // physical cores this process may run on
+  int pus = 1;    // hardware threads this process may run on
   int numa_nodes = 1;
   std::string cpu_model;  // "" when hwloc does not know it
 };
