@@ -1,0 +1,126 @@
+/* errors: bad calls get the right error class, and the program goes on.
+ *
+ *   errors          MPI_ERRORS_RETURN on MPI_COMM_WORLD; every check prints "ok <rank> <check>" or
+ *                   "FAIL <rank> <check>: why", then "done <rank> ..."; exits 1 on any failure.
+ *   errors fatal    leaves MPI_ERRORS_ARE_FATAL and calls MPI_Win_create, which torusmpi does not
+ *                   implement: the job must end with a non-zero status and a message naming it.
+ *
+ * MPI_Win_create stands for "a function the library does not implement": RMA is in no plan. */
+#include <mpi.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int g_rank = -1;
+static int g_checks, g_failed;
+
+static void check(int passed, const char* what, const char* fmt, ...) {
+  ++g_checks;
+  if (passed) {
+    printf("ok %d %s\n", g_rank, what);
+    return;
+  }
+  ++g_failed;
+  printf("FAIL %d %s: ", g_rank, what);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+}
+
+/* rc is exactly the class expected (torusmpi returns classes as codes), and names it. */
+static void check_class(int rc, int expected, const char* what) {
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  check(rc == expected && cls == expected, what, "returned %d (class %d), expected %d", rc, cls,
+        expected);
+}
+
+/* What the user error handler saw on its last call. */
+static int g_handler_calls, g_handler_code;
+static MPI_Comm g_handler_comm = MPI_COMM_NULL;
+
+static void user_handler(MPI_Comm* comm, int* code, ...) {
+  ++g_handler_calls;
+  g_handler_comm = *comm;
+  g_handler_code = *code;
+}
+
+int main(int argc, char** argv) {
+  int fatal = argc > 1 && strcmp(argv[1], "fatal") == 0;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  char buf[64];
+
+  if (fatal) {
+    MPI_Win win;
+    printf("rank %d calls MPI_Win_create under MPI_ERRORS_ARE_FATAL\n", g_rank);
+    MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    printf("FAIL %d MPI_Win_create returned under MPI_ERRORS_ARE_FATAL\n", g_rank);
+    MPI_Finalize();
+    return 1;
+  }
+
+  check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS,
+        "set-errors-return", "failed");
+
+  /* An unimplemented function: its own class, and MPI_Error_string says which function. */
+  MPI_Win win = MPI_WIN_NULL;
+  int rc = MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = -1;
+  int src = MPI_Error_string(rc, text, &len);
+  check_class(rc, MPI_ERR_UNSUPPORTED_OPERATION, "win_create-unsupported");
+  check(src == MPI_SUCCESS && strstr(text, "MPI_Win_create") != NULL && len == (int)strlen(text),
+        "win_create-error-string", "rc %d \"%s\" (len %d)", src, text, len);
+
+  int value = 0, flag = 0;
+  check_class(MPI_Comm_rank(MPI_COMM_NULL, &value), MPI_ERR_COMM, "comm_rank-comm_null");
+  check_class(MPI_Comm_rank(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "comm_rank-null-out");
+  check_class(MPI_Type_size(MPI_DATATYPE_NULL, &value), MPI_ERR_TYPE, "type_size-datatype_null");
+  void* attr = NULL;
+  check_class(MPI_Comm_get_attr(MPI_COMM_WORLD, 424242, &attr, &flag), MPI_ERR_KEYVAL,
+              "comm_get_attr-bogus-keyval");
+  check_class(MPI_Free_mem(buf), MPI_ERR_BASE, "free_mem-foreign-pointer");
+  check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ARG,
+              "set_errhandler-null");
+  /* After all that, the library still works. */
+  int size = -1;
+  check(MPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS && size >= 1, "still-works",
+        "size %d", size);
+
+  /* A user handler on MPI_COMM_SELF sees the communicator and the code of each error. */
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  check(MPI_Comm_create_errhandler(user_handler, &handler) == MPI_SUCCESS, "create_errhandler",
+        "failed");
+  check(MPI_Comm_set_errhandler(MPI_COMM_SELF, handler) == MPI_SUCCESS, "set-user-handler",
+        "failed");
+  rc = MPI_Comm_rank(MPI_COMM_SELF, NULL);
+  check(g_handler_calls == 1 && g_handler_code == MPI_ERR_ARG && g_handler_comm == MPI_COMM_SELF &&
+            rc == MPI_ERR_ARG,
+        "user-handler-arg", "calls %d code %d same comm %d rc %d", g_handler_calls, g_handler_code,
+        g_handler_comm == MPI_COMM_SELF, rc);
+  rc = MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win);
+  check(g_handler_calls == 2 && g_handler_code == MPI_ERR_UNSUPPORTED_OPERATION,
+        "user-handler-unsupported", "calls %d code %d rc %d", g_handler_calls, g_handler_code, rc);
+  check(MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_OTHER) == MPI_SUCCESS &&
+            g_handler_calls == 3 && g_handler_code == MPI_ERR_OTHER,
+        "call_errhandler", "calls %d code %d", g_handler_calls, g_handler_code);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  check(MPI_Errhandler_free(&handler) == MPI_SUCCESS && handler == MPI_ERRHANDLER_NULL,
+        "errhandler_free", "failed");
+
+  /* Files default to MPI_ERRORS_RETURN whatever the communicator's handler is. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_File file = MPI_FILE_NULL;
+  check_class(MPI_File_open(MPI_COMM_WORLD, "/nonexistent/torusmpi-test", MPI_MODE_RDONLY,
+                            MPI_INFO_NULL, &file),
+              MPI_ERR_UNSUPPORTED_OPERATION, "file_open-returns");
+
+  check(MPI_Finalize() == MPI_SUCCESS, "finalize", "failed");
+  printf("done %d: %d checks, %d failed\n", g_rank, g_checks, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
