@@ -12,17 +12,21 @@ export LC_ALL=C
 
 tap_count=0
 
-# check <description> <command...>: one test line, passing when the command succeeds.
+# check <description> <command...>: one test line, passing when the command succeeds. What the
+# command prints (diagnostics) follows the line it explains.
 check() {
-  local desc=$1
+  local desc=$1 out status
   shift
   tap_count=$((tap_count + 1))
-  if "$@"; then
+  out=$("$@")
+  status=$?
+  if [ $status -eq 0 ]; then
     echo "ok $tap_count - $desc"
   else
     echo "not ok $tap_count - $desc"
-    return 1
   fi
+  [ -z "$out" ] || echo "$out"
+  return $status
 }
 
 skip() {
@@ -39,10 +43,11 @@ diag_file() {
   tail -n "${2:-30}" "$1" | sed 's/^/#   /'
 }
 
-# What went wrong with the last job: its command, status, time and output.
+# What went wrong with the last job: its command, status, time, failed checks and output.
 diag_job() {
   diag "job: $job_cmd" "exit status $job_rc after $job_ms ms"
-  diag_file "$job_out"
+  grep '^FAIL' "$job_out" | head -n 20 | sed 's/^/#   /'
+  diag_file "$job_out" 15
   diag_file "$job_err"
 }
 
