@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,8 +29,12 @@ struct Values {
 [[maybe_unused]] bool parse_value_of(Type, const std::string& text, bool* out) {
   return parse_bool(text, out);
 }
+// Every integer parameter counts something, so none may be negative.
 [[maybe_unused]] bool parse_value_of(Type t, const std::string& text, int64_t* out) {
-  return t == Type::Size ? parse_size(text, out) : parse_int(text, out);
+  int64_t v = 0;
+  if (!(t == Type::Size ? parse_size(text, &v) : parse_int(text, &v)) || v < 0) return false;
+  *out = v;
+  return true;
 }
 [[maybe_unused]] bool parse_value_of(Type, const std::string& text, std::string* out) {
   *out = text;
@@ -101,7 +106,8 @@ bool parse_bool(const std::string& text, bool* out) {
 }
 
 bool parse_int(const std::string& text, int64_t* out) {
-  if (text.empty()) return false;
+  // strtoll would skip leading blanks; a value is the number alone.
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(text.c_str(), &end, 10);

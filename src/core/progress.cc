@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/params.h"
@@ -75,10 +76,10 @@ void Backoff::pause() {
       sched_yield();
       break;
     case Phase::kSleep: {
-      timespec ts{0, static_cast<long>(sleep_us_ * 1000)};
+      timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
+                  static_cast<long>(sleep_us_ % 1000000) * 1000};
       nanosleep(&ts, nullptr);
-      if (sleep_us_ < sleep_max_us_)
-        sleep_us_ = sleep_us_ * 2 > sleep_max_us_ ? sleep_max_us_ : sleep_us_ * 2;
+      sleep_us_ = std::min(sleep_us_ * 2, sleep_max_us_);
       break;
     }
   }

@@ -59,12 +59,13 @@ bool torusmpi::progress::wait_until(Done done, double timeout_s) {
   Backoff backoff;
   double deadline = timeout_s > 0 ? now_seconds() + timeout_s : 0;
   while (!done()) {
+    // Checked every time round: polls that keep reporting events must not outlast the timeout.
+    if (deadline > 0 && now_seconds() > deadline) return false;
     if (poll() > 0) {
       backoff.reset();
-      continue;
+    } else {
+      backoff.pause();
     }
-    if (deadline > 0 && now_seconds() > deadline) return false;
-    backoff.pause();
   }
   return true;
 }

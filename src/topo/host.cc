@@ -11,8 +11,13 @@ HostInfo read_host() {
   HostInfo info;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return info;
-  // Only what this process may use: a cpuset from the launcher or a container limits it.
-  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING);
+  // Only what this process may use: a binding by the launcher, taskset or a container limits
+  // it. hwloc accepts the restriction only for the system it runs on, so say it is.
+  if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                         HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING) != 0) {
+    hwloc_topology_destroy(topo);
+    return info;
+  }
   if (hwloc_topology_load(topo) == 0) {
     int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);

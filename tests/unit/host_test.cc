@@ -16,11 +16,9 @@ TEST(HostInfo, CountsArePlausible) {
   EXPECT_LE(h.pus, sysconf(_SC_NPROCESSORS_CONF));
 }
 
-// Known bug in src/topo/host.cc, reported and not fixed here: it asks hwloc for
-// HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING without HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM, which
-// hwloc refuses (EINVAL, return value ignored), so a rank bound to one core (mpirun binds by
-// default, or taskset) is told about every core. Enable this test (drop DISABLED_) with the fix.
-TEST(HostInfoDeathTest, DISABLED_ARankBoundToOneCpuSeesOneCpu) {
+// A rank bound to one core (mpirun binds by default, or taskset) must be told about that core only:
+// hwloc refuses RESTRICT_TO_CPUBINDING unless IS_THISSYSTEM comes with it.
+TEST(HostInfoDeathTest, ARankBoundToOneCpuSeesOneCpu) {
   cpu_set_t mask;
   CPU_ZERO(&mask);
   ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);

@@ -93,7 +93,7 @@ TEST(ParseInt, AcceptsTheInt64LimitsAndRejectsOneBeyond) {
 }
 
 TEST(ParseInt, RejectsNonDecimalTextAndLeavesTheOutputAlone) {
-  for (const char* text : {"", "-", "abc", "12abc", "1.5", "0x10", "1K", "5 ", "1e3", "--1"}) {
+  for (const char* text : {"", "-", "abc", "12abc", "1.5", "0x10", "1K", "5 ", " 5", "1e3", "--1"}) {
     int64_t out = 5;
     EXPECT_FALSE(parse_int(text, &out)) << '"' << text << '"';
     EXPECT_EQ(out, 5) << text;
@@ -236,13 +236,13 @@ TEST_F(ParamsTest, WithNothingSetEveryValueIsItsDefault) {
 
 TEST_F(ParamsTest, GoodValuesReachTheAccessorsAndValue) {
   setenv("TORUSMPI_SPIN_COUNT", "5", 1);
-  setenv("TORUSMPI_BOOT_TIMEOUT", "-1", 1);
+  setenv("TORUSMPI_BOOT_TIMEOUT", "0", 1);
   setenv("TORUSMPI_DEBUG", "boot,mpi", 1);
   EXPECT_EQ(load(&errors_, &warnings_), Status::kOk);
   EXPECT_TRUE(errors_.empty());
   EXPECT_TRUE(warnings_.empty());
   EXPECT_EQ(spin_count(), 5);
-  EXPECT_EQ(boot_timeout_s(), -1);
+  EXPECT_EQ(boot_timeout_s(), 0);
   EXPECT_EQ(debug(), "boot,mpi");
   EXPECT_EQ(yield_count(), 200);  // not set: its default
   EXPECT_EQ(value(index_of("TORUSMPI_SPIN_COUNT")).number, 5);
@@ -260,6 +260,14 @@ TEST_F(ParamsTest, ABadValueIsReportedWithItsVariableAndTheDefaultIsKept) {
   EXPECT_TRUE(warnings_.empty());
   EXPECT_EQ(yield_count(), 200);
   EXPECT_EQ(spin_count(), 7);
+}
+
+TEST_F(ParamsTest, ANegativeCountIsABadValue) {
+  setenv("TORUSMPI_BOOT_TIMEOUT", "-1", 1);  // "forever" is 0; -1 must not sneak in as it
+  EXPECT_EQ(load(&errors_, &warnings_), Status::kErrArg);
+  ASSERT_EQ(errors_.size(), 1u);
+  EXPECT_TRUE(contains(errors_[0], "TORUSMPI_BOOT_TIMEOUT=-1")) << errors_[0];
+  EXPECT_EQ(boot_timeout_s(), 300);
 }
 
 TEST_F(ParamsTest, EveryBadValueGetsItsOwnLine) {
