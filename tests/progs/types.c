@@ -42,6 +42,9 @@ static const struct {
     TYPE(MPI_COUNT),
     {(MPI_Datatype)&ompi_mpi_lb, "MPI_LB"},
     {(MPI_Datatype)&ompi_mpi_ub, "MPI_UB"},
+    /* Declared and exported, though no macro of this mpi.h names them. */
+    {(MPI_Datatype)&ompi_mpi_ldblcplex, "ompi_mpi_ldblcplex"},
+    {(MPI_Datatype)&ompi_mpi_real2, "ompi_mpi_real2"},
 };
 #undef TYPE
 #undef INTEGER16
