@@ -8,27 +8,11 @@
  * MPI_Win_create stands for "a function the library does not implement": RMA is in no plan. */
 #include <mpi.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static int g_rank = -1;
-static int g_checks, g_failed;
+#include "check.h"
 
-static void check(int passed, const char* what, const char* fmt, ...) {
-  ++g_checks;
-  if (passed) {
-    printf("ok %d %s\n", g_rank, what);
-    return;
-  }
-  ++g_failed;
-  printf("FAIL %d %s: ", g_rank, what);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
 
 /* rc is exactly the class expected (torusmpi returns classes as codes), and names it. */
 static void check_class(int rc, int expected, const char* what) {
@@ -121,6 +105,5 @@ int main(int argc, char** argv) {
               MPI_ERR_UNSUPPORTED_OPERATION, "file_open-returns");
 
   check(MPI_Finalize() == MPI_SUCCESS, "finalize", "failed");
-  printf("done %d: %d checks, %d failed\n", g_rank, g_checks, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return check_done(-1);
 }

@@ -7,33 +7,15 @@
  * line; exits 1 if any check failed. The rank is -1 until MPI_Comm_rank has answered. */
 #include <mpi.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static int g_rank = -1;
-static int g_checks, g_failed;
+#include "check.h"
 
-/* Records one check; the detail is printed only on failure. */
-static void check(int passed, const char* what, const char* fmt, ...) {
-  ++g_checks;
-  if (passed) {
-    printf("ok %d %s\n", g_rank, what);
-    return;
-  }
-  ++g_failed;
-  printf("FAIL %d %s: ", g_rank, what);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
 
-static void check_rc(int rc, const char* what) { check(rc == MPI_SUCCESS, what, "returned %d", rc); }
 
 /* Every mapped file called libmpi* must come from the torusmpi prefix: Open MPI's libmpi.so.40
  * must not be loaded at all, and torusmpi's must be. */
@@ -206,6 +188,5 @@ int main(int argc, char** argv) {
   MPI_Finalized(&flag);
   check(flag == 1, "finalized-after", "flag %d", flag);
 
-  printf("done %d of %d: %d checks, %d failed\n", rank, size, g_checks, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return check_done(size);
 }
