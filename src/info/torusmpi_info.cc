@@ -291,8 +291,9 @@ void print_man_params() {
       "variable that names no parameter is reported as a likely misspelling.\n"
       ".BR torusmpi_info (1)\n"
       "shows the current values.\n"
-      "Types: \\fBbool\\fP (1/0, yes/no, true/false, on/off), \\fBint\\fP (decimal),\n"
-      "\\fBsize\\fP (bytes, with an optional K, M or G suffix: 64K, 4MiB), \\fBstring\\fP.\n");
+      "Types: \\fBbool\\fP (1/0, yes/no, true/false, on/off), \\fBint\\fP (decimal, 0 or more),\n"
+      "\\fBsize\\fP (bytes, 0 or more, with an optional K, M or G suffix: 64K, 4MiB),\n"
+      "\\fBstring\\fP.\n");
   for (const params::Info& p : params::all()) {
     std::printf(".TP\n.BR %s \" (%s, default: %s)\"\n", troff(p.env).c_str(),
                 params::type_name(p.type), troff(default_text(p)).c_str());
