@@ -112,9 +112,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
     return raise_error(comm, MPI_ERR_ARG, kFn, "comm_name argument is NULL");
   if (resultlen == nullptr)
     return raise_error(comm, MPI_ERR_ARG, kFn, "resultlen argument is NULL");
-  size_t n = c->name.copy(comm_name, MPI_MAX_OBJECT_NAME - 1);
-  comm_name[n] = '\0';
-  *resultlen = static_cast<int>(n);
+  *resultlen = torusmpi::mpi::copy_out(c->name, comm_name, MPI_MAX_OBJECT_NAME);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_name);

@@ -1,9 +1,9 @@
 // Datatype queries on the predefined datatypes. Derived datatypes come with the datatype engine.
-#include <cstring>
 #include <initializer_list>
 
 #include "mpi/builtins.h"
 #include "mpi/errors.h"
+#include "mpi/runtime.h"
 
 using torusmpi::mpi::BuiltinTypeInfo;
 
@@ -69,10 +69,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_size_x);
 int PMPI_Type_get_name(MPI_Datatype type, char* type_name, int* resultlen) {
   return query("MPI_Type_get_name", type, {{"type_name", type_name}, {"resultlen", resultlen}},
                [&](const BuiltinTypeInfo& t) {
-                 size_t n = strnlen(t.name, MPI_MAX_OBJECT_NAME - 1);
-                 std::memcpy(type_name, t.name, n);
-                 type_name[n] = '\0';
-                 *resultlen = static_cast<int>(n);
+                 *resultlen = torusmpi::mpi::copy_out(t.name, type_name, MPI_MAX_OBJECT_NAME);
                });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_name);

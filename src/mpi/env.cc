@@ -17,13 +17,6 @@ using torusmpi::mpi::require_active;
 
 namespace {
 
-// Copies text into an MPI string argument of capacity max (terminator included).
-int copy_out(const std::string& text, char* out, int max) {
-  size_t n = text.copy(out, static_cast<size_t>(max) - 1);
-  out[n] = '\0';
-  return static_cast<int>(n);
-}
-
 // Blocks handed out by MPI_Alloc_mem, so MPI_Free_mem can refuse a pointer it did not give.
 std::mutex g_mem_mutex;
 std::unordered_set<void*> g_mem_blocks;
@@ -72,7 +65,8 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
     return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_library_version", "%s argument is NULL",
                        version == nullptr ? "version" : "resultlen");
   }
-  *resultlen = copy_out(torusmpi::mpi::library_version(), version, MPI_MAX_LIBRARY_VERSION_STRING);
+  *resultlen = torusmpi::mpi::copy_out(torusmpi::mpi::library_version(), version,
+                                       MPI_MAX_LIBRARY_VERSION_STRING);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_library_version);
@@ -84,7 +78,8 @@ int PMPI_Get_processor_name(char* name, int* resultlen) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
                        name == nullptr ? "name" : "resultlen");
   }
-  *resultlen = copy_out(torusmpi::mpi::runtime().job.hostname, name, MPI_MAX_PROCESSOR_NAME);
+  *resultlen =
+      torusmpi::mpi::copy_out(torusmpi::mpi::runtime().job.hostname, name, MPI_MAX_PROCESSOR_NAME);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_processor_name);

@@ -1,10 +1,8 @@
 // Error classes, the raise path, and the MPI functions on errors and error handlers.
 #include "mpi/errors.h"
 
-#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "boot/boot.h"
@@ -224,14 +222,6 @@ int unimplemented_file(const char* fn) {
                           "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
 }
 
-int unimplemented_tool(const char* fn) {
-  // The tools interface reports errors by return code only, and before MPI_Init too.
-  std::snprintf(t_last_detail, sizeof(t_last_detail),
-                "%s: the MPI tools interface is not implemented by torusmpi " PACKAGE_VERSION, fn);
-  t_last_class = MPI_T_ERR_INVALID;
-  return MPI_T_ERR_INVALID;
-}
-
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::comm_impl;
@@ -271,10 +261,7 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   if (errorcode != MPI_SUCCESS && errorcode == torusmpi::mpi::t_last_class) {
     text += std::string(" (last on this thread: ") + torusmpi::mpi::t_last_detail + ")";
   }
-  size_t n = std::min<size_t>(text.size(), MPI_MAX_ERROR_STRING - 1);
-  std::memcpy(string, text.data(), n);
-  string[n] = '\0';
-  *resultlen = static_cast<int>(n);
+  *resultlen = torusmpi::mpi::copy_out(text, string, MPI_MAX_ERROR_STRING);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Error_string);

@@ -38,7 +38,6 @@ const char* error_class_text(int cls);
 // The bodies of functions this build does not implement yet (generated in unimplemented.cc).
 int unimplemented(const char* fn, MPI_Comm comm);  // raised on comm (or world)
 int unimplemented_file(const char* fn);            // file semantics: returned
-int unimplemented_tool(const char* fn);            // MPI_T: returned, no handler
 
 }  // namespace torusmpi::mpi
 

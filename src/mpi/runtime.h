@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "boot/boot.h"
@@ -36,6 +37,14 @@ struct Runtime {
 };
 
 Runtime& runtime();
+
+// Copies text into an MPI string argument of `capacity` bytes (MPI_MAX_..., terminator included),
+// truncating; returns the length written, which the MPI call reports as resultlen.
+inline int copy_out(std::string_view text, char* out, int capacity) {
+  size_t n = text.copy(out, static_cast<size_t>(capacity) - 1);
+  out[n] = '\0';
+  return static_cast<int>(n);
+}
 
 // MPI_Get_library_version's text: "torusmpi 0.1.0 (Open MPI 4.1 ABI; ...)".
 std::string library_version();
