@@ -23,6 +23,14 @@ std::vector<Entry>& entries() {
   return list;
 }
 int g_next_id = 1;
+SleepFn g_sleeper = nullptr;
+void* g_sleeper_ctx = nullptr;
+bool g_oversubscribed = false;
+
+// Polls and yields of an oversubscribed rank before it sleeps: a few polls catch a reply that is
+// already on its way; a yield on a busy core hands it to a rank that has work.
+constexpr int64_t kOversubscribedSpin = 50;
+constexpr int64_t kOversubscribedYield = 2;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,6 +58,14 @@ void remove(int id) {
   }
 }
 
+void set_sleeper(SleepFn fn, void* ctx) {
+  g_sleeper = fn;
+  g_sleeper_ctx = ctx;
+}
+
+void set_oversubscribed(bool oversubscribed) { g_oversubscribed = oversubscribed; }
+bool oversubscribed() { return g_oversubscribed; }
+
 int poll() {
   int events = 0;
   for (const Entry& e : entries()) events += e.fn(e.ctx);
@@ -58,8 +74,14 @@ int poll() {
 
 Backoff::Backoff()
     : spin_limit_(params::spin_count()),
-      yield_limit_(params::spin_count() + params::yield_count()),
-      sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1) {}
+      yield_limit_(params::yield_count()),
+      sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1) {
+  if (g_oversubscribed) {
+    spin_limit_ = std::min(spin_limit_, kOversubscribedSpin);
+    yield_limit_ = std::min(yield_limit_, kOversubscribedYield);
+  }
+  yield_limit_ += spin_limit_;
+}
 
 Backoff::Phase Backoff::phase() const {
   if (calls_ < spin_limit_) return Phase::kSpin;
@@ -75,13 +97,16 @@ void Backoff::pause() {
     case Phase::kYield:
       sched_yield();
       break;
-    case Phase::kSleep: {
-      timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
-                  static_cast<long>(sleep_us_ % 1000000) * 1000};
-      nanosleep(&ts, nullptr);
+    case Phase::kSleep:
+      if (g_sleeper != nullptr) {
+        g_sleeper(g_sleeper_ctx, sleep_us_);
+      } else {
+        timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
+                    static_cast<long>(sleep_us_ % 1000000) * 1000};
+        nanosleep(&ts, nullptr);
+      }
       sleep_us_ = std::min(sleep_us_ * 2, sleep_max_us_);
       break;
-    }
   }
   ++calls_;
 }

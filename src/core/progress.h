@@ -21,6 +21,16 @@ void remove(int id);
 // Runs every registered poll function once; returns the events they report.
 int poll();
 
+// A transport with a doorbell sleeps in sleeper(ctx, us) instead of a plain sleep: it returns when
+// its bell rings or after `us` microseconds. nullptr restores the plain sleep.
+using SleepFn = void (*)(void* ctx, int64_t us);
+void set_sleeper(SleepFn fn, void* ctx);
+
+// With more ranks on the node than hardware threads to run them, a waiting rank's spinning only
+// delays the rank it waits for: Backoffs made afterwards spin and yield far less before sleeping.
+void set_oversubscribed(bool oversubscribed);
+bool oversubscribed();
+
 // Spin, then yield, then sleep, with the limits of TORUSMPI_SPIN_COUNT, _YIELD_COUNT and
 // _SLEEP_MAX_US (read when the Backoff is made).
 class Backoff {

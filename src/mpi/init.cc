@@ -7,8 +7,12 @@
 #include "boot/boot.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
+#include "pml/pml.h"
+#include "pml/shm/shm.h"
+#include "topo/host.h"
 
 namespace torusmpi::mpi {
 
@@ -34,9 +38,12 @@ int init(const char* fn, int required, int* provided) {
   std::string unknown;
   log::set_mask(log::parse_mask(params::debug(), &unknown));
 
+  // The shared-memory segment is published in the same exchange as the cards.
   std::string boot_error;
   if (boot::init(&rt.job, &boot_error) != Status::kOk ||
-      boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk) {
+      pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
+      boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk ||
+      pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
   }
   // Parameter problems are reported once per job, by rank 0, now that ranks are known.
@@ -44,10 +51,12 @@ int init(const char* fn, int required, int* provided) {
     for (const std::string& e : errors) log::warn("%s", e.c_str());
     for (const std::string& w : warnings) log::warn("%s", w.c_str());
     if (!unknown.empty()) {
-      log::warn(
-          "TORUSMPI_DEBUG names unknown subsystem(s) %s; known: boot, mpi, progress, "
-          "params, all",
-          unknown.c_str());
+      std::string known;
+      for (unsigned s = 0; s < static_cast<unsigned>(log::Subsystem::kCount); ++s) {
+        known += std::string(log::subsystem_name(static_cast<log::Subsystem>(s))) + ", ";
+      }
+      log::warn("TORUSMPI_DEBUG names unknown subsystem(s) %s; known: %sall", unknown.c_str(),
+                known.c_str());
     }
   }
   for (const params::Info& p : params::all()) {
@@ -55,14 +64,27 @@ int init(const char* fn, int required, int* provided) {
                    p.default_text);
   }
 
+  rt.world.context = pml::kWorldContext;
   rt.world.rank = rt.job.rank;
   rt.world.size = rt.job.size;
   rt.world.errhandler = MPI_ERRORS_ARE_FATAL;
   rt.world.name = "MPI_COMM_WORLD";
+  rt.self.context = pml::kSelfContext;
   rt.self.rank = 0;
   rt.self.size = 1;
+  rt.self.world_ranks = {rt.job.rank};
   rt.self.errhandler = MPI_ERRORS_ARE_FATAL;
   rt.self.name = "MPI_COMM_SELF";
+  // Ranks that outnumber the hardware threads must give their core away when they wait.
+  int threads = topo::host_info().node_pus;
+  progress::set_oversubscribed(rt.job.local_size > threads);
+  TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
+                 threads, progress::oversubscribed() ? ": oversubscribed, waits sleep early" : "");
+  Status s = pml::init(rt.job.rank, rt.job.size);
+  if (s != Status::kOk) {
+    boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
+                                       status_string(s));
+  }
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
   MPI_COMM_SELF->impl = &rt.self;
@@ -125,7 +147,10 @@ int PMPI_Finalize(void) {
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
+  torusmpi::pml::finalize();
   torusmpi::Status s = torusmpi::boot::finalize();
+  // Every rank is past its last message: the segment can go.
+  torusmpi::pml::shm::detach();
   if (s != torusmpi::Status::kOk) {
     return raise_error(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
                        "the closing barrier over the job failed: %s", torusmpi::status_string(s));

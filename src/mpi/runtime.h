@@ -11,15 +11,14 @@
 
 #include "boot/boot.h"
 #include "mpi/ompi_abi.h"
+#include "pml/pml.h"
 
 namespace torusmpi::mpi {
 
-// A communicator. The skeleton has MPI_COMM_WORLD and MPI_COMM_SELF; the matching engine and
-// communicator management extend it.
-class Comm {
+// A communicator: what the pml needs (context id, rank, size, job ranks) plus MPI's own state.
+// MPI_COMM_WORLD and MPI_COMM_SELF exist so far; communicator management adds the others.
+class Comm : public pml::Comm {
  public:
-  int rank = 0;
-  int size = 1;
   MPI_Errhandler errhandler = nullptr;  // never null once the communicator exists
   std::string name;
 };

@@ -1,0 +1,213 @@
+#include "coll/ops/ops.h"
+
+#include <complex>
+#include <type_traits>
+
+namespace torusmpi::coll {
+namespace {
+
+template <class V, class I>
+struct Pair {
+  V value;
+  I index;
+};
+
+// Integer arithmetic goes through the unsigned type: wrap-around is defined there, and it is what
+// the OSU Micro-Benchmarks' validation expects of MPI_CHAR sums.
+template <class T>
+T add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+T mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(unsigned)) {
+    // Narrow types promote to int, whose overflow is undefined: multiply as unsigned.
+    return static_cast<T>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// One loop per operator; the functor is inlined into it.
+template <class T, class F>
+void apply(void* inout, const void* in, size_t count, F f) {
+  T* __restrict out = static_cast<T*>(inout);
+  const T* __restrict src = static_cast<const T*>(in);
+  for (size_t i = 0; i < count; ++i) out[i] = f(src[i], out[i]);
+}
+
+template <class T>
+void op_max(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return a > b ? a : b; });
+}
+template <class T>
+void op_min(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return a < b ? a : b; });
+}
+template <class T>
+void op_sum(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return add(a, b); });
+}
+template <class T>
+void op_prod(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return mul(a, b); });
+}
+template <class T>
+void op_land(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>(a != 0 && b != 0); });
+}
+template <class T>
+void op_lor(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>(a != 0 || b != 0); });
+}
+template <class T>
+void op_lxor(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>((a != 0) != (b != 0)); });
+}
+template <class T>
+void op_band(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>(a & b); });
+}
+template <class T>
+void op_bor(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>(a | b); });
+}
+template <class T>
+void op_bxor(void* o, const void* i, size_t n) {
+  apply<T>(o, i, n, [](T a, T b) { return static_cast<T>(a ^ b); });
+}
+// MPI 3.1 section 5.9.4: the larger (smaller) value wins; on a tie, the smaller index.
+template <class P>
+void op_maxloc(void* o, const void* i, size_t n) {
+  apply<P>(o, i, n, [](P a, P b) {
+    if (a.value > b.value) return a;
+    if (b.value > a.value) return b;
+    return a.index < b.index ? a : b;
+  });
+}
+template <class P>
+void op_minloc(void* o, const void* i, size_t n) {
+  apply<P>(o, i, n, [](P a, P b) {
+    if (a.value < b.value) return a;
+    if (b.value < a.value) return b;
+    return a.index < b.index ? a : b;
+  });
+}
+
+template <class T>
+ReduceFn integer_fn(Op op) {
+  switch (op) {
+    case Op::kMax: return op_max<T>;
+    case Op::kMin: return op_min<T>;
+    case Op::kSum: return op_sum<T>;
+    case Op::kProd: return op_prod<T>;
+    case Op::kLand: return op_land<T>;
+    case Op::kLor: return op_lor<T>;
+    case Op::kLxor: return op_lxor<T>;
+    case Op::kBand: return op_band<T>;
+    case Op::kBor: return op_bor<T>;
+    case Op::kBxor: return op_bxor<T>;
+    default: return nullptr;
+  }
+}
+
+template <class T>
+ReduceFn float_fn(Op op) {
+  switch (op) {
+    case Op::kMax: return op_max<T>;
+    case Op::kMin: return op_min<T>;
+    case Op::kSum: return op_sum<T>;
+    case Op::kProd: return op_prod<T>;
+    default: return nullptr;
+  }
+}
+
+template <class T>
+ReduceFn complex_fn(Op op) {
+  switch (op) {
+    case Op::kSum: return op_sum<std::complex<T>>;
+    case Op::kProd: return op_prod<std::complex<T>>;
+    default: return nullptr;
+  }
+}
+
+template <class P>
+ReduceFn pair_fn(Op op) {
+  switch (op) {
+    case Op::kMaxloc: return op_maxloc<P>;
+    case Op::kMinloc: return op_minloc<P>;
+    default: return nullptr;
+  }
+}
+
+ReduceFn bool_fn(Op op) {
+  switch (op) {
+    case Op::kLand: return op_land<bool>;
+    case Op::kLor: return op_lor<bool>;
+    case Op::kLxor: return op_lxor<bool>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+ReduceFn reduce_fn(Op op, Elem elem) {
+  switch (elem) {
+    case Elem::kI8: return integer_fn<int8_t>(op);
+    case Elem::kI16: return integer_fn<int16_t>(op);
+    case Elem::kI32: return integer_fn<int32_t>(op);
+    case Elem::kI64: return integer_fn<int64_t>(op);
+    case Elem::kU8: return integer_fn<uint8_t>(op);
+    case Elem::kU16: return integer_fn<uint16_t>(op);
+    case Elem::kU32: return integer_fn<uint32_t>(op);
+    case Elem::kU64: return integer_fn<uint64_t>(op);
+    case Elem::kF32: return float_fn<float>(op);
+    case Elem::kF64: return float_fn<double>(op);
+    case Elem::kLongDouble: return float_fn<long double>(op);
+    case Elem::kComplexF32: return complex_fn<float>(op);
+    case Elem::kComplexF64: return complex_fn<double>(op);
+    case Elem::kComplexLongDouble: return complex_fn<long double>(op);
+    case Elem::kBool: return bool_fn(op);
+    case Elem::kFloatInt: return pair_fn<Pair<float, int>>(op);
+    case Elem::kDoubleInt: return pair_fn<Pair<double, int>>(op);
+    case Elem::kLongInt: return pair_fn<Pair<long, int>>(op);
+    case Elem::kIntInt: return pair_fn<Pair<int, int>>(op);
+    case Elem::kShortInt: return pair_fn<Pair<short, int>>(op);
+    case Elem::kLongDoubleInt: return pair_fn<Pair<long double, int>>(op);
+    case Elem::kFloatFloat: return pair_fn<Pair<float, float>>(op);
+    case Elem::kDoubleDouble: return pair_fn<Pair<double, double>>(op);
+    case Elem::kCount: break;
+  }
+  return nullptr;
+}
+
+size_t elem_stride(Elem elem) {
+  switch (elem) {
+    case Elem::kI8: case Elem::kU8: case Elem::kBool: return 1;
+    case Elem::kI16: case Elem::kU16: return 2;
+    case Elem::kI32: case Elem::kU32: case Elem::kF32: return 4;
+    case Elem::kI64: case Elem::kU64: case Elem::kF64: case Elem::kComplexF32: return 8;
+    case Elem::kLongDouble: case Elem::kComplexF64: return 16;
+    case Elem::kComplexLongDouble: return sizeof(std::complex<long double>);
+    case Elem::kFloatInt: return sizeof(Pair<float, int>);
+    case Elem::kDoubleInt: return sizeof(Pair<double, int>);
+    case Elem::kLongInt: return sizeof(Pair<long, int>);
+    case Elem::kIntInt: return sizeof(Pair<int, int>);
+    case Elem::kShortInt: return sizeof(Pair<short, int>);
+    case Elem::kLongDoubleInt: return sizeof(Pair<long double, int>);
+    case Elem::kFloatFloat: return sizeof(Pair<float, float>);
+    case Elem::kDoubleDouble: return sizeof(Pair<double, double>);
+    case Elem::kCount: break;
+  }
+  return 0;
+}
+
+}  // namespace torusmpi::coll

@@ -1,0 +1,43 @@
+// Reduction kernels on host memory: inout[i] = in[i] op inout[i] for count elements, the order of
+// MPI_Reduce_local. The MPI layer maps its datatypes and ops onto Elem and Op (and refuses the
+// pairs MPI forbids); nothing here knows mpi.h.
+#ifndef TORUSMPI_COLL_OPS_OPS_H_
+#define TORUSMPI_COLL_OPS_OPS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace torusmpi::coll {
+
+// Element types, by their C layout. Pairs are the MINLOC/MAXLOC types: value then index.
+enum class Elem : uint8_t {
+  kI8, kI16, kI32, kI64,
+  kU8, kU16, kU32, kU64,
+  kF32, kF64, kLongDouble,
+  kComplexF32, kComplexF64, kComplexLongDouble,
+  kBool,  // C _Bool / C++ bool: one byte, 0 or 1
+  kFloatInt, kDoubleInt, kLongInt, kIntInt, kShortInt, kLongDoubleInt,
+  kFloatFloat, kDoubleDouble,
+  kCount
+};
+
+enum class Op : uint8_t {
+  kMax, kMin, kSum, kProd,
+  kLand, kLor, kLxor,
+  kBand, kBor, kBxor,
+  kMaxloc, kMinloc,
+  kCount
+};
+
+using ReduceFn = void (*)(void* inout, const void* in, size_t count);
+
+// The kernel for op on elem, or nullptr when the pair has none (sum of pairs, maxloc of ints...).
+// Integer sums and products wrap around (two's complement), for every width.
+ReduceFn reduce_fn(Op op, Elem elem);
+
+// Bytes between consecutive elements (C layout, padding included).
+size_t elem_stride(Elem elem);
+
+}  // namespace torusmpi::coll
+
+#endif  // TORUSMPI_COLL_OPS_OPS_H_

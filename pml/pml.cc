@@ -1,0 +1,472 @@
+// The matching engine and the protocols (see pml.h for the picture).
+#include "pml/pml.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "core/progress.h"
+#include "pml/self.h"
+#include "pml/transport.h"
+
+namespace torusmpi::pml {
+
+// A matched fragment (kEager or kRts) that arrived before its receive; improbe hands it out.
+struct Message {
+  FragHeader h;
+  int peer = 0;            // job rank of the sender
+  uint8_t* data = nullptr;  // kEager: the payload (h.size bytes), malloc'd
+  Message* next_ = nullptr;
+  Message* prev_ = nullptr;
+};
+
+namespace {
+
+// An intrusive FIFO of T (next_/prev_ members): O(1) append and removal, no allocation.
+template <class T>
+struct Fifo {
+  T* head = nullptr;
+  T* tail = nullptr;
+
+  void push_back(T* x) {
+    x->next_ = nullptr;
+    x->prev_ = tail;
+    if (tail != nullptr) {
+      tail->next_ = x;
+    } else {
+      head = x;
+    }
+    tail = x;
+  }
+  void erase(T* x) {
+    (x->prev_ != nullptr ? x->prev_->next_ : head) = x->next_;
+    (x->next_ != nullptr ? x->next_->prev_ : tail) = x->prev_;
+    x->next_ = x->prev_ = nullptr;
+  }
+};
+
+// The receives posted on one context and the messages no receive wanted yet, each in MPI order.
+struct Context {
+  Fifo<Request> posted;
+  Fifo<Message> unexpected;
+};
+
+// A fragment waiting for room in its transport: a message's first fragment, a control fragment,
+// or the remaining chunks of a pipelined rendezvous send (pipeline = true).
+struct OutJob {
+  FragHeader h;
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+  Request* complete = nullptr;  // done once the job has been handed over
+  bool pipeline = false;
+  size_t offset = 0;
+};
+
+struct Peer {
+  Transport* transport = nullptr;
+  std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
+};
+
+struct Engine {
+  int self = 0;
+  std::vector<Peer> peers;
+  std::vector<Transport*> transports;  // distinct, polled in order
+  std::vector<Context> contexts;
+  std::vector<int> backlogged;  // peers with a non-empty backlog
+  size_t eager_limit = 0;
+  int poll_id = 0;
+  std::unique_ptr<SelfTransport> loopback;
+};
+
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+// Transports are set before init sizes the table.
+std::vector<Transport*>& pending_transports() {
+  static std::vector<Transport*> t;
+  return t;
+}
+
+Context& context(uint32_t id) {
+  Engine& e = engine();
+  if (id >= e.contexts.size()) e.contexts.resize(id + 1);
+  return e.contexts[id];
+}
+
+void complete(Request* r) {
+  r->done_ = true;
+  if (r->on_complete != nullptr) r->on_complete(r);  // may free r
+}
+
+bool matches(int want_source, int want_tag, int source, int tag) {
+  return (want_source == kAnySource || want_source == source) &&
+         (want_tag == kAnyTag || want_tag == tag);
+}
+
+// Sends a fragment now, or queues it behind what already waits for that peer.
+void send_or_queue(int peer, OutJob job) {
+  Engine& e = engine();
+  Peer& p = e.peers[peer];
+  if (p.backlog.empty() && p.transport->send(peer, job.h, job.data, job.len)) {
+    if (job.complete != nullptr) complete(job.complete);
+    return;
+  }
+  if (p.backlog.empty()) e.backlogged.push_back(peer);
+  p.backlog.push_back(job);
+}
+
+void send_control(int peer, FragType type, uint64_t sreq, uint64_t rreq) {
+  OutJob job;
+  std::memset(&job.h, 0, sizeof job.h);
+  job.h.type = type;
+  job.h.sreq = sreq;
+  job.h.rreq = rreq;
+  send_or_queue(peer, job);
+}
+
+// Hands over as much of the peer's backlog as its transport takes; true when it is empty.
+bool flush(int peer) {
+  Peer& p = engine().peers[peer];
+  Transport* t = p.transport;
+  while (!p.backlog.empty()) {
+    OutJob& job = p.backlog.front();
+    if (job.pipeline) {
+      size_t chunk = t->max_payload();
+      while (job.offset < job.len) {
+        size_t n = std::min(chunk, job.len - job.offset);
+        job.h.addr = job.offset;
+        if (!t->send(peer, job.h, job.data + job.offset, n)) return false;
+        job.offset += n;
+      }
+    } else if (!t->send(peer, job.h, job.data, job.len)) {
+      return false;
+    }
+    Request* done = job.complete;
+    p.backlog.pop_front();
+    if (done != nullptr) complete(done);
+  }
+  return true;
+}
+
+int flush_backlogs() {
+  Engine& e = engine();
+  int events = 0;
+  for (size_t i = 0; i < e.backlogged.size();) {
+    if (flush(e.backlogged[i])) {
+      e.backlogged[i] = e.backlogged.back();
+      e.backlogged.pop_back();
+      ++events;
+    } else {
+      ++i;
+    }
+  }
+  return events;
+}
+
+int poll_all(void*) {
+  Engine& e = engine();
+  int events = 0;
+  for (Transport* t : e.transports) events += t->poll();
+  if (!e.backlogged.empty()) events += flush_backlogs();
+  return events;
+}
+
+// Sleeps until a doorbell rings: only when nothing is waiting to be delivered, since the loopback
+// and the transports without doorbells cannot wake us.
+void sleep_until_bell(void*, int64_t us) {
+  Engine& e = engine();
+  for (Transport* t : e.transports) {
+    if (t->pending()) return;
+  }
+  // The first transport with a doorbell is the one that sleeps (shared memory, when present);
+  // the loopback is last and only sleeps when it is alone.
+  e.transports.front()->sleep(us);
+}
+
+// Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
+void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload) {
+  Engine& e = engine();
+  r->peer_ = peer;
+  r->source = h.source;
+  r->tag = h.tag;
+  size_t n = std::min<size_t>(h.size, r->capacity_);
+  r->bytes = n;
+  r->message_bytes = h.size;
+  if (h.size > r->capacity_) r->error = Status::kErrTruncate;
+  if (h.type == FragType::kEager) {
+    if (n > 0) std::memcpy(r->buf_, payload, n);
+    if (h.flags & kFlagSync) send_control(peer, FragType::kAck, h.sreq, 0);
+    complete(r);
+    return;
+  }
+  // Rendezvous: one copy straight from the sender's buffer when the transport can.
+  if (n == 0 || e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n)) {
+    send_control(peer, FragType::kFin, h.sreq, 0);
+    complete(r);
+    return;
+  }
+  r->total_ = h.size;
+  r->received_ = 0;
+  send_control(peer, FragType::kCts, h.sreq, reinterpret_cast<uint64_t>(r));
+}
+
+void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload) {
+  Context& c = context(h.context);
+  for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
+    if (matches(r->match_source_, r->match_tag_, h.source, h.tag)) {
+      c.posted.erase(r);
+      receive_matched(r, peer, h, payload);
+      return;
+    }
+  }
+  auto* m = new Message;
+  m->h = h;
+  m->peer = peer;
+  if (h.type == FragType::kEager && h.size > 0) {
+    m->data = static_cast<uint8_t*>(std::malloc(h.size));
+    if (m->data == nullptr) {
+      log::error("pml: out of memory keeping an unexpected message of %llu B from rank %d",
+                 static_cast<unsigned long long>(h.size), peer);
+      std::abort();
+    }
+    std::memcpy(m->data, payload, h.size);
+  }
+  c.unexpected.push_back(m);
+}
+
+Message* find_unexpected(uint32_t ctx, int source, int tag) {
+  for (Message* m = context(ctx).unexpected.head; m != nullptr; m = m->next_) {
+    if (matches(source, tag, m->h.source, m->h.tag)) return m;
+  }
+  return nullptr;
+}
+
+// Receives an unexpected message into r and frees it.
+void receive_unexpected(Message* m, Request* r) {
+  receive_matched(r, m->peer, m->h, m->data);
+  std::free(m->data);
+  delete m;
+}
+
+void prepare_recv(Request* r, uint32_t ctx, void* buf, size_t capacity) {
+  r->kind_ = Request::Kind::kRecv;
+  r->done_ = false;
+  r->error = Status::kOk;
+  r->cancelled = false;
+  r->bytes = 0;
+  r->context_ = ctx;
+  r->buf_ = static_cast<uint8_t*>(buf);
+  r->capacity_ = capacity;
+}
+
+}  // namespace
+
+void set_transport(int peer, Transport* t) {
+  std::vector<Transport*>& list = pending_transports();
+  if (peer >= static_cast<int>(list.size())) list.resize(peer + 1);
+  list[peer] = t;
+}
+
+Status init(int self, int size) {
+  Engine& e = engine();
+  e.self = self;
+  e.peers.assign(size, Peer{});
+  std::vector<Transport*>& set = pending_transports();
+  for (int r = 0; r < size && r < static_cast<int>(set.size()); ++r) {
+    Transport* t = set[r];
+    e.peers[r].transport = t;
+    if (t != nullptr && std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end())
+      e.transports.push_back(t);
+  }
+  e.loopback = std::make_unique<SelfTransport>(self);
+  e.peers[self].transport = e.loopback.get();
+  e.transports.push_back(e.loopback.get());
+  e.eager_limit = static_cast<size_t>(params::eager_limit());
+  e.poll_id = progress::add(poll_all, nullptr);
+  progress::set_sleeper(sleep_until_bell, nullptr);
+  TORUSMPI_DEBUG(kPml, "pml: %zu transport(s), eager limit %zu B", e.transports.size(),
+                 e.eager_limit);
+  return Status::kOk;
+}
+
+Status finalize() {
+  Engine& e = engine();
+  // Sends the application completed may still sit in a backlog (eager sends complete on queueing).
+  progress::wait_until([&] { return e.backlogged.empty(); });
+  progress::set_sleeper(nullptr, nullptr);
+  progress::remove(e.poll_id);
+  for (Context& c : e.contexts) {
+    while (Message* m = c.unexpected.head) {
+      c.unexpected.erase(m);
+      std::free(m->data);
+      delete m;
+    }
+  }
+  e.contexts.clear();
+  e.transports.clear();
+  e.peers.clear();
+  e.loopback.reset();
+  pending_transports().clear();
+  return Status::kOk;
+}
+
+size_t eager_limit(int peer) {
+  Engine& e = engine();
+  return std::min(e.eager_limit, e.peers[peer].transport->max_payload());
+}
+
+Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
+             SendMode mode, Request* req) {
+  Engine& e = engine();
+  int peer = comm.world_rank(dest);
+  if (e.peers[peer].transport == nullptr) return Status::kErrUnsupported;
+  req->kind_ = Request::Kind::kSend;
+  req->done_ = false;
+  req->error = Status::kOk;
+  req->cancelled = false;
+  req->mode_ = mode;
+  req->peer_ = peer;
+  req->source = comm.rank;
+  req->tag = tag;
+  req->bytes = bytes;
+  req->buf_ = static_cast<uint8_t*>(const_cast<void*>(buf));
+  req->capacity_ = bytes;
+
+  OutJob job;
+  std::memset(&job.h, 0, sizeof job.h);
+  job.h.context = ctx;
+  job.h.source = comm.rank;
+  job.h.tag = tag;
+  job.h.size = bytes;
+  job.h.sreq = reinterpret_cast<uint64_t>(req);
+  if (bytes <= eager_limit(peer)) {
+    job.h.type = FragType::kEager;
+    job.h.flags = mode == SendMode::kSync ? kFlagSync : 0;
+    job.data = static_cast<const uint8_t*>(buf);
+    job.len = bytes;
+    // A standard send is done once its data is in the transport; a synchronous one at the kAck.
+    if (mode != SendMode::kSync) job.complete = req;
+  } else {
+    job.h.type = FragType::kRts;
+    job.h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
+  }
+  send_or_queue(peer, job);
+  return Status::kOk;
+}
+
+Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int source, int tag,
+             Request* req) {
+  (void)comm;
+  prepare_recv(req, ctx, buf, capacity);
+  req->match_source_ = source;
+  req->match_tag_ = tag;
+  // Progress first would find nothing new most of the time; a message already queued is older
+  // than this receive, so it must match before any that arrives later.
+  if (Message* m = find_unexpected(ctx, source, tag)) {
+    context(ctx).unexpected.erase(m);
+    receive_unexpected(m, req);
+    return Status::kOk;
+  }
+  context(ctx).posted.push_back(req);
+  return Status::kOk;
+}
+
+bool cancel(Request* req) {
+  if (req->kind_ != Request::Kind::kRecv || req->done_) return false;
+  Context& c = context(req->context_);
+  for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
+    if (r == req) {
+      c.posted.erase(req);
+      req->cancelled = true;
+      complete(req);
+      return true;
+    }
+  }
+  return false;  // matched: its data is on the way
+}
+
+bool iprobe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info) {
+  (void)comm;
+  Message* m = find_unexpected(ctx, source, tag);
+  if (m == nullptr) {
+    progress::poll();
+    m = find_unexpected(ctx, source, tag);
+  }
+  if (m == nullptr) return false;
+  info->source = m->h.source;
+  info->tag = m->h.tag;
+  info->bytes = m->h.size;
+  return true;
+}
+
+bool improbe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info,
+             Message** msg) {
+  if (!iprobe(comm, ctx, source, tag, info)) return false;
+  *msg = find_unexpected(ctx, source, tag);
+  context(ctx).unexpected.erase(*msg);
+  return true;
+}
+
+Status mrecv(Message* msg, void* buf, size_t capacity, Request* req) {
+  prepare_recv(req, msg->h.context, buf, capacity);
+  req->match_source_ = msg->h.source;
+  req->match_tag_ = msg->h.tag;
+  receive_unexpected(msg, req);
+  return Status::kOk;
+}
+
+void wait(Request* req) {
+  progress::wait_until([req] { return req->done_; });
+}
+
+void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
+  const auto* bytes = static_cast<const uint8_t*>(payload);
+  switch (h.type) {
+    case FragType::kEager:
+    case FragType::kRts:
+      on_matched_fragment(peer, h, bytes);
+      return;
+    case FragType::kAck:
+    case FragType::kFin:
+      complete(reinterpret_cast<Request*>(h.sreq));
+      return;
+    case FragType::kCts: {
+      auto* s = reinterpret_cast<Request*>(h.sreq);
+      OutJob job;
+      std::memset(&job.h, 0, sizeof job.h);
+      job.h.type = FragType::kData;
+      job.h.rreq = h.rreq;
+      job.data = s->buf_;
+      job.len = s->capacity_;
+      job.complete = s;
+      job.pipeline = true;
+      Engine& e = engine();
+      Peer& p = e.peers[peer];
+      if (p.backlog.empty()) e.backlogged.push_back(peer);
+      p.backlog.push_back(job);
+      flush(peer);
+      return;
+    }
+    case FragType::kData: {
+      auto* r = reinterpret_cast<Request*>(h.rreq);
+      // Bytes past a truncated receive's buffer are dropped, never written.
+      if (h.addr < r->capacity_) {
+        std::memcpy(r->buf_ + h.addr, bytes, std::min<size_t>(len, r->capacity_ - h.addr));
+      }
+      r->received_ += len;
+      if (r->received_ == r->total_) complete(r);
+      return;
+    }
+  }
+  log::error("pml: fragment of unknown type %d from rank %d", static_cast<int>(h.type), peer);
+  std::abort();
+}
+
+}  // namespace torusmpi::pml

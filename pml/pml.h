@@ -1,0 +1,126 @@
+// Point-to-point messaging below MPI: matching on (context, source, tag) in MPI's order, the eager
+// and rendezvous protocols, and requests. It speaks bytes and ranks, never MPI handles; the bytes
+// travel through a Transport (transport.h) chosen per peer, so shared memory, the loopback to
+// this process and, later, the network all sit under the same matching code.
+//
+// Protocols, as seen by one message of n bytes from S to R:
+//   eager       n <= eager limit:  S --EAGER(header+data)--> R              (S done once queued)
+//   sync eager  Ssend, small:      S --EAGER(sync)--> R, R --ACK--> S on match
+//   rendezvous  n > eager limit:   S --RTS(address)--> R, on match R reads S's buffer in one copy
+//                                  (process_vm_readv), then R --FIN--> S
+//   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
+// A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
+// arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
+//
+// Single-threaded: the MPI layer serializes calls (MPI_THREAD_SERIALIZED at most).
+#ifndef TORUSMPI_PML_PML_H_
+#define TORUSMPI_PML_PML_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+
+namespace torusmpi::pml {
+
+constexpr int kAnySource = -1;
+constexpr int kAnyTag = -1;
+
+// What the pml needs of a communicator: its context id and who its ranks are.
+struct Comm {
+  // Point-to-point traffic uses `context`; the collectives of the same communicator use
+  // context + 1 (coll_context()), so they never match the application's messages.
+  uint32_t context = 0;
+  int rank = 0;
+  int size = 1;
+  std::vector<int> world_ranks;  // job rank of each rank; empty when rank r is job rank r
+
+  int world_rank(int r) const { return world_ranks.empty() ? r : world_ranks[r]; }
+  uint32_t coll_context() const { return context + 1; }
+};
+
+enum class SendMode : uint8_t { kStandard, kSync };
+
+struct Unexpected;  // a message that arrived before its receive was posted (pml.cc)
+
+// One send or receive. The caller owns the memory and keeps it alive until done(); on_complete
+// (when set) runs once, at completion, and may free the request.
+struct Request {
+  enum class Kind : uint8_t { kSend, kRecv };
+
+  // Results, valid once done.
+  int source = 0;  // sender's rank in the communicator (receives)
+  int tag = 0;
+  size_t bytes = 0;  // bytes received (at most the buffer's capacity) or sent
+  size_t message_bytes = 0;  // receives: the whole message's size (more than bytes if truncated)
+  Status error = Status::kOk;
+  bool cancelled = false;
+
+  void (*on_complete)(Request*) = nullptr;
+  void* user = nullptr;  // the caller's, untouched by the pml
+
+  bool done() const { return done_; }
+
+  // Internal to the pml.
+  Kind kind_ = Kind::kSend;
+  bool done_ = false;
+  SendMode mode_ = SendMode::kStandard;
+  uint32_t context_ = 0;
+  int peer_ = 0;  // job rank of the other side (sends; matched receives)
+  int match_source_ = kAnySource;
+  int match_tag_ = kAnyTag;
+  uint8_t* buf_ = nullptr;
+  size_t capacity_ = 0;     // receive buffer size, or send size
+  size_t received_ = 0;     // pipelined receives: bytes arrived so far, excess included
+  size_t total_ = 0;        // pipelined receives: the message's full size
+  Request* next_ = nullptr;  // posted-receive queue
+  Request* prev_ = nullptr;
+};
+
+// Starts the pml over the transports set up by the caller (see transport.h): `self` is this
+// process's job rank, `size` the job's. Registers the pml's poll function with the progress engine.
+Status init(int self, int size);
+// Completes what is still queued for sending, then stops polling.
+Status finalize();
+
+// Starts a send of `bytes` bytes to rank `dest` of comm, on `context` (comm.context or
+// comm.coll_context()). The buffer must stay unchanged until the request is done.
+Status isend(const Comm& comm, uint32_t context, const void* buf, size_t bytes, int dest, int tag,
+             SendMode mode, Request* req);
+// Posts a receive of at most `capacity` bytes from `source` (or kAnySource) with `tag` (or kAnyTag).
+Status irecv(const Comm& comm, uint32_t context, void* buf, size_t capacity, int source, int tag,
+             Request* req);
+
+// Cancels a receive that has not matched yet: it completes with cancelled set. Returns false (and
+// does nothing) when it is too late, or for a send.
+bool cancel(Request* req);
+
+// A matched message taken off the queue by improbe, received later by mrecv.
+struct Message;
+struct ProbeInfo {
+  int source = 0;
+  int tag = 0;
+  size_t bytes = 0;
+};
+// Looks for a message that a receive (context, source, tag) would match, without receiving it.
+bool iprobe(const Comm& comm, uint32_t context, int source, int tag, ProbeInfo* info);
+// The same, but takes the message: no other receive can match it; mrecv receives it.
+bool improbe(const Comm& comm, uint32_t context, int source, int tag, ProbeInfo* info,
+             Message** msg);
+Status mrecv(Message* msg, void* buf, size_t capacity, Request* req);
+
+// Blocks (driving progress) until req is done.
+void wait(Request* req);
+
+// The largest message sent eagerly to `peer` (TORUSMPI_EAGER_LIMIT, capped by the transport).
+size_t eager_limit(int peer);
+
+// Context ids: MPI_COMM_WORLD and MPI_COMM_SELF take the first two pairs; each further
+// communicator takes the next pair.
+constexpr uint32_t kWorldContext = 0;
+constexpr uint32_t kSelfContext = 2;
+
+}  // namespace torusmpi::pml
+
+#endif  // TORUSMPI_PML_PML_H_

@@ -1,0 +1,395 @@
+#include "pml/shm/shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "core/progress.h"
+#include "pml/shm/ring.h"
+#include "pml/transport.h"
+
+namespace torusmpi::pml::shm {
+namespace {
+
+constexpr uint64_t kSegmentMagic = 0x746d2e73686d3031ull;  // "tm.shm01"
+constexpr char kKey[] = "torusmpi.shm";
+// All rings of a node together stay under this, so 128 ranks per node still fit comfortably.
+constexpr uint64_t kAllRingsBudget = uint64_t{512} << 20;
+constexpr uint64_t kMinRing = uint64_t{16} << 10;
+// How often a sleeping rank checks that its local peers are alive.
+constexpr double kLivenessPeriodS = 1.0;
+
+enum RankState : uint32_t { kAbsent = 0, kActive = 1, kFinalized = 2 };
+
+struct alignas(64) SegmentHeader {
+  uint64_t magic;
+  uint32_t ranks;
+  uint32_t reserved;
+  uint64_t ring_bytes;
+  std::atomic<uint32_t> attached;
+};
+
+struct alignas(64) RankBlock {
+  std::atomic<uint32_t> bell;      // futex word: bumped to wake the rank
+  std::atomic<uint32_t> sleeping;  // 1 while the rank is (about to be) asleep on bell
+  std::atomic<uint32_t> state;     // RankState
+};
+
+// Where the first local rank published the segment.
+struct Location {
+  int32_t pid;
+  int32_t fd;  // memfd: opened by others through /proc/<pid>/fd/<fd>
+  uint64_t bytes;
+  char name[64];  // POSIX shm name; empty for a memfd
+};
+
+uint64_t floor_pow2(uint64_t x) {
+  uint64_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+uint64_t ring_bytes_for(int ranks) {
+  uint64_t want = floor_pow2(std::max<uint64_t>(params::shm_ring_size(), kMinRing));
+  uint64_t pairs = static_cast<uint64_t>(ranks) * (ranks - 1);
+  uint64_t fair = floor_pow2(std::max<uint64_t>(kAllRingsBudget / pairs, kMinRing));
+  return std::min(want, fair);
+}
+
+uint64_t ring_stride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
+uint64_t blocks_offset() { return sizeof(SegmentHeader); }
+uint64_t rings_offset(int ranks) {
+  uint64_t end = blocks_offset() + sizeof(RankBlock) * ranks;
+  return (end + 4095) & ~uint64_t{4095};
+}
+uint64_t segment_bytes(int ranks, uint64_t ring_bytes) {
+  return rings_offset(ranks) + ring_stride(ring_bytes) * ranks * ranks;
+}
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
+}
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + strerror(errno); }
+
+class ShmTransport final : public Transport {
+ public:
+  ShmTransport(uint8_t* base, uint64_t bytes, const boot::JobInfo& job,
+               const std::vector<boot::PeerCard>& cards)
+      : base_(base), bytes_(bytes), job_(job), single_copy_(params::shm_single_copy()) {
+    auto* hdr = reinterpret_cast<SegmentHeader*>(base);
+    n_ = static_cast<int>(hdr->ranks);
+    cap_ = hdr->ring_bytes;
+    me_ = job.local_rank;
+    blocks_ = reinterpret_cast<RankBlock*>(base + blocks_offset());
+    local_of_.assign(job.size, -1);
+    for (int i = 0; i < n_; ++i) local_of_[job.local_peers[i]] = i;
+    pids_.resize(n_);
+    for (int i = 0; i < n_; ++i) pids_[i] = cards[i].pid;
+    writers_.resize(n_);
+    readers_.resize(n_);
+    for (int j = 0; j < n_; ++j) {
+      if (j == me_) continue;
+      writers_[j].attach(control(me_, j), data(me_, j), cap_);
+      readers_[j].attach(control(j, me_), data(j, me_), cap_);
+    }
+    blocks_[me_].state.store(kActive, std::memory_order_release);
+    last_liveness_ = progress::now_seconds();
+  }
+
+  ~ShmTransport() override {
+    blocks_[me_].state.store(kFinalized, std::memory_order_release);
+    munmap(base_, bytes_);
+  }
+
+  const char* name() const override { return "shm"; }
+
+  bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
+    int j = local_of_[peer];
+    if (!writers_[j].push(h, payload, len)) return false;
+    ring_bell(j);
+    return true;
+  }
+
+  size_t max_payload() const override { return ring_max_payload(cap_); }
+
+  bool read_remote(int peer, uint64_t addr, void* dst, size_t len) override {
+    if (!single_copy_) return false;
+    pid_t pid = pids_[local_of_[peer]];
+    auto* out = static_cast<uint8_t*>(dst);
+    size_t done = 0;
+    while (done < len) {
+      iovec local{out + done, len - done};
+      iovec remote{reinterpret_cast<void*>(addr + done), len - done};
+      ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+      if (n <= 0) {
+        // EPERM: the kernel's ptrace policy forbids it (yama, containers). From now on this
+        // process pipelines its rendezvous receives through the rings.
+        log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies",
+                  peer, strerror(errno));
+        single_copy_ = false;
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  int poll() override {
+    int events = 0;
+    for (int j = 0; j < n_; ++j) {
+      if (j == me_) continue;
+      int peer = job_.local_peers[j];
+      int n = readers_[j].drain([peer](const FragHeader& h, const uint8_t* payload, size_t len) {
+        deliver(peer, h, payload, len);
+      });
+      if (n > 0) {
+        // The writer may be asleep waiting for the room just freed.
+        ring_bell(j);
+        events += n;
+      }
+    }
+    return events;
+  }
+
+  bool pending() const override {
+    for (int j = 0; j < n_; ++j) {
+      if (j != me_ && !readers_[j].empty()) return true;
+    }
+    return false;
+  }
+
+  void sleep(int64_t us) override {
+    RankBlock& mine = blocks_[me_];
+    uint32_t bell = mine.bell.load(std::memory_order_acquire);
+    mine.sleeping.store(1, std::memory_order_seq_cst);
+    // Checked after raising the flag: a writer that missed the flag has published already.
+    if (!pending()) {
+      timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+      futex(&mine.bell, FUTEX_WAIT, bell, &ts);
+    }
+    mine.sleeping.store(0, std::memory_order_relaxed);
+    double now = progress::now_seconds();
+    if (now - last_liveness_ > kLivenessPeriodS) {
+      last_liveness_ = now;
+      check_peers_alive("waiting for messages");
+    }
+  }
+
+  // Aborts the job when a local peer's process is gone without having finalized.
+  void check_peers_alive(const char* doing) {
+    for (int j = 0; j < n_; ++j) {
+      if (j == me_ || blocks_[j].state.load(std::memory_order_acquire) != kActive) continue;
+      if (kill(pids_[j], 0) != 0 && errno == ESRCH) {
+        boot::abort_job(1, "shm: rank " + std::to_string(job_.local_peers[j]) + " (pid " +
+                               std::to_string(pids_[j]) + ") on " + job_.hostname +
+                               " ended without calling MPI_Finalize while rank " +
+                               std::to_string(job_.rank) + " was " + doing +
+                               ": ending the job");
+      }
+    }
+  }
+
+ private:
+  uint8_t* ring_base(int from, int to) {
+    return base_ + rings_offset(n_) + ring_stride(cap_) * (static_cast<uint64_t>(from) * n_ + to);
+  }
+  RingControl* control(int from, int to) {
+    return reinterpret_cast<RingControl*>(ring_base(from, to));
+  }
+  uint8_t* data(int from, int to) { return ring_base(from, to) + sizeof(RingControl); }
+
+  // Wakes local rank j if it sleeps. The fence pairs with the one in sleep(): either j sees what
+  // was just published, or this sees j's flag.
+  void ring_bell(int j) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    RankBlock& b = blocks_[j];
+    if (b.sleeping.load(std::memory_order_relaxed) != 0) {
+      b.bell.fetch_add(1, std::memory_order_release);
+      futex(&b.bell, FUTEX_WAKE, 1, nullptr);
+    }
+  }
+
+  uint8_t* base_;
+  uint64_t bytes_;
+  const boot::JobInfo& job_;
+  bool single_copy_;
+  int n_ = 0;
+  int me_ = 0;
+  uint64_t cap_ = 0;
+  RankBlock* blocks_ = nullptr;
+  std::vector<int> local_of_;
+  std::vector<pid_t> pids_;
+  std::vector<RingWriter> writers_;
+  std::vector<RingReader> readers_;
+  double last_liveness_ = 0;
+};
+
+struct State {
+  int fd = -1;        // the first local rank's: kept open until every rank has mapped
+  std::string name;   // named segments: unlinked once every rank has mapped
+  std::unique_ptr<ShmTransport> transport;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+// A POSIX shm name unique to this job and node: nspace and pid, without slashes.
+std::string segment_name(const boot::JobInfo& job) {
+  std::string name = "/torusmpi-" + job.nspace + "-" + std::to_string(getpid());
+  std::replace(name.begin() + 1, name.end(), '/', '_');
+  return name.substr(0, 63);
+}
+
+Status create(const boot::JobInfo& job, std::string* error) {
+  State& st = state();
+  uint64_t ring = ring_bytes_for(job.local_size);
+  uint64_t bytes = segment_bytes(job.local_size, ring);
+  Location loc{};
+  loc.pid = static_cast<int32_t>(getpid());
+  loc.bytes = bytes;
+  if (params::shm_named()) {
+    st.name = segment_name(job);
+    st.fd = shm_open(st.name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (st.fd < 0) {
+      *error = errno_text(("shm: cannot create " + st.name).c_str());
+      return Status::kErrNoMem;
+    }
+    std::snprintf(loc.name, sizeof loc.name, "%s", st.name.c_str());
+  } else {
+    st.fd = memfd_create("torusmpi-shm", MFD_CLOEXEC);
+    if (st.fd < 0) {
+      *error = errno_text("shm: memfd_create");
+      return Status::kErrNoMem;
+    }
+  }
+  loc.fd = st.fd;
+  if (ftruncate(st.fd, static_cast<off_t>(bytes)) != 0) {
+    *error = errno_text(("shm: cannot size the segment to " + std::to_string(bytes) + " B").c_str());
+    return Status::kErrNoMem;
+  }
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, st.fd, 0);
+  if (base == MAP_FAILED) {
+    *error = errno_text("shm: mmap");
+    return Status::kErrNoMem;
+  }
+  // A fresh segment is zero: every atomic starts at 0, every ring empty.
+  auto* hdr = static_cast<SegmentHeader*>(base);
+  hdr->magic = kSegmentMagic;
+  hdr->ranks = static_cast<uint32_t>(job.local_size);
+  hdr->ring_bytes = ring;
+  munmap(base, bytes);
+  TORUSMPI_DEBUG(kPml, "shm: segment of %llu B for %d ranks, rings of %llu B (%s)",
+                 static_cast<unsigned long long>(bytes), job.local_size,
+                 static_cast<unsigned long long>(ring),
+                 st.name.empty() ? "memfd" : st.name.c_str());
+  return boot::put(kKey, &loc, sizeof loc);
+}
+
+// Opens the segment the first local rank published; returns its fd.
+int open_published(const Location& loc, std::string* error) {
+  if (loc.name[0] != '\0') {
+    int fd = shm_open(loc.name, O_RDWR, 0);
+    if (fd < 0) *error = errno_text((std::string("shm: cannot open ") + loc.name).c_str());
+    return fd;
+  }
+  std::string path = "/proc/" + std::to_string(loc.pid) + "/fd/" + std::to_string(loc.fd);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    *error = errno_text(("shm: cannot open the first local rank's segment " + path +
+                         " (TORUSMPI_SHM_NAMED=1 uses a named segment instead)")
+                            .c_str());
+  }
+  return fd;
+}
+
+}  // namespace
+
+Status prepare(const boot::JobInfo& job, std::string* error) {
+  if (job.local_size < 2 || job.local_rank != 0) return Status::kOk;
+  return create(job, error);
+}
+
+Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards,
+              std::string* error) {
+  if (job.local_size < 2) return Status::kOk;
+  State& st = state();
+  int first = job.local_peers[0];
+  std::vector<uint8_t> value;
+  if (boot::get(first, kKey, &value) != Status::kOk || value.size() != sizeof(Location)) {
+    *error = "shm: rank " + std::to_string(first) + " published no shared-memory segment";
+    return Status::kErrBoot;
+  }
+  Location loc;
+  std::memcpy(&loc, value.data(), sizeof loc);
+  int fd = job.local_rank == 0 ? st.fd : open_published(loc, error);
+  if (fd < 0) return Status::kErrBoot;
+  void* base = mmap(nullptr, loc.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (job.local_rank != 0) close(fd);
+  if (base == MAP_FAILED) {
+    *error = errno_text("shm: mmap");
+    return Status::kErrNoMem;
+  }
+  auto* hdr = static_cast<SegmentHeader*>(base);
+  if (hdr->magic != kSegmentMagic || hdr->ranks != static_cast<uint32_t>(job.local_size)) {
+    *error = "shm: the segment published by rank " + std::to_string(first) + " is not this job's";
+    munmap(base, loc.bytes);
+    return Status::kErrBoot;
+  }
+  st.transport = std::make_unique<ShmTransport>(static_cast<uint8_t*>(base), loc.bytes, job, cards);
+  hdr->attached.fetch_add(1, std::memory_order_acq_rel);
+  if (job.local_rank == 0) {
+    // The name goes as soon as every local rank holds the mapping. A rank that dies first ends
+    // the job here, diagnosed; the memfd goes with this process in any case.
+    progress::Backoff backoff;
+    double deadline = progress::now_seconds() + static_cast<double>(params::boot_timeout_s());
+    double next_check = progress::now_seconds() + kLivenessPeriodS;
+    while (hdr->attached.load(std::memory_order_acquire) < static_cast<uint32_t>(job.local_size)) {
+      backoff.pause();
+      double now = progress::now_seconds();
+      if (now > next_check) {
+        st.transport->check_peers_alive("waiting for its peers to map shared memory");
+        next_check = now + kLivenessPeriodS;
+      }
+      if (params::boot_timeout_s() > 0 && now > deadline) {
+        *error = "shm: local ranks did not map the shared segment within TORUSMPI_BOOT_TIMEOUT";
+        return Status::kErrTimeout;
+      }
+    }
+    if (!st.name.empty()) shm_unlink(st.name.c_str());
+    close(st.fd);
+    st.fd = -1;
+  }
+  for (int i = 0; i < job.local_size; ++i) {
+    if (i != job.local_rank) set_transport(job.local_peers[i], st.transport.get());
+  }
+  return Status::kOk;
+}
+
+void detach() {
+  State& st = state();
+  st.transport.reset();
+  if (st.fd >= 0) {
+    if (!st.name.empty()) shm_unlink(st.name.c_str());
+    close(st.fd);
+    st.fd = -1;
+  }
+}
+
+}  // namespace torusmpi::pml::shm

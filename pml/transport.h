@@ -1,0 +1,73 @@
+// What a transport does for the pml: carry fragments (a fixed header plus a bounded payload) to a
+// peer in FIFO order, hand arriving fragments to pml::deliver(), and, where it can, copy a range
+// of a peer's memory in one step (the rendezvous protocol's single copy). Everything about
+// matching and protocols stays in pml.cc, so a network transport plugs in beside shared memory.
+#ifndef TORUSMPI_PML_TRANSPORT_H_
+#define TORUSMPI_PML_TRANSPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace torusmpi::pml {
+
+enum class FragType : uint8_t {
+  kEager = 1,  // a whole message: header + data (matched)
+  kRts,        // ready to send: a large message's header and its sender's address (matched)
+  kAck,        // to the sender of a synchronous eager message: it has matched
+  kFin,        // to the sender of a rendezvous message: its buffer has been read
+  kCts,        // to the sender of a rendezvous message: push the data as kData fragments
+  kData,       // a chunk of a rendezvous message, at offset `addr`
+};
+
+constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
+
+struct FragHeader {
+  FragType type;
+  uint8_t flags;
+  uint16_t reserved;
+  uint32_t context;
+  int32_t source;  // sender's rank in the communicator
+  int32_t tag;
+  uint64_t size;  // the whole message's bytes
+  uint64_t sreq;  // the sender's request, echoed in kAck, kFin and kCts
+  uint64_t rreq;  // the receiver's request, echoed in kData
+  uint64_t addr;  // kRts: the sender's buffer; kData: the chunk's offset
+};
+static_assert(sizeof(FragHeader) == 48, "FragHeader travels in shared memory and on the wire");
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+
+  // Queues one fragment for job rank `peer`; false when there is no room now (the pml keeps it
+  // and retries after polling). len <= max_payload(). Fragments to one peer arrive in order.
+  virtual bool send(int peer, const FragHeader& h, const void* payload, size_t len) = 0;
+  virtual size_t max_payload() const = 0;
+
+  // Copies len bytes at address addr of peer's memory into dst. Returns false when this transport
+  // (or the kernel's policy) does not allow it; the pml then uses the pipelined protocol.
+  virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len) = 0;
+
+  // Hands every fragment that has arrived to pml::deliver(); returns how many there were.
+  virtual int poll() = 0;
+
+  // True when something has arrived that poll() would deliver (checked before sleeping).
+  virtual bool pending() const = 0;
+
+  // Sleeps until a fragment arrives, space frees up for a blocked send, or `us` microseconds
+  // pass. Transports without a doorbell sleep the whole time.
+  virtual void sleep(int64_t us) = 0;
+};
+
+// Called by transports for each arriving fragment from job rank `peer`; the payload is valid only
+// during the call.
+void deliver(int peer, const FragHeader& h, const void* payload, size_t len);
+
+// Which transport reaches job rank `peer`. Set before pml::init for every rank but this one (the
+// pml adds its own loopback for itself); ranks left unset are unreachable.
+void set_transport(int peer, Transport* t);
+
+}  // namespace torusmpi::pml
+
+#endif  // TORUSMPI_PML_TRANSPORT_H_

@@ -1,0 +1,582 @@
+// Point-to-point entry points: sends and receives in every mode, Sendrecv, probes and matched
+// probes, and the argument checks they share with the collectives.
+#include "mpi/p2p.h"
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "core/progress.h"
+#include "mpi/errors.h"
+
+namespace torusmpi::mpi {
+
+int check_comm(const char* fn, MPI_Comm comm, Comm** out) {
+  *out = comm_impl(comm);
+  if (*out != nullptr) return MPI_SUCCESS;
+  return raise_error(nullptr, MPI_ERR_COMM, fn, "comm argument is %s",
+                     comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
+}
+
+int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                 Buffer* out) {
+  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
+  const BuiltinTypeInfo* info = datatype_info(type);
+  if (info == nullptr) {
+    return raise_error(comm, MPI_ERR_TYPE, fn, "datatype argument is %s",
+                       type == MPI_DATATYPE_NULL
+                           ? "MPI_DATATYPE_NULL"
+                           : "not a predefined datatype (derived datatypes are not implemented "
+                             "yet)");
+  }
+  if (info->size == 0 || info->cls == TypeClass::kMarker) {
+    return raise_error(comm, MPI_ERR_TYPE, fn, "datatype %s cannot carry data in this build",
+                       info->name);
+  }
+  if (buf == nullptr && count > 0) {
+    return raise_error(comm, MPI_ERR_BUFFER, fn, "buf argument is NULL with count %d", count);
+  }
+  out->buf = const_cast<void*>(buf);
+  out->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->extent);
+  out->type_size = info->size;
+  out->type_extent = info->extent;
+  return MPI_SUCCESS;
+}
+
+int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest) {
+  if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.size)) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_RANK, fn, "dest argument is %d, not a rank of %s (size %d)",
+                     dest, c.name.c_str(), c.size);
+}
+
+int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source) {
+  if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < c.size))
+    return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_RANK, fn, "source argument is %d, not a rank of %s (size %d)",
+                     source, c.name.c_str(), c.size);
+}
+
+int check_send_tag(const char* fn, MPI_Comm comm, int tag) {
+  if (tag >= 0 && tag <= kTagUb) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_TAG, fn, "tag argument is %d (0..MPI_TAG_UB for sends)", tag);
+}
+
+int check_recv_tag(const char* fn, MPI_Comm comm, int tag) {
+  if (tag == MPI_ANY_TAG || (tag >= 0 && tag <= kTagUb)) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_TAG, fn, "tag argument is %d (0..MPI_TAG_UB or MPI_ANY_TAG)",
+                     tag);
+}
+
+int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
+  if (root >= 0 && root < c.size) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_ROOT, fn, "root argument is %d, not a rank of %s (size %d)",
+                     root, c.name.c_str(), c.size);
+}
+
+void set_status(MPI_Status* st, int source, int tag, size_t bytes, const Buffer& b,
+                bool cancelled) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = source;
+  st->MPI_TAG = tag;
+  // Elements count type_size bytes each, though they travel with their extent.
+  size_t whole = bytes / b.type_extent;
+  st->_ucount = whole * b.type_size + bytes % b.type_extent;
+  st->_cancelled = cancelled;
+}
+
+void set_empty_status(MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->_ucount = 0;
+  st->_cancelled = 0;
+}
+
+void set_proc_null_status(MPI_Status* st) {
+  set_empty_status(st);
+  if (st != MPI_STATUS_IGNORE) st->MPI_SOURCE = MPI_PROC_NULL;
+}
+
+int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Buffer& b) {
+  switch (r.error) {
+    case Status::kOk:
+      return MPI_SUCCESS;
+    case Status::kErrTruncate:
+      return raise_error(comm, MPI_ERR_TRUNCATE, fn,
+                         "message from rank %d with tag %d has %zu B, more than the %zu B of the "
+                         "receive buffer (%zu B were received)",
+                         r.source, r.tag, r.message_bytes, b.bytes, r.bytes);
+    default:
+      return raise_error(comm, error_class_of(r.error), fn, "%s with rank %d failed: %s",
+                         r.kind_ == pml::Request::Kind::kSend ? "send" : "receive", r.peer_,
+                         status_string(r.error));
+  }
+}
+
+int start_request(const char* fn, Request* req) {
+  Comm* c = comm_impl(req->comm);
+  req->active = true;
+  req->immediate = req->peer == MPI_PROC_NULL;
+  if (req->immediate) return MPI_SUCCESS;
+  Status s = Status::kOk;
+  switch (req->kind) {
+    case Request::Kind::kSend:
+      s = pml::isend(*c, c->context, req->buffer.buf, req->buffer.bytes, req->peer, req->tag,
+                     req->mode, &req->pml);
+      break;
+    case Request::Kind::kRecv:
+      s = pml::irecv(*c, c->context, req->buffer.buf, req->buffer.bytes,
+                     req->peer == MPI_ANY_SOURCE ? pml::kAnySource : req->peer,
+                     req->tag == MPI_ANY_TAG ? pml::kAnyTag : req->tag, &req->pml);
+      break;
+    case Request::Kind::kBsend:
+      req->immediate = true;  // done once copied
+      return bsend(fn, req->comm, *c, req->buffer, req->peer, req->tag);
+  }
+  if (s != Status::kOk) {
+    return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s",
+                       req->peer, status_string(s));
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace torusmpi::mpi
+
+using torusmpi::mpi::Buffer;
+using torusmpi::mpi::Comm;
+using torusmpi::mpi::Request;
+using torusmpi::mpi::raise_error;
+using torusmpi::mpi::require_active;
+namespace mpi = torusmpi::mpi;
+namespace pml = torusmpi::pml;
+
+namespace {
+
+// The checks every send makes, in the order MPI lists its arguments.
+int check_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, Comm** c, Buffer* b) {
+  if (int err = require_active(fn)) return err;
+  if (int err = mpi::check_comm(fn, comm, c)) return err;
+  if (int err = mpi::check_buffer(fn, comm, buf, count, type, b)) return err;
+  if (int err = mpi::check_dest(fn, comm, **c, dest)) return err;
+  return mpi::check_send_tag(fn, comm, tag);
+}
+
+int check_recv(const char* fn, void* buf, int count, MPI_Datatype type, int source, int tag,
+               MPI_Comm comm, Comm** c, Buffer* b) {
+  if (int err = require_active(fn)) return err;
+  if (int err = mpi::check_comm(fn, comm, c)) return err;
+  if (int err = mpi::check_buffer(fn, comm, buf, count, type, b)) return err;
+  if (int err = mpi::check_source(fn, comm, **c, source)) return err;
+  return mpi::check_recv_tag(fn, comm, tag);
+}
+
+int source_of(int source) { return source == MPI_ANY_SOURCE ? pml::kAnySource : source; }
+int tag_of(int tag) { return tag == MPI_ANY_TAG ? pml::kAnyTag : tag; }
+
+int unreachable(const char* fn, MPI_Comm comm, int peer, torusmpi::Status s) {
+  return raise_error(comm, mpi::error_class_of(s), fn, "rank %d cannot be reached: %s", peer,
+                     torusmpi::status_string(s));
+}
+
+// A blocking send in any mode but buffered.
+int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest,
+                  int tag, MPI_Comm comm, pml::SendMode mode) {
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  pml::Request req;
+  torusmpi::Status s = pml::isend(*c, c->context, b.buf, b.bytes, dest, tag, mode, &req);
+  if (s != torusmpi::Status::kOk) return unreachable(fn, comm, dest, s);
+  pml::wait(&req);
+  return mpi::request_error(fn, comm, req, b);
+}
+
+// A nonblocking send or receive, or a persistent one (not started).
+int make_request(const char* fn, Request::Kind kind, const Buffer& b, int peer, int tag,
+                 MPI_Comm comm, pml::SendMode mode, bool persistent, MPI_Request* request) {
+  if (request == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "request argument is NULL");
+  auto* req = new Request;
+  req->kind = kind;
+  req->comm = comm;
+  req->buffer = b;
+  req->peer = peer;
+  req->tag = tag;
+  req->mode = mode;
+  req->persistent = persistent;
+  req->active = !persistent;
+  *request = &req->handle;
+  if (persistent) return MPI_SUCCESS;
+  int err = mpi::start_request(fn, req);
+  if (err != MPI_SUCCESS) {
+    delete req;
+    *request = MPI_REQUEST_NULL;
+  }
+  return err;
+}
+
+int nonblocking_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest,
+                     int tag, MPI_Comm comm, pml::SendMode mode, bool persistent,
+                     MPI_Request* request) {
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
+  return make_request(fn, Request::Kind::kSend, b, dest, tag, comm, mode, persistent, request);
+}
+
+int nonblocking_recv(const char* fn, void* buf, int count, MPI_Datatype type, int source, int tag,
+                     MPI_Comm comm, bool persistent, MPI_Request* request) {
+  Comm* c;
+  Buffer b;
+  if (int err = check_recv(fn, buf, count, type, source, tag, comm, &c, &b)) return err;
+  return make_request(fn, Request::Kind::kRecv, b, source, tag, comm, pml::SendMode::kStandard,
+                      persistent, request);
+}
+
+// Receives into b and waits; fills status.
+int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int source,
+                  int tag, MPI_Status* status) {
+  if (source == MPI_PROC_NULL) {
+    mpi::set_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  pml::Request req;
+  torusmpi::Status s =
+      pml::irecv(c, c.context, b.buf, b.bytes, source_of(source), tag_of(tag), &req);
+  if (s != torusmpi::Status::kOk) return unreachable(fn, comm, source, s);
+  pml::wait(&req);
+  mpi::set_status(status, req.source, req.tag, req.bytes, b, false);
+  return mpi::request_error(fn, comm, req, b);
+}
+
+// The message objects of MPI_Mprobe/MPI_Improbe.
+struct MessageObj {
+  ompi_message_t handle;
+  pml::Message* msg;
+  MPI_Comm comm;
+};
+
+int probe(const char* fn, int source, int tag, MPI_Comm comm, bool block, bool take, int* flag,
+          MPI_Message* message, MPI_Status* status) {
+  Comm* c;
+  if (int err = require_active(fn)) return err;
+  if (int err = mpi::check_comm(fn, comm, &c)) return err;
+  if (int err = mpi::check_source(fn, comm, *c, source)) return err;
+  if (int err = mpi::check_recv_tag(fn, comm, tag)) return err;
+  if (!block && flag == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "flag argument is NULL");
+  if (take && message == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, fn, "message argument is NULL");
+  if (source == MPI_PROC_NULL) {
+    if (flag != nullptr) *flag = 1;
+    if (take) *message = MPI_MESSAGE_NO_PROC;
+    mpi::set_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  pml::ProbeInfo info;
+  pml::Message* msg = nullptr;
+  auto look = [&] {
+    return take ? pml::improbe(*c, c->context, source_of(source), tag_of(tag), &info, &msg)
+                : pml::iprobe(*c, c->context, source_of(source), tag_of(tag), &info);
+  };
+  bool found = look();
+  if (!found && block) torusmpi::progress::wait_until(look);
+  found = found || block;
+  if (flag != nullptr) *flag = found;
+  if (!found) return MPI_SUCCESS;
+  Buffer bytes;  // counts in bytes until a datatype says otherwise
+  mpi::set_status(status, info.source, info.tag, info.bytes, bytes, false);
+  if (take) {
+    auto* obj = new MessageObj{{mpi::kMagicMessage, nullptr}, msg, comm};
+    obj->handle.impl = obj;
+    *message = &obj->handle;
+  }
+  return MPI_SUCCESS;
+}
+
+MessageObj* message_impl(MPI_Message m) {
+  if (m == nullptr || m->magic != mpi::kMagicMessage || m == MPI_MESSAGE_NULL ||
+      m == MPI_MESSAGE_NO_PROC)
+    return nullptr;
+  return static_cast<MessageObj*>(m->impl);
+}
+
+}  // namespace
+
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm) {
+  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm,
+                       pml::SendMode::kStandard);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Send);
+
+// A ready send may be sent as a standard one: the receive is posted, so nothing is gained by
+// skipping the protocol.
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+  return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm,
+                       pml::SendMode::kStandard);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Rsend);
+
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+  return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, pml::SendMode::kSync);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Ssend);
+
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+  constexpr const char* kFn = "MPI_Bsend";
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(kFn, buf, count, datatype, dest, tag, comm, &c, &b)) return err;
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  return mpi::bsend(kFn, comm, *c, b, dest, tag);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Bsend);
+
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kStandard, false, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Isend);
+
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kStandard, false, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Irsend);
+
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kSync, false, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Issend);
+
+// MPI_Ibsend's request is complete once the message is copied: that is when the buffer is free.
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Ibsend";
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(kFn, buf, count, datatype, dest, tag, comm, &c, &b)) return err;
+  if (request == nullptr) return raise_error(comm, MPI_ERR_ARG, kFn, "request argument is NULL");
+  if (dest != MPI_PROC_NULL) {
+    if (int err = mpi::bsend(kFn, comm, *c, b, dest, tag)) return err;
+  }
+  auto* req = new Request;
+  req->kind = Request::Kind::kBsend;
+  req->immediate = true;
+  req->comm = comm;
+  req->buffer = b;
+  req->peer = dest;
+  *request = &req->handle;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Ibsend);
+
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Send_init", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kStandard, true, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Send_init);
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Rsend_init", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kStandard, true, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Rsend_init);
+
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send("MPI_Ssend_init", buf, count, datatype, dest, tag, comm,
+                          pml::SendMode::kSync, true, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Ssend_init);
+
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Bsend_init";
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(kFn, buf, count, datatype, dest, tag, comm, &c, &b)) return err;
+  return make_request(kFn, Request::Kind::kBsend, b, dest, tag, comm, pml::SendMode::kStandard,
+                      true, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Bsend_init);
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Recv";
+  Comm* c;
+  Buffer b;
+  if (int err = check_recv(kFn, buf, count, datatype, source, tag, comm, &c, &b)) return err;
+  return blocking_recv(kFn, comm, *c, b, source, tag, status);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Recv);
+
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return nonblocking_recv("MPI_Irecv", buf, count, datatype, source, tag, comm, false, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Irecv);
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_recv("MPI_Recv_init", buf, count, datatype, source, tag, comm, true, request);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Recv_init);
+
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Sendrecv";
+  Comm* c;
+  Buffer sb, rb;
+  if (int err = check_send(kFn, sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &sb))
+    return err;
+  if (int err = check_recv(kFn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rb))
+    return err;
+  pml::Request send;
+  if (dest != MPI_PROC_NULL) {
+    torusmpi::Status s = pml::isend(*c, c->context, sb.buf, sb.bytes, dest, sendtag,
+                                    pml::SendMode::kStandard, &send);
+    if (s != torusmpi::Status::kOk) return unreachable(kFn, comm, dest, s);
+  }
+  int err = blocking_recv(kFn, comm, *c, rb, source, recvtag, status);
+  if (dest != MPI_PROC_NULL) {
+    pml::wait(&send);
+    if (err == MPI_SUCCESS) err = mpi::request_error(kFn, comm, send, sb);
+  }
+  return err;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Sendrecv);
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Sendrecv_replace";
+  Comm* c;
+  Buffer b;
+  if (int err = check_send(kFn, buf, count, datatype, dest, sendtag, comm, &c, &b)) return err;
+  if (int err = check_recv(kFn, buf, count, datatype, source, recvtag, comm, &c, &b)) return err;
+  // The message in comes into scratch while the one out still reads buf.
+  std::vector<uint8_t> scratch(b.bytes);
+  Buffer in = b;
+  in.buf = scratch.data();
+  pml::Request send;
+  if (dest != MPI_PROC_NULL) {
+    torusmpi::Status s = pml::isend(*c, c->context, b.buf, b.bytes, dest, sendtag,
+                                    pml::SendMode::kStandard, &send);
+    if (s != torusmpi::Status::kOk) return unreachable(kFn, comm, dest, s);
+  }
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int err = blocking_recv(kFn, comm, *c, in, source, recvtag, st);
+  if (dest != MPI_PROC_NULL) {
+    pml::wait(&send);
+    if (err == MPI_SUCCESS) err = mpi::request_error(kFn, comm, send, b);
+  }
+  if (source != MPI_PROC_NULL && st->_ucount > 0) {
+    std::memcpy(b.buf, scratch.data(), std::min<size_t>(b.bytes, scratch.size()));
+  }
+  return err;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Sendrecv_replace);
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  return probe("MPI_Probe", source, tag, comm, true, false, nullptr, nullptr, status);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Probe);
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  return probe("MPI_Iprobe", source, tag, comm, false, false, flag, nullptr, status);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Iprobe);
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  return probe("MPI_Mprobe", source, tag, comm, true, true, nullptr, message, status);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Mprobe);
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                 MPI_Status* status) {
+  return probe("MPI_Improbe", source, tag, comm, false, true, flag, message, status);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Improbe);
+
+namespace {
+
+// MPI_Mrecv and MPI_Imrecv: receive the probed message into buf through req (a fresh request).
+int matched_recv(const char* fn, void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                 Request* req, MPI_Comm* comm_out) {
+  if (int err = require_active(fn)) return err;
+  if (message == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "message argument is NULL");
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    Buffer b;
+    if (int err = mpi::check_buffer(fn, MPI_COMM_WORLD, buf, count, type, &b)) return err;
+    req->kind = Request::Kind::kRecv;
+    req->immediate = true;
+    req->peer = MPI_PROC_NULL;
+    req->buffer = b;
+    *comm_out = MPI_COMM_WORLD;
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  MessageObj* m = message_impl(*message);
+  if (m == nullptr) {
+    return raise_error(nullptr, MPI_ERR_REQUEST, fn, "message argument is %s",
+                       *message == MPI_MESSAGE_NULL ? "MPI_MESSAGE_NULL"
+                                                    : "not a message from MPI_Mprobe/MPI_Improbe");
+  }
+  Buffer b;
+  if (int err = mpi::check_buffer(fn, m->comm, buf, count, type, &b)) return err;
+  req->kind = Request::Kind::kRecv;
+  req->comm = m->comm;
+  req->buffer = b;
+  *comm_out = m->comm;
+  pml::mrecv(m->msg, b.buf, b.bytes, &req->pml);
+  delete m;
+  *message = MPI_MESSAGE_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Mrecv";
+  Request req;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (int err = matched_recv(kFn, buf, count, datatype, message, &req, &comm)) return err;
+  if (req.immediate) {
+    mpi::set_proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  pml::wait(&req.pml);
+  mpi::set_status(status, req.pml.source, req.pml.tag, req.pml.bytes, req.buffer, false);
+  return mpi::request_error(kFn, comm, req.pml, req.buffer);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Mrecv);
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Imrecv";
+  if (request == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "request argument is NULL");
+  auto* req = new Request;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (int err = matched_recv(kFn, buf, count, datatype, message, req, &comm)) {
+    delete req;
+    return err;
+  }
+  req->comm = comm;
+  *request = &req->handle;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Imrecv);

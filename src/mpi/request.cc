@@ -1,0 +1,452 @@
+// Completing requests: the Wait and Test families, persistent requests (Start, Startall),
+// Request_free, Request_get_status, Cancel, and what a status tells (Get_count, Get_elements).
+#include <vector>
+
+#include "core/progress.h"
+#include "mpi/errors.h"
+#include "mpi/p2p.h"
+
+using torusmpi::mpi::Buffer;
+using torusmpi::mpi::Request;
+using torusmpi::mpi::raise_error;
+using torusmpi::mpi::request_impl;
+using torusmpi::mpi::require_active;
+namespace mpi = torusmpi::mpi;
+namespace pml = torusmpi::pml;
+namespace progress = torusmpi::progress;
+
+namespace {
+
+// A request that takes part in a completion call: not MPI_REQUEST_NULL, not an inactive
+// persistent request.
+bool active(const Request* r) { return r != nullptr && r->active; }
+
+// Every handle must be a request or MPI_REQUEST_NULL.
+int check_handles(const char* fn, int count, const MPI_Request* requests) {
+  if (count < 0) return raise_error(nullptr, MPI_ERR_COUNT, fn, "count argument is %d", count);
+  if (count > 0 && requests == nullptr)
+    return raise_error(nullptr, MPI_ERR_REQUEST, fn, "array_of_requests argument is NULL");
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] != MPI_REQUEST_NULL && request_impl(requests[i]) == nullptr)
+      return raise_error(nullptr, MPI_ERR_REQUEST, fn, "array_of_requests[%d] is not a request",
+                         i);
+  }
+  return MPI_SUCCESS;
+}
+
+int check_handle(const char* fn, const MPI_Request* request) {
+  if (request == nullptr)
+    return raise_error(nullptr, MPI_ERR_REQUEST, fn, "request argument is NULL");
+  return check_handles(fn, 1, request);
+}
+
+// The error class of a finished request, without raising it.
+int error_class(const Request& r) {
+  if (r.immediate || r.pml.error == torusmpi::Status::kOk) return MPI_SUCCESS;
+  if (r.pml.error == torusmpi::Status::kErrTruncate) return MPI_ERR_TRUNCATE;
+  return mpi::error_class_of(r.pml.error);
+}
+
+void fill_status(const Request& r, MPI_Status* st) {
+  if (r.kind == Request::Kind::kRecv) {
+    if (r.immediate) {
+      mpi::set_proc_null_status(st);
+    } else {
+      mpi::set_status(st, r.pml.source, r.pml.tag, r.pml.bytes, r.buffer, r.pml.cancelled);
+    }
+  } else {
+    // A send's status says only whether it was cancelled (never, here).
+    mpi::set_empty_status(st);
+  }
+}
+
+// Ends a complete request: fills its status, frees it (or makes a persistent one inactive) and
+// gives its error. Single-completion calls raise the error on the request's communicator;
+// multiple-completion calls (in_status) put it in the status and raise MPI_ERR_IN_STATUS later.
+int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
+  Request* r = request_impl(*handle);
+  fill_status(*r, st);
+  int err = error_class(*r);
+  if (err != MPI_SUCCESS) {
+    if (in_status) {
+      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+    } else {
+      err = mpi::request_error(fn, r->comm, r->pml, r->buffer);
+    }
+  }
+  if (r->persistent) {
+    r->active = false;
+  } else {
+    delete r;
+    *handle = MPI_REQUEST_NULL;
+  }
+  return err;
+}
+
+MPI_Status* status_at(MPI_Status* statuses, int i) {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+// After a multiple-completion call finished requests: MPI_ERR_IN_STATUS if any failed.
+int raise_in_status(const char* fn, int failed, MPI_Comm comm) {
+  if (failed == 0) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_IN_STATUS, fn, "%d request(s) failed: see their statuses",
+                     failed);
+}
+
+// Finishes every complete active request among requests[0..count); returns how many failed and
+// fills indices/outcount when given (Waitsome, Testsome) and the first failure's comm.
+int finish_complete(const char* fn, int count, MPI_Request* requests, MPI_Status* statuses,
+                    int* outcount, int* indices, MPI_Comm* failed_comm) {
+  int failed = 0, done = 0;
+  for (int i = 0; i < count; ++i) {
+    Request* r = request_impl(requests[i]);
+    if (!active(r) || !r->complete()) continue;
+    MPI_Comm comm = r->comm;
+    MPI_Status* st = indices != nullptr ? status_at(statuses, done) : status_at(statuses, i);
+    if (finish(fn, &requests[i], st, true) != MPI_SUCCESS) {
+      if (failed++ == 0) *failed_comm = comm;
+    }
+    if (indices != nullptr) indices[done] = i;
+    ++done;
+  }
+  if (outcount != nullptr) *outcount = done;
+  return failed;
+}
+
+bool any_active(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i) {
+    if (active(request_impl(requests[i]))) return true;
+  }
+  return false;
+}
+
+int first_complete(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i) {
+    Request* r = request_impl(requests[i]);
+    if (active(r) && r->complete()) return i;
+  }
+  return -1;
+}
+
+bool all_complete(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i) {
+    Request* r = request_impl(requests[i]);
+    if (active(r) && !r->complete()) return false;
+  }
+  return true;
+}
+
+void delete_on_completion(pml::Request* p) { delete static_cast<Request*>(p->user); }
+
+}  // namespace
+
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Wait";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, request)) return err;
+  Request* r = request_impl(*request);
+  if (!active(r)) {
+    mpi::set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!r->complete()) pml::wait(&r->pml);
+  return finish(kFn, request, status, false);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Wait);
+
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Test";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, request)) return err;
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  Request* r = request_impl(*request);
+  if (!active(r)) {
+    *flag = 1;
+    mpi::set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!r->complete()) progress::poll();
+  *flag = r->complete();
+  return *flag ? finish(kFn, request, status, false) : MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Test);
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  constexpr const char* kFn = "MPI_Waitall";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handles(kFn, count, array_of_requests)) return err;
+  progress::wait_until([&] { return all_complete(count, array_of_requests); });
+  // Null and inactive entries get an empty status.
+  for (int i = 0; i < count; ++i) {
+    if (!active(request_impl(array_of_requests[i]))) {
+      mpi::set_empty_status(status_at(array_of_statuses, i));
+    }
+  }
+  MPI_Comm failed_comm = nullptr;
+  int failed = finish_complete(kFn, count, array_of_requests, array_of_statuses, nullptr, nullptr,
+                               &failed_comm);
+  return raise_in_status(kFn, failed, failed_comm);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Waitall);
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
+                 MPI_Status array_of_statuses[]) {
+  constexpr const char* kFn = "MPI_Testall";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handles(kFn, count, array_of_requests)) return err;
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  if (!all_complete(count, array_of_requests)) progress::poll();
+  *flag = all_complete(count, array_of_requests);
+  if (!*flag) return MPI_SUCCESS;  // MPI: nothing is completed unless everything is
+  return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Testall);
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Waitany";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handles(kFn, count, array_of_requests)) return err;
+  if (index == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "index argument is NULL");
+  if (!any_active(count, array_of_requests)) {
+    *index = MPI_UNDEFINED;
+    mpi::set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int i = -1;
+  progress::wait_until([&] { return (i = first_complete(count, array_of_requests)) >= 0; });
+  *index = i;
+  return finish(kFn, &array_of_requests[i], status, false);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Waitany);
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
+                 MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Testany";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handles(kFn, count, array_of_requests)) return err;
+  if (index == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "index argument is NULL");
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  *index = MPI_UNDEFINED;
+  if (!any_active(count, array_of_requests)) {
+    *flag = 1;
+    mpi::set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int i = first_complete(count, array_of_requests);
+  if (i < 0) {
+    progress::poll();
+    i = first_complete(count, array_of_requests);
+  }
+  *flag = i >= 0;
+  if (i < 0) return MPI_SUCCESS;
+  *index = i;
+  return finish(kFn, &array_of_requests[i], status, false);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Testany);
+
+namespace {
+
+int some(const char* fn, bool block, int incount, MPI_Request* requests, int* outcount,
+         int* indices, MPI_Status* statuses) {
+  if (int err = require_active(fn)) return err;
+  if (int err = check_handles(fn, incount, requests)) return err;
+  if (outcount == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "outcount argument is NULL");
+  if (incount > 0 && indices == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, fn, "array_of_indices argument is NULL");
+  if (!any_active(incount, requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  if (first_complete(incount, requests) < 0) {
+    if (block) {
+      progress::wait_until([&] { return first_complete(incount, requests) >= 0; });
+    } else {
+      progress::poll();
+    }
+  }
+  MPI_Comm failed_comm = nullptr;
+  int failed = finish_complete(fn, incount, requests, statuses, outcount, indices, &failed_comm);
+  return raise_in_status(fn, failed, failed_comm);
+}
+
+}  // namespace
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+  return some("MPI_Waitsome", true, incount, array_of_requests, outcount, array_of_indices,
+              array_of_statuses);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Waitsome);
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+  return some("MPI_Testsome", false, incount, array_of_requests, outcount, array_of_indices,
+              array_of_statuses);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Testsome);
+
+int PMPI_Start(MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Start";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, request)) return err;
+  Request* r = request_impl(*request);
+  if (r == nullptr || !r->persistent)
+    return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request is not a persistent request");
+  if (r->active)
+    return raise_error(r->comm, MPI_ERR_REQUEST, kFn, "request is active: complete it first");
+  return mpi::start_request(kFn, r);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Start);
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+  constexpr const char* kFn = "MPI_Startall";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handles(kFn, count, array_of_requests)) return err;
+  for (int i = 0; i < count; ++i) {
+    Request* r = request_impl(array_of_requests[i]);
+    if (r == nullptr || !r->persistent || r->active) {
+      return raise_error(r != nullptr ? r->comm : nullptr, MPI_ERR_REQUEST, kFn,
+                         "array_of_requests[%d] is not an inactive persistent request", i);
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (int err = mpi::start_request(kFn, request_impl(array_of_requests[i]))) return err;
+  }
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Startall);
+
+int PMPI_Request_free(MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Request_free";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, request)) return err;
+  Request* r = request_impl(*request);
+  if (r == nullptr)
+    return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request argument is MPI_REQUEST_NULL");
+  *request = MPI_REQUEST_NULL;
+  if (!r->active || r->complete()) {
+    delete r;
+  } else {
+    // The operation goes on; its request goes when the pml is done with it.
+    r->pml.user = r;
+    r->pml.on_complete = delete_on_completion;
+  }
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Request_free);
+
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  constexpr const char* kFn = "MPI_Request_get_status";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, &request)) return err;
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  Request* r = request_impl(request);
+  if (!active(r)) {
+    *flag = 1;
+    mpi::set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!r->complete()) progress::poll();
+  *flag = r->complete();
+  if (*flag) fill_status(*r, status);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Request_get_status);
+
+// Receives that have not matched are cancelled; a send is never cancelled (MPI allows a cancel to
+// fail, and MPI 4 deprecates cancelling sends): its status says so.
+int PMPI_Cancel(MPI_Request* request) {
+  constexpr const char* kFn = "MPI_Cancel";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_handle(kFn, request)) return err;
+  Request* r = request_impl(*request);
+  if (r == nullptr)
+    return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request argument is MPI_REQUEST_NULL");
+  if (!r->active)
+    return raise_error(r->comm, MPI_ERR_REQUEST, kFn, "request is an inactive persistent request");
+  if (r->kind == Request::Kind::kRecv && !r->immediate) pml::cancel(&r->pml);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Cancel);
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  constexpr const char* kFn = "MPI_Test_cancelled";
+  if (int err = require_active(kFn)) return err;
+  if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "status argument is NULL");
+  if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
+  *flag = status->_cancelled != 0;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Test_cancelled);
+
+namespace {
+
+// Elements of a predefined datatype in a status: count = bytes / size, MPI_UNDEFINED when the
+// bytes are not whole elements.
+template <class T>
+int elements(const char* fn, const MPI_Status* status, MPI_Datatype type, T* count) {
+  if (int err = require_active(fn)) return err;
+  if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "status argument is NULL");
+  if (count == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "count argument is NULL");
+  const mpi::BuiltinTypeInfo* info = mpi::datatype_info(type);
+  if (info == nullptr)
+    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is not a predefined datatype");
+  if (info->size == 0) {
+    *count = 0;
+  } else if (status->_ucount % info->size != 0) {
+    *count = MPI_UNDEFINED;
+  } else {
+    *count = static_cast<T>(status->_ucount / info->size);
+  }
+  return MPI_SUCCESS;
+}
+
+template <class T>
+int set_elements(const char* fn, MPI_Status* status, MPI_Datatype type, T count) {
+  if (int err = require_active(fn)) return err;
+  if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "status argument is NULL");
+  const mpi::BuiltinTypeInfo* info = mpi::datatype_info(type);
+  if (info == nullptr)
+    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is not a predefined datatype");
+  if (count < 0) return raise_error(nullptr, MPI_ERR_COUNT, fn, "count argument is negative");
+  status->_ucount = static_cast<size_t>(count) * info->size;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return elements("MPI_Get_count", status, datatype, count);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Get_count);
+
+// Predefined datatypes are their own basic elements.
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return elements("MPI_Get_elements", status, datatype, count);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Get_elements);
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return elements("MPI_Get_elements_x", status, datatype, count);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Get_elements_x);
+
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return set_elements("MPI_Status_set_elements", status, datatype, count);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Status_set_elements);
+
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return set_elements("MPI_Status_set_elements_x", status, datatype, count);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Status_set_elements_x);
+
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  constexpr const char* kFn = "MPI_Status_set_cancelled";
+  if (int err = require_active(kFn)) return err;
+  if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "status argument is NULL");
+  status->_cancelled = flag != 0;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Status_set_cancelled);
