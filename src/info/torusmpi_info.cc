@@ -168,10 +168,12 @@ std::string mpi_standard() {
 }
 std::string mpi_h() { return std::string(TORUSMPI_OMPI_INCDIR) + "/mpi.h"; }
 
-// Says honestly what moves data today: nothing between processes.
-constexpr char kTransportsNone[] =
-    "none yet (point-to-point messaging and the shared-memory transport are not written: ranks "
-    "cannot exchange data)";
+// What moves data today: shared memory between the ranks of one node, the loopback to oneself.
+// Ranks on different nodes cannot talk until a network transport exists.
+constexpr char kTransports[] =
+    "shm (ranks of one node: shared-memory rings, single-copy rendezvous with process_vm_readv), "
+    "self (a rank to itself); no network transport yet: a job spanning nodes cannot communicate";
+constexpr char kTransportNames[] = "shm,self";
 
 std::string detected(bool found, const char* what) {
   return found ? std::string(what) + " found by configure; no transport uses it yet"
@@ -206,7 +208,7 @@ void print_build() {
   print_field("wrappers", std::string(TORUSMPI_BINDIR) + "/mpicc, " + TORUSMPI_BINDIR + "/mpicxx");
   print_field("C++ compiler", TORUSMPI_CXX);
   print_field("configure args", TORUSMPI_CONFIGURE_ARGS[0] ? TORUSMPI_CONFIGURE_ARGS : "(none)");
-  print_field("data transports", kTransportsNone);
+  print_field("data transports", kTransports);
   print_field("libfabric (OFI)", detected(kHaveOfi, "libfabric"));
   print_field("UCX", detected(kHaveUcx, "UCX"));
   print_field("host (hwloc)", host_line(topo::host_info()));
@@ -249,12 +251,13 @@ void print_build_parsable() {
   std::printf("path:mandir:%s\n", TORUSMPI_MANDIR);
   std::printf("build:cxx:%s\n", TORUSMPI_CXX);
   std::printf("build:configure_args:%s\n", TORUSMPI_CONFIGURE_ARGS);
-  // Comma-separated names of the transports that move data; empty: none exists yet.
-  std::printf("build:transports:\n");
+  // Comma-separated names of the transports that move data.
+  std::printf("build:transports:%s\n", kTransportNames);
   std::printf("build:libfabric_found:%s\n", kHaveOfi ? "yes" : "no");
   std::printf("build:ucx_found:%s\n", kHaveUcx ? "yes" : "no");
   std::printf("host:cores:%d\n", h.cores);
   std::printf("host:pus:%d\n", h.pus);
+  std::printf("host:node_pus:%d\n", h.node_pus);
   std::printf("host:numa_nodes:%d\n", h.numa_nodes);
   std::printf("host:cpu_model:%s\n", h.cpu_model.c_str());
 }
