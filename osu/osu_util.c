@@ -1,0 +1,352 @@
+/* osu_util: options, buffers, data pattern, output and point-to-point helpers of torusmpi's
+ * OSU-compatible benchmarks. See osu_util.h. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, sysconf */
+
+#include "osu_util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Tags of the helpers' messages, apart from any a benchmark uses for its data. */
+enum { kSyncTag = 32001, kGatherTag = 32002 };
+
+/* Pattern values are 0..kPatternMod-1: they fit a signed char and are exact in a float. */
+enum { kPatternMod = 101 };
+
+static const struct {
+  const char* option; /* -T argument */
+  const char* name;
+  MPI_Datatype type;
+  int size;
+} kTypes[] = {
+    {"mpi_char", "MPI_CHAR", MPI_CHAR, (int)sizeof(char)},
+    {"mpi_int", "MPI_INT", MPI_INT, (int)sizeof(int)},
+    {"mpi_float", "MPI_FLOAT", MPI_FLOAT, (int)sizeof(float)},
+};
+
+static void usage(const struct osu_bench* b, FILE* out) {
+  fprintf(out, "Usage: %s [options]\n", b->name);
+  fprintf(out,
+          "  -m, --message-size [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
+          "                                (default %zu:%zu)\n",
+          b->min_size, b->max_size);
+  fprintf(out,
+          "  -i, --iterations N            measured iterations per size (default %d, %d above %zu"
+          " bytes)\n",
+          b->iters, b->iters_large, b->large_size);
+  fprintf(out,
+          "  -x, --warmup N                warmup iterations per size (default %d, %d above %zu"
+          " bytes)\n",
+          b->warmup, b->warmup_large, b->large_size);
+  if (b->extra_opts & OSU_OPT_WINDOW)
+    fprintf(out, "  -W, --window-size N           messages in flight per iteration (default %d)\n",
+            b->window);
+  fprintf(
+      out,
+      "  -T, --type TYPE               mpi_char (default), mpi_int or mpi_float; sizes stay in\n"
+      "                                bytes (count = size / sizeof type)\n"
+      "  -c, --validation              check the received data: adds a Validation column,\n"
+      "                                exit status 1 on a failure\n"
+      "  -f, --full                    add min and max (%s) and iterations columns\n"
+      "  -h, --help                    print this and exit\n",
+      b->full_what);
+}
+
+/* A decimal number without sign, at most max. */
+static int parse_number(const char* s, unsigned long max, unsigned long* out) {
+  char* end;
+  if (*s < '0' || *s > '9') return 0;
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) return 0;
+  *out = v;
+  return 1;
+}
+
+/* -m: "MAX", "MIN:MAX" or "MIN:". */
+static int parse_sizes(const char* s, struct osu_options* o) {
+  unsigned long lo = o->min_size, hi = o->max_size;
+  const char* colon = strchr(s, ':');
+  if (colon == NULL) {
+    if (!parse_number(s, INT_MAX, &hi)) return 0;
+  } else {
+    char min_text[32];
+    size_t len = (size_t)(colon - s);
+    if (len == 0 || len >= sizeof min_text) return 0;
+    memcpy(min_text, s, len);
+    min_text[len] = '\0';
+    if (!parse_number(min_text, INT_MAX, &lo)) return 0;
+    if (colon[1] != '\0' && !parse_number(colon + 1, INT_MAX, &hi)) return 0;
+  }
+  if (lo > hi) return 0;
+  o->min_size = lo;
+  o->max_size = hi;
+  return 1;
+}
+
+static int parse_int(const char* s, int min, int* out) {
+  unsigned long v;
+  if (!parse_number(s, INT_MAX, &v) || (long)v < min) return 0;
+  *out = (int)v;
+  return 1;
+}
+
+static int parse_type(const char* s, struct osu_options* o) {
+  for (size_t i = 0; i < sizeof kTypes / sizeof kTypes[0]; i++) {
+    if (strcmp(s, kTypes[i].option) == 0) {
+      o->type = kTypes[i].type;
+      o->type_name = kTypes[i].name;
+      o->type_size = kTypes[i].size;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Returns -1 to run, 0 after -h, 1 after a bad option; only rank 0 prints. */
+static int parse_options(const struct osu_bench* b, int argc, char** argv, struct osu_options* o) {
+  static const struct {
+    char letter;
+    const char* long_name;
+    int takes_arg;
+    unsigned needs; /* OSU_OPT_* the benchmark must take, 0 for the common ones */
+  } kOptions[] = {
+      {'m', "message-size", 1, 0}, {'i', "iterations", 1, 0},
+      {'x', "warmup", 1, 0},       {'W', "window-size", 1, OSU_OPT_WINDOW},
+      {'T', "type", 1, 0},         {'c', "validation", 0, 0},
+      {'f', "full", 0, 0},         {'h', "help", 0, 0},
+  };
+  FILE* err = o->rank == 0 ? stderr : NULL;
+
+  for (int a = 1; a < argc; a++) {
+    const char* arg = argv[a];
+    const char* value = NULL; /* "-m8" or "--message-size=8" */
+    int found = -1;
+    if (arg[0] == '-' && arg[1] == '-') {
+      const char* eq = strchr(arg + 2, '=');
+      size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+      for (size_t k = 0; k < sizeof kOptions / sizeof kOptions[0]; k++)
+        if (strlen(kOptions[k].long_name) == len &&
+            strncmp(arg + 2, kOptions[k].long_name, len) == 0)
+          found = (int)k;
+      if (eq != NULL) value = eq + 1;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      for (size_t k = 0; k < sizeof kOptions / sizeof kOptions[0]; k++)
+        if (kOptions[k].letter == arg[1]) found = (int)k;
+      if (arg[2] != '\0') value = arg + 2;
+    }
+    if (found < 0 || (kOptions[found].needs & ~b->extra_opts) != 0) {
+      if (err) fprintf(err, "%s: unknown option '%s'\n", b->name, arg);
+      goto bad;
+    }
+    if (!kOptions[found].takes_arg && value != NULL) {
+      if (err) fprintf(err, "%s: option '%s' takes no value\n", b->name, arg);
+      goto bad;
+    }
+    if (kOptions[found].takes_arg && value == NULL) {
+      if (a + 1 >= argc) {
+        if (err) fprintf(err, "%s: option '%s' needs a value\n", b->name, arg);
+        goto bad;
+      }
+      value = argv[++a];
+    }
+    int ok = 1;
+    switch (kOptions[found].letter) {
+      case 'm':
+        ok = parse_sizes(value, o);
+        break;
+      case 'i':
+        ok = parse_int(value, 1, &o->iters);
+        break;
+      case 'x':
+        ok = parse_int(value, 0, &o->warmup);
+        break;
+      case 'W':
+        ok = parse_int(value, 1, &o->window);
+        break;
+      case 'T':
+        ok = parse_type(value, o);
+        break;
+      case 'c':
+        o->validate = 1;
+        break;
+      case 'f':
+        o->full = 1;
+        break;
+      case 'h':
+        if (o->rank == 0) usage(b, stdout);
+        return 0;
+    }
+    if (!ok) {
+      if (err) fprintf(err, "%s: bad value '%s' for option '%s'\n", b->name, value, arg);
+      goto bad;
+    }
+  }
+  return -1;
+bad:
+  if (err) usage(b, err);
+  return 1;
+}
+
+int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_options* o) {
+  MPI_Init(argc, argv);
+  memset(o, 0, sizeof *o);
+  MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &o->nranks);
+  o->min_size = b->min_size;
+  o->max_size = b->max_size;
+  o->iters = -1;
+  o->warmup = -1;
+  o->window = b->window;
+  parse_type(kTypes[0].option, o);
+
+  int rc = parse_options(b, *argc, *argv, o);
+  if (rc < 0 && (o->nranks < b->min_ranks || (b->even_ranks && o->nranks % 2 != 0))) {
+    if (o->rank == 0 && b->even_ranks)
+      fprintf(stderr, "%s: needs an even number of ranks, at least %d (got %d)\n", b->name,
+              b->min_ranks, o->nranks);
+    else if (o->rank == 0)
+      fprintf(stderr, "%s: needs at least %d ranks (got %d)\n", b->name, b->min_ranks, o->nranks);
+    rc = 1;
+  }
+  if (rc >= 0) MPI_Finalize();
+  return rc;
+}
+
+int osu_finish(long errors) {
+  MPI_Finalize();
+  return errors != 0;
+}
+
+size_t osu_next_size(size_t size) { return size == 0 ? 1 : size * 2; }
+
+int osu_count(const struct osu_options* o, size_t size) {
+  return size % (size_t)o->type_size == 0 ? (int)(size / (size_t)o->type_size) : -1;
+}
+
+int osu_iters(const struct osu_bench* b, const struct osu_options* o, size_t size) {
+  return o->iters >= 0 ? o->iters : size > b->large_size ? b->iters_large : b->iters;
+}
+
+int osu_warmup(const struct osu_bench* b, const struct osu_options* o, size_t size) {
+  return o->warmup >= 0 ? o->warmup : size > b->large_size ? b->warmup_large : b->warmup;
+}
+
+void* osu_alloc(size_t bytes) {
+  long page = sysconf(_SC_PAGESIZE);
+  void* p = NULL;
+  if (page <= 0) page = 4096;
+  if (bytes == 0) bytes = 1;
+  if (posix_memalign(&p, (size_t)page, bytes) != 0) {
+    fprintf(stderr, "osu: cannot allocate %zu bytes\n", bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+  }
+  memset(p, 0, bytes); /* map the pages before anything is timed */
+  return p;
+}
+
+/* Consecutive iterations (13) and neighbouring ranks (29) get seeds that differ modulo
+ * kPatternMod, so data left from the previous iteration or sent by the wrong rank fails. */
+unsigned osu_seed(size_t size, int iteration, int rank) {
+  return (unsigned)(size % kPatternMod) * 7u + (unsigned)(iteration % kPatternMod) * 13u +
+         (unsigned)(rank % kPatternMod) * 29u;
+}
+
+static int pattern(unsigned seed, int i) { return (int)((seed + (unsigned)i) % kPatternMod); }
+
+void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed) {
+  if (o->type == MPI_INT) {
+    for (int i = 0; i < count; i++) ((int*)buf)[i] = pattern(seed, i);
+  } else if (o->type == MPI_FLOAT) {
+    for (int i = 0; i < count; i++) ((float*)buf)[i] = (float)pattern(seed, i);
+  } else {
+    for (int i = 0; i < count; i++) ((char*)buf)[i] = (char)pattern(seed, i);
+  }
+}
+
+long osu_check(const void* buf, int count, const struct osu_options* o, unsigned seed) {
+  long bad = 0;
+  if (o->type == MPI_INT) {
+    for (int i = 0; i < count; i++) bad += ((const int*)buf)[i] != pattern(seed, i);
+  } else if (o->type == MPI_FLOAT) {
+    for (int i = 0; i < count; i++) bad += ((const float*)buf)[i] != (float)pattern(seed, i);
+  } else {
+    for (int i = 0; i < count; i++) bad += ((const char*)buf)[i] != (char)pattern(seed, i);
+  }
+  return bad;
+}
+
+/* All ones: -1 as a char or an int, a NaN as a float; never a pattern value. */
+void osu_poison(void* buf, size_t bytes) { memset(buf, 0xff, bytes); }
+
+enum { kSizeWidth = 10, kFieldWidth = 18 };
+
+void osu_print_header(const struct osu_bench* b, const struct osu_options* o) {
+  if (o->rank != 0) return;
+  int bw = b->metric == OSU_BANDWIDTH;
+  const char* column = b->column ? b->column : bw ? "Bandwidth (MB/s)" : "Latency (us)";
+  printf("# torusmpi OSU-compatible MPI %s\n", b->title);
+  printf("# Datatype: %s.\n", o->type_name);
+  printf("%-*s%*s", kSizeWidth, "# Size", kFieldWidth, column);
+  if (o->full)
+    printf("%*s%*s%*s", kFieldWidth, bw ? "Min BW (MB/s)" : "Min Latency(us)", kFieldWidth,
+           bw ? "Max BW (MB/s)" : "Max Latency(us)", kFieldWidth, "Iterations");
+  if (o->validate) printf("%*s", kFieldWidth, "Validation");
+  printf("\n");
+  fflush(stdout);
+}
+
+void osu_print_row(const struct osu_options* o, size_t size, double value, double min, double max,
+                   int iters, long errors) {
+  if (o->rank != 0) return;
+  printf("%-*zu%*.2f", kSizeWidth, size, kFieldWidth, value);
+  if (o->full) printf("%*.2f%*.2f%*d", kFieldWidth, min, kFieldWidth, max, kFieldWidth, iters);
+  if (o->validate) printf("%*s", kFieldWidth, errors == 0 ? "Pass" : "Fail");
+  printf("\n");
+  fflush(stdout);
+}
+
+void osu_sync(int n, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank >= n) return;
+  /* Round d: tell rank + d, hear from rank - d; after ceil(log2 n) rounds all have heard of all. */
+  for (int d = 1; d < n; d *= 2)
+    MPI_Sendrecv(NULL, 0, MPI_CHAR, (rank + d) % n, kSyncTag, NULL, 0, MPI_CHAR, (rank - d + n) % n,
+                 kSyncTag, comm, MPI_STATUS_IGNORE);
+}
+
+void osu_gather(const double* mine, int k, double* all, int n, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank >= n) return;
+  if (rank != 0) {
+    MPI_Send(mine, k, MPI_DOUBLE, 0, kGatherTag, comm);
+    return;
+  }
+  memcpy(all, mine, (size_t)k * sizeof *all);
+  for (int r = 1; r < n; r++)
+    MPI_Recv(all + (size_t)r * k, k, MPI_DOUBLE, r, kGatherTag, comm, MPI_STATUS_IGNORE);
+}
+
+long osu_sum_errors(long errors, int n, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) {
+    double mine = (double)errors;
+    osu_gather(&mine, 1, NULL, n, comm);
+    return errors;
+  }
+  double* all = osu_alloc((size_t)n * sizeof *all);
+  double mine = (double)errors;
+  osu_gather(&mine, 1, all, n, comm);
+  long sum = 0;
+  for (int r = 0; r < n; r++) sum += (long)all[r];
+  free(all);
+  return sum;
+}
