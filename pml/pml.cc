@@ -83,10 +83,9 @@ struct Engine {
   std::unique_ptr<SelfTransport> loopback;
 };
 
-Engine& engine() {
-  static Engine e;
-  return e;
-}
+// Namespace scope rather than a function's static: no initialization guard on the hot path.
+Engine g_engine;
+inline Engine& engine() { return g_engine; }
 
 // Transports are set before init sizes the table.
 std::vector<Transport*>& pending_transports() {
@@ -141,7 +140,7 @@ bool flush(int peer) {
       size_t chunk = t->max_payload();
       while (job.offset < job.len) {
         size_t n = std::min(chunk, job.len - job.offset);
-        job.h.addr = job.offset;
+        job.h.size = job.offset;
         if (!t->send(peer, job.h, job.data + job.offset, n)) return false;
         job.offset += n;
       }
@@ -457,8 +456,8 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
     case FragType::kData: {
       auto* r = reinterpret_cast<Request*>(h.rreq);
       // Bytes past a truncated receive's buffer are dropped, never written.
-      if (h.addr < r->capacity_) {
-        std::memcpy(r->buf_ + h.addr, bytes, std::min<size_t>(len, r->capacity_ - h.addr));
+      if (h.size < r->capacity_) {
+        std::memcpy(r->buf_ + h.size, bytes, std::min<size_t>(len, r->capacity_ - h.size));
       }
       r->received_ += len;
       if (r->received_ == r->total_) complete(r);

@@ -16,7 +16,7 @@ enum class FragType : uint8_t {
   kAck,        // to the sender of a synchronous eager message: it has matched
   kFin,        // to the sender of a rendezvous message: its buffer has been read
   kCts,        // to the sender of a rendezvous message: push the data as kData fragments
-  kData,       // a chunk of a rendezvous message, at offset `addr`
+  kData,       // a chunk of a rendezvous message, at offset `size`
 };
 
 constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
@@ -28,12 +28,14 @@ struct FragHeader {
   uint32_t context;
   int32_t source;  // sender's rank in the communicator
   int32_t tag;
-  uint64_t size;  // the whole message's bytes
+  uint64_t size;  // the whole message's bytes; kData: the chunk's offset in it
   uint64_t sreq;  // the sender's request, echoed in kAck, kFin and kCts
-  uint64_t rreq;  // the receiver's request, echoed in kData
-  uint64_t addr;  // kRts: the sender's buffer; kData: the chunk's offset
+  union {
+    uint64_t rreq;  // kCts, kData: the receiver's request
+    uint64_t addr;  // kRts: the sender's buffer
+  };
 };
-static_assert(sizeof(FragHeader) == 48, "FragHeader travels in shared memory and on the wire");
+static_assert(sizeof(FragHeader) == 40, "FragHeader travels in shared memory and on the wire");
 
 class Transport {
  public:

@@ -2,13 +2,16 @@
 // lock. Positions count bytes since the start and only grow; a record never straddles the end of
 // the ring (a skip record fills the gap instead), so the reader hands out payloads in place.
 //
-//   | tail (writer's cache line) | head (reader's cache line) | data: cap bytes, cap a power of 2 |
-//   record: | len:u32 kind:u32 | FragHeader (48 B) | payload (len B) | padding to 64 B |
+//   | head (the reader's cache line) | data: cap bytes, cap a power of 2 |
+//   record: | prefix: valid, kind, len (8 B) | FragHeader (40 B) | payload (len B) | pad to 64 B |
 //
-// The writer publishes a record with a release store of tail; the reader frees it with a release
-// store of head. Each side keeps its own position and a cached copy of the other's, so the hot
-// path touches the other side's cache line only when the ring looks full (writer) or empty
-// (reader).
+// Records announce themselves: the writer fills a record, then sets its prefix with a release
+// store; the reader polls the prefix at its head and needs no tail word, so a small message costs
+// one cache line moving from writer to reader (16 payload bytes share it with the header). A
+// prefix the reader reaches may hold stale bytes of an earlier lap, so before publishing a record
+// the writer clears the prefix of the one after it; one line of the ring is kept free for that.
+// The reader frees space with a release store of head, which the writer reads only when its
+// cached copy says the ring is full.
 #ifndef TORUSMPI_PML_SHM_RING_H_
 #define TORUSMPI_PML_SHM_RING_H_
 
@@ -22,26 +25,27 @@
 namespace torusmpi::pml::shm {
 
 struct alignas(64) RingControl {
-  std::atomic<uint64_t> tail{0};
-  char pad0[64 - sizeof(std::atomic<uint64_t>)];
   std::atomic<uint64_t> head{0};
-  char pad1[64 - sizeof(std::atomic<uint64_t>)];
+  char pad[64 - sizeof(std::atomic<uint64_t>)];
 };
-static_assert(sizeof(RingControl) == 128, "tail and head live on separate cache lines");
+static_assert(sizeof(RingControl) == 64, "head has its cache line to itself");
 
-struct RecordPrefix {
-  uint32_t len;   // payload bytes (kSkip: bytes skipped, prefix included)
-  uint32_t kind;  // kFragment or kSkip
-};
-constexpr uint32_t kFragment = 1;
-constexpr uint32_t kSkip = 2;
-constexpr size_t kRecordOverhead = sizeof(RecordPrefix) + sizeof(FragHeader);
+// The prefix word: bit 63 says the record is there, bits 32..39 its kind, bits 0..31 its length
+// (payload bytes; for a skip, the bytes skipped).
+constexpr uint64_t kValid = uint64_t{1} << 63;
+constexpr uint64_t kSkipKind = uint64_t{1} << 32;
+constexpr size_t kRecordOverhead = sizeof(uint64_t) + sizeof(FragHeader);
+constexpr uint64_t kLine = 64;
 
-inline uint64_t record_bytes(size_t len) { return (kRecordOverhead + len + 63) & ~uint64_t{63}; }
+inline uint64_t record_bytes(size_t len) { return (kRecordOverhead + len + kLine - 1) & ~(kLine - 1); }
 
 // The largest payload a ring of `cap` bytes takes: a quarter of it, so that several records are
 // in flight and a record always fits after waiting.
 inline size_t ring_max_payload(uint64_t cap) { return cap / 4 - kRecordOverhead; }
+
+inline std::atomic<uint64_t>* prefix_at(uint8_t* data, uint64_t offset) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(data + offset);
+}
 
 class RingWriter {
  public:
@@ -49,8 +53,8 @@ class RingWriter {
     ctl_ = ctl;
     data_ = data;
     cap_ = cap;
-    tail_ = ctl->tail.load(std::memory_order_relaxed);
     head_cache_ = ctl->head.load(std::memory_order_acquire);
+    tail_ = head_cache_;
   }
 
   // Appends one record; false when the ring has no room for it now.
@@ -58,30 +62,33 @@ class RingWriter {
     uint64_t need = record_bytes(len);
     uint64_t off = tail_ & (cap_ - 1);
     uint64_t gap = cap_ - off;  // bytes to the end of the ring
-    uint64_t total = need <= gap ? need : gap + need;
+    uint64_t total = (need <= gap ? need : gap + need) + kLine;  // + the line cleared ahead
     if (tail_ + total - head_cache_ > cap_) {
       head_cache_ = ctl_->head.load(std::memory_order_acquire);
       if (tail_ + total - head_cache_ > cap_) return false;
     }
     if (need > gap) {
-      auto* skip = reinterpret_cast<RecordPrefix*>(data_ + off);
-      skip->len = static_cast<uint32_t>(gap);
-      skip->kind = kSkip;
+      publish(off, 0, kSkipKind | gap);
       tail_ += gap;
       off = 0;
     }
     uint8_t* rec = data_ + off;
-    auto* prefix = reinterpret_cast<RecordPrefix*>(rec);
-    prefix->len = static_cast<uint32_t>(len);
-    prefix->kind = kFragment;
-    std::memcpy(rec + sizeof(RecordPrefix), &h, sizeof h);
+    std::memcpy(rec + sizeof(uint64_t), &h, sizeof h);
     if (len > 0) std::memcpy(rec + kRecordOverhead, payload, len);
+    publish(off, need, len);
     tail_ += need;
-    ctl_->tail.store(tail_, std::memory_order_release);
     return true;
   }
 
  private:
+  // Clears the prefix after the record at off (`bytes` long), then sets the record's own: the
+  // release orders both the clear and the record's bytes before the reader can see it.
+  void publish(uint64_t off, uint64_t bytes, uint64_t word) {
+    uint64_t next = (off + (bytes == 0 ? (word & 0xffffffffu) : bytes)) & (cap_ - 1);
+    prefix_at(data_, next)->store(0, std::memory_order_relaxed);
+    prefix_at(data_, off)->store(kValid | word, std::memory_order_release);
+  }
+
   RingControl* ctl_ = nullptr;
   uint8_t* data_ = nullptr;
   uint64_t cap_ = 0;
@@ -96,37 +103,34 @@ class RingReader {
     data_ = data;
     cap_ = cap;
     head_ = ctl->head.load(std::memory_order_relaxed);
-    tail_cache_ = head_;
   }
 
-  bool empty() const { return ctl_->tail.load(std::memory_order_acquire) == head_; }
+  bool empty() const {
+    return (prefix_at(data_, head_ & (cap_ - 1))->load(std::memory_order_acquire) & kValid) == 0;
+  }
 
   // Calls fn(header, payload, len) for each record written so far, in order; the payload is
   // valid during the call only. Returns the number of records.
   template <class Fn>
   int drain(Fn&& fn) {
-    if (tail_cache_ == head_) {
-      tail_cache_ = ctl_->tail.load(std::memory_order_acquire);
-      if (tail_cache_ == head_) return 0;
-    }
     int n = 0;
-    while (head_ != tail_cache_) {
+    for (;;) {
       uint8_t* rec = data_ + (head_ & (cap_ - 1));
-      const auto* prefix = reinterpret_cast<const RecordPrefix*>(rec);
-      if (prefix->kind == kSkip) {
-        head_ += prefix->len;
+      uint64_t word = prefix_at(data_, head_ & (cap_ - 1))->load(std::memory_order_acquire);
+      if ((word & kValid) == 0) return n;
+      size_t len = static_cast<size_t>(word & 0xffffffffu);
+      if (word & kSkipKind) {
+        head_ += len;
         continue;
       }
       FragHeader h;
-      std::memcpy(&h, rec + sizeof(RecordPrefix), sizeof h);
-      size_t len = prefix->len;
+      std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
       fn(h, rec + kRecordOverhead, len);
       head_ += record_bytes(len);
       // Freed record by record: a writer waiting for room starts as early as possible.
       ctl_->head.store(head_, std::memory_order_release);
       ++n;
     }
-    return n;
   }
 
  private:
@@ -134,7 +138,6 @@ class RingReader {
   uint8_t* data_ = nullptr;
   uint64_t cap_ = 0;
   uint64_t head_ = 0;
-  uint64_t tail_cache_ = 0;
 };
 
 }  // namespace torusmpi::pml::shm

@@ -158,8 +158,9 @@ class ShmTransport final : public Transport {
         deliver(peer, h, payload, len);
       });
       if (n > 0) {
-        // The writer may be asleep waiting for the room just freed.
-        ring_bell(j);
+        // The writer may be asleep waiting for the room just freed. No fence here: a wake-up
+        // missed in that race costs the writer one sleep of at most TORUSMPI_SLEEP_MAX_US.
+        wake(j);
         events += n;
       }
     }
@@ -217,6 +218,9 @@ class ShmTransport final : public Transport {
   // was just published, or this sees j's flag.
   void ring_bell(int j) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    wake(j);
+  }
+  void wake(int j) {
     RankBlock& b = blocks_[j];
     if (b.sleeping.load(std::memory_order_relaxed) != 0) {
       b.bell.fetch_add(1, std::memory_order_release);

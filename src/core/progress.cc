@@ -18,19 +18,20 @@ struct Entry {
 };
 
 // Registration happens at init and teardown only; poll() is the hot path and walks a flat array.
-std::vector<Entry>& entries() {
-  static std::vector<Entry> list;
-  return list;
-}
+std::vector<Entry> g_entries;
+inline std::vector<Entry>& entries() { return g_entries; }
 int g_next_id = 1;
 SleepFn g_sleeper = nullptr;
 void* g_sleeper_ctx = nullptr;
 bool g_oversubscribed = false;
 
-// Polls and yields of an oversubscribed rank before it sleeps: a few polls catch a reply that is
-// already on its way; a yield on a busy core hands it to a rank that has work.
+// An oversubscribed rank polls a few times (a reply may be on its way), then yields: a yield hands
+// the core to a rank that has work, and keeps the core from going idle, which on a virtual machine
+// makes the next wake-up cost tens of microseconds. Only after many yields (about a millisecond:
+// the peer is computing, not communicating) does it sleep on its doorbell, so waiting ranks stop
+// taking turns away from computing ones.
 constexpr int64_t kOversubscribedSpin = 50;
-constexpr int64_t kOversubscribedYield = 2;
+constexpr int64_t kOversubscribedYield = 1000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,7 +79,7 @@ Backoff::Backoff()
       sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1) {
   if (g_oversubscribed) {
     spin_limit_ = std::min(spin_limit_, kOversubscribedSpin);
-    yield_limit_ = std::min(yield_limit_, kOversubscribedYield);
+    yield_limit_ = std::max(yield_limit_, kOversubscribedYield);
   }
   yield_limit_ += spin_limit_;
 }

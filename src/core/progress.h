@@ -27,7 +27,7 @@ using SleepFn = void (*)(void* ctx, int64_t us);
 void set_sleeper(SleepFn fn, void* ctx);
 
 // With more ranks on the node than hardware threads to run them, a waiting rank's spinning only
-// delays the rank it waits for: Backoffs made afterwards spin and yield far less before sleeping.
+// delays the rank it waits for: Backoffs made afterwards spin briefly and then yield the core.
 void set_oversubscribed(bool oversubscribed);
 bool oversubscribed();
 
@@ -66,6 +66,7 @@ double now_seconds();  // monotonic clock
 
 template <class Done>
 bool torusmpi::progress::wait_until(Done done, double timeout_s) {
+  if (done()) return true;  // the common case of a short message: no Backoff to set up
   Backoff backoff;
   double deadline = timeout_s > 0 ? now_seconds() + timeout_s : 0;
   while (!done()) {

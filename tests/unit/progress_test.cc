@@ -141,6 +141,26 @@ TEST_F(ProgressTest, BackoffSpinsThenYieldsThenSleeps) {
   EXPECT_EQ(backoff.phase(), Backoff::Phase::kSpin);
 }
 
+TEST_F(ProgressTest, OversubscribedBackoffSpinsLittleAndYieldsLong) {
+  set_limits("100000", "0", "4");
+  set_oversubscribed(true);
+  Backoff backoff;
+  set_oversubscribed(false);
+  int spins = 0, yields = 0;
+  while (backoff.phase() == Backoff::Phase::kSpin) {
+    backoff.pause();
+    ++spins;
+  }
+  while (backoff.phase() == Backoff::Phase::kYield) {
+    backoff.pause();
+    ++yields;
+  }
+  EXPECT_EQ(spins, 50) << "spinning only delays the rank that has work";
+  EXPECT_EQ(yields, 1000) << "yields keep the core busy for about a millisecond before sleeping";
+  Backoff normal;
+  EXPECT_EQ(normal.phase(), Backoff::Phase::kSpin);
+}
+
 TEST_F(ProgressTest, BackoffReadsItsLimitsWhenMade) {
   set_limits("0", "1", "4");
   Backoff early;
