@@ -69,6 +69,7 @@ struct OutJob {
 
 struct Peer {
   Transport* transport = nullptr;
+  size_t eager_limit = 0;  // TORUSMPI_EAGER_LIMIT, capped by the transport's fragment size
   std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
 };
 
@@ -288,6 +289,9 @@ Status init(int self, int size) {
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
   e.eager_limit = static_cast<size_t>(params::eager_limit());
+  for (Peer& p : e.peers) {
+    if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
+  }
   e.poll_id = progress::add(poll_all, nullptr);
   progress::set_sleeper(sleep_until_bell, nullptr);
   TORUSMPI_DEBUG(kPml, "pml: %zu transport(s), eager limit %zu B", e.transports.size(),
@@ -316,10 +320,7 @@ Status finalize() {
   return Status::kOk;
 }
 
-size_t eager_limit(int peer) {
-  Engine& e = engine();
-  return std::min(e.eager_limit, e.peers[peer].transport->max_payload());
-}
+size_t eager_limit(int peer) { return engine().peers[peer].eager_limit; }
 
 Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
              SendMode mode, Request* req) {
@@ -339,22 +340,26 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   req->capacity_ = bytes;
 
   OutJob job;
-  std::memset(&job.h, 0, sizeof job.h);
-  job.h.context = ctx;
-  job.h.source = comm.rank;
-  job.h.tag = tag;
-  job.h.size = bytes;
-  job.h.sreq = reinterpret_cast<uint64_t>(req);
-  if (bytes <= eager_limit(peer)) {
-    job.h.type = FragType::kEager;
-    job.h.flags = mode == SendMode::kSync ? kFlagSync : 0;
+  FragHeader& h = job.h;
+  h.flags = 0;
+  h.reserved = 0;
+  h.context = ctx;
+  h.source = comm.rank;
+  h.tag = tag;
+  h.size = bytes;
+  h.sreq = reinterpret_cast<uint64_t>(req);
+  Peer& p = e.peers[peer];
+  if (bytes <= p.eager_limit) {
+    h.type = FragType::kEager;
+    h.addr = 0;
+    if (mode == SendMode::kSync) h.flags = kFlagSync;
     job.data = static_cast<const uint8_t*>(buf);
     job.len = bytes;
     // A standard send is done once its data is in the transport; a synchronous one at the kAck.
     if (mode != SendMode::kSync) job.complete = req;
   } else {
-    job.h.type = FragType::kRts;
-    job.h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
+    h.type = FragType::kRts;
+    h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
   }
   send_or_queue(peer, job);
   return Status::kOk;

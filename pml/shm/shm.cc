@@ -35,6 +35,8 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by page).
 // Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
+// Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
+constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
 // How often a sleeping rank checks that its local peers are alive.
 constexpr double kLivenessPeriodS = 1.0;
 
@@ -352,7 +354,10 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
   std::memcpy(&loc, value.data(), sizeof loc);
   int fd = job.local_rank == 0 ? st.fd : open_published(loc, error);
   if (fd < 0) return Status::kErrBoot;
-  void* base = mmap(nullptr, loc.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Mapped with its pages in place: a page faulted in during the first pass of small messages
+  // through a ring costs more than the messages themselves.
+  int populate = loc.bytes <= kPopulateMax ? MAP_POPULATE : 0;
+  void* base = mmap(nullptr, loc.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | populate, fd, 0);
   if (job.local_rank != 0) close(fd);
   if (base == MAP_FAILED) {
     *error = errno_text("shm: mmap");

@@ -16,10 +16,9 @@
 
 namespace torusmpi::mpi {
 
-Runtime& runtime() {
-  static Runtime rt;
-  return rt;
-}
+// Namespace scope, not a function's static: every entry point reads it, with no guard to check.
+Runtime g_runtime;
+Runtime& runtime() { return g_runtime; }
 
 namespace {
 

@@ -198,7 +198,7 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
 int make_request(const char* fn, Request::Kind kind, const Buffer& b, int peer, int tag,
                  MPI_Comm comm, pml::SendMode mode, bool persistent, MPI_Request* request) {
   if (request == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "request argument is NULL");
-  auto* req = new Request;
+  auto* req = Request::make();
   req->kind = kind;
   req->comm = comm;
   req->buffer = b;
@@ -211,7 +211,7 @@ int make_request(const char* fn, Request::Kind kind, const Buffer& b, int peer, 
   if (persistent) return MPI_SUCCESS;
   int err = mpi::start_request(fn, req);
   if (err != MPI_SUCCESS) {
-    delete req;
+    Request::release(req);
     *request = MPI_REQUEST_NULL;
   }
   return err;
@@ -369,7 +369,7 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
   if (dest != MPI_PROC_NULL) {
     if (int err = mpi::bsend(kFn, comm, *c, b, dest, tag)) return err;
   }
-  auto* req = new Request;
+  auto* req = Request::make();
   req->kind = Request::Kind::kBsend;
   req->immediate = true;
   req->comm = comm;
@@ -569,10 +569,10 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
                 MPI_Request* request) {
   constexpr const char* kFn = "MPI_Imrecv";
   if (request == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "request argument is NULL");
-  auto* req = new Request;
+  auto* req = Request::make();
   MPI_Comm comm = MPI_COMM_WORLD;
   if (int err = matched_recv(kFn, buf, count, datatype, message, req, &comm)) {
-    delete req;
+    Request::release(req);
     return err;
   }
   req->comm = comm;

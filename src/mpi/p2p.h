@@ -69,6 +69,10 @@ struct Request {
     handle.impl = this;
   }
   bool complete() const { return immediate || pml.done(); }
+
+  // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
+  static Request* make();
+  static void release(Request* r);
 };
 
 // The Request behind a handle; nullptr for MPI_REQUEST_NULL and for anything that is not one.
