@@ -1,5 +1,6 @@
 // Completing requests: the Wait and Test families, persistent requests (Start, Startall),
 // Request_free, Request_get_status, Cancel, and what a status tells (Get_count, Get_elements).
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -88,12 +89,11 @@ int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) 
   Request* r = request_impl(*handle);
   fill_status(*r, st);
   int err = error_class(*r);
-  if (err != MPI_SUCCESS) {
-    if (in_status) {
-      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
-    } else {
-      err = mpi::request_error(fn, r->comm, r->pml, r->buffer);
-    }
+  if (in_status) {
+    // Every status of the call says how its request went, the successful ones included.
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+  } else if (err != MPI_SUCCESS) {
+    err = mpi::request_error(fn, r->comm, r->pml, r->buffer);
   }
   if (r->persistent) {
     r->active = false;
@@ -407,22 +407,31 @@ TORUSMPI_WEAK_ALIAS(MPI_Test_cancelled);
 
 namespace {
 
-// Elements of a predefined datatype in a status: count = bytes / size, MPI_UNDEFINED when the
-// bytes are not whole elements.
+// How many whole `type`s a status holds: bytes / size, MPI_UNDEFINED when not whole.
 template <class T>
-int elements(const char* fn, const MPI_Status* status, MPI_Datatype type, T* count) {
+int count_of(const char* fn, const MPI_Status* status, MPI_Datatype type, bool elements, T* count) {
   if (int err = require_active(fn)) return err;
   if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "status argument is NULL");
   if (count == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "count argument is NULL");
   const mpi::BuiltinTypeInfo* info = mpi::datatype_info(type);
   if (info == nullptr)
     return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is not a predefined datatype");
+  size_t bytes = status->_ucount;
   if (info->size == 0) {
     *count = 0;
-  } else if (status->_ucount % info->size != 0) {
+    return MPI_SUCCESS;
+  }
+  size_t whole = bytes / info->size, rest = bytes % info->size;
+  if (!elements || info->cls != mpi::TypeClass::kPair) {
+    *count = rest == 0 ? static_cast<T>(whole) : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  // A pair type holds two basic elements: MPI_2INT two ints, MPI_DOUBLE_INT a double then an int.
+  size_t first = std::strncmp(info->name, "MPI_2", 5) == 0 ? info->size / 2 : info->size - 4;
+  if (rest != 0 && rest != first) {
     *count = MPI_UNDEFINED;
   } else {
-    *count = static_cast<T>(status->_ucount / info->size);
+    *count = static_cast<T>(2 * whole + (rest != 0 ? 1 : 0));
   }
   return MPI_SUCCESS;
 }
@@ -442,18 +451,18 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype type, T count)
 }  // namespace
 
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return elements("MPI_Get_count", status, datatype, count);
+  return count_of("MPI_Get_count", status, datatype, false, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_count);
 
-// Predefined datatypes are their own basic elements.
+// Basic elements: a predefined datatype is one, except the pair types, which are two.
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return elements("MPI_Get_elements", status, datatype, count);
+  return count_of("MPI_Get_elements", status, datatype, true, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_elements);
 
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
-  return elements("MPI_Get_elements_x", status, datatype, count);
+  return count_of("MPI_Get_elements_x", status, datatype, true, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_elements_x);
 
