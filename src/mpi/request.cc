@@ -19,7 +19,9 @@ namespace progress = torusmpi::progress;
 
 namespace torusmpi::mpi {
 namespace {
-std::vector<Request*> g_free_requests;
+// Never destroyed: requests released after static destructors have run (an atexit handler calling
+// MPI) must still find it, and memory checkers see the pooled requests as reachable.
+std::vector<Request*>& g_free_requests = *new std::vector<Request*>;
 }  // namespace
 
 Request* Request::make() {
