@@ -101,7 +101,10 @@ class ShmTransport final : public Transport {
     auto* hdr = reinterpret_cast<SegmentHeader*>(base);
     n_ = static_cast<int>(hdr->ranks);
     cap_ = hdr->ring_bytes;
-    single_copy_ = params::shm_single_copy() && ring_max_payload(cap_) < kPipelineChunk;
+    // The pipeline needs both ranks running at once; with more ranks than cores, the single copy
+    // (one hand-over fewer, and no core needed on the sender's side) is faster.
+    single_copy_ = params::shm_single_copy() &&
+                   (ring_max_payload(cap_) < kPipelineChunk || progress::oversubscribed());
     me_ = job.local_rank;
     blocks_ = reinterpret_cast<RankBlock*>(base + blocks_offset());
     local_of_.assign(job.size, -1);

@@ -39,8 +39,15 @@ int init(const char* fn, int required, int* provided) {
 
   // The shared-memory segment is published in the same exchange as the cards.
   std::string boot_error;
-  if (boot::init(&rt.job, &boot_error) != Status::kOk ||
-      pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
+  if (boot::init(&rt.job, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
+  }
+  // Ranks that outnumber the hardware threads must give their core away when they wait.
+  int threads = topo::host_info().node_pus;
+  progress::set_oversubscribed(rt.job.local_size > threads);
+  TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
+                 threads, progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
+  if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
       boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk ||
       pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
@@ -74,11 +81,6 @@ int init(const char* fn, int required, int* provided) {
   rt.self.world_ranks = {rt.job.rank};
   rt.self.errhandler = MPI_ERRORS_ARE_FATAL;
   rt.self.name = "MPI_COMM_SELF";
-  // Ranks that outnumber the hardware threads must give their core away when they wait.
-  int threads = topo::host_info().node_pus;
-  progress::set_oversubscribed(rt.job.local_size > threads);
-  TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
-                 threads, progress::oversubscribed() ? ": oversubscribed, waits sleep early" : "");
   Status s = pml::init(rt.job.rank, rt.job.size);
   if (s != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
