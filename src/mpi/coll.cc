@@ -84,6 +84,26 @@ bool op_allows(coll::Op op, TypeClass cls) {
   return false;
 }
 
+// The kernel operator of a predefined op (ops.def order is Open MPI's, not the kernels');
+// kCount for MPI_REPLACE and MPI_NO_OP.
+coll::Op coll_op(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::k_max: return coll::Op::kMax;
+    case BuiltinOp::k_min: return coll::Op::kMin;
+    case BuiltinOp::k_sum: return coll::Op::kSum;
+    case BuiltinOp::k_prod: return coll::Op::kProd;
+    case BuiltinOp::k_land: return coll::Op::kLand;
+    case BuiltinOp::k_band: return coll::Op::kBand;
+    case BuiltinOp::k_lor: return coll::Op::kLor;
+    case BuiltinOp::k_bor: return coll::Op::kBor;
+    case BuiltinOp::k_lxor: return coll::Op::kLxor;
+    case BuiltinOp::k_bxor: return coll::Op::kBxor;
+    case BuiltinOp::k_maxloc: return coll::Op::kMaxloc;
+    case BuiltinOp::k_minloc: return coll::Op::kMinloc;
+    default: return coll::Op::kCount;
+  }
+}
+
 // The kernel for (op, type), or raises MPI_ERR_OP / MPI_ERR_TYPE. MPI_REPLACE and MPI_NO_OP are
 // for one-sided accumulates only.
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
@@ -93,11 +113,11 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
                        op == MPI_OP_NULL ? "MPI_OP_NULL"
                                          : "not a predefined op (user ops are not implemented yet)");
   }
-  if (op->builtin >= static_cast<int>(coll::Op::kCount)) {
+  coll::Op o = coll_op(static_cast<BuiltinOp>(op->builtin));
+  if (o == coll::Op::kCount) {
     return raise_error(comm, MPI_ERR_OP, fn, "%s is only for one-sided accumulate operations",
                        builtin_op_name(op->builtin));
   }
-  auto o = static_cast<coll::Op>(op->builtin);
   const BuiltinTypeInfo* info = datatype_info(type);
   Elem elem;
   if (info == nullptr || !elem_of(*info, type, &elem) || !op_allows(o, info->cls) ||
