@@ -1,0 +1,55 @@
+// Every algorithm's builder: a pure function of the call (Args) that emits the calling rank's
+// schedule. One file each, coll/<collective>/<collective>_<token>.cc, whose opening comment gives
+// what it does, its cost, its restrictions and a picture of its steps. The registry
+// (coll/select/registry.cc) lists them with their restrictions.
+#ifndef TORUSMPI_COLL_ALGORITHMS_H_
+#define TORUSMPI_COLL_ALGORITHMS_H_
+
+#include "coll/coll.h"
+#include "coll/sched/schedule.h"
+
+namespace torusmpi::coll {
+
+void allreduce_recursive_doubling(Builder& b, const Args& a);
+void allreduce_ring(Builder& b, const Args& a);
+void allreduce_rabenseifner(Builder& b, const Args& a);
+void allreduce_reduce_bcast(Builder& b, const Args& a);
+
+void allgather_ring(Builder& b, const Args& a);
+void allgather_recursive_doubling(Builder& b, const Args& a);
+void allgather_bruck(Builder& b, const Args& a);
+void allgatherv_ring(Builder& b, const Args& a);
+
+void reduce_scatter_ring(Builder& b, const Args& a);
+void reduce_scatter_recursive_halving(Builder& b, const Args& a);
+void reduce_scatter_pairwise(Builder& b, const Args& a);
+void reduce_scatter_block_ring(Builder& b, const Args& a);
+void reduce_scatter_block_recursive_halving(Builder& b, const Args& a);
+void reduce_scatter_block_pairwise(Builder& b, const Args& a);
+
+void alltoall_pairwise(Builder& b, const Args& a);
+void alltoall_bruck(Builder& b, const Args& a);
+void alltoall_linear(Builder& b, const Args& a);
+void alltoallv_pairwise(Builder& b, const Args& a);
+void alltoallw_pairwise(Builder& b, const Args& a);
+
+void bcast_binomial(Builder& b, const Args& a);
+void bcast_scatter_allgather(Builder& b, const Args& a);
+void reduce_binomial(Builder& b, const Args& a);
+void reduce_rabenseifner(Builder& b, const Args& a);
+
+void barrier_dissemination(Builder& b, const Args& a);
+
+void gather_binomial(Builder& b, const Args& a);
+void gather_linear(Builder& b, const Args& a);
+void gatherv_linear(Builder& b, const Args& a);
+void scatter_binomial(Builder& b, const Args& a);
+void scatter_linear(Builder& b, const Args& a);
+void scatterv_linear(Builder& b, const Args& a);
+
+void scan_recursive_doubling(Builder& b, const Args& a);
+void exscan_recursive_doubling(Builder& b, const Args& a);
+
+}  // namespace torusmpi::coll
+
+#endif  // TORUSMPI_COLL_ALGORITHMS_H_

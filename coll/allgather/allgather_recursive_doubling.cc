@@ -1,0 +1,8 @@
+// Placeholder while the algorithm is being written.
+#include "coll/algorithms.h"
+
+namespace torusmpi::coll {
+
+void allgather_recursive_doubling(Builder&, const Args&) {}
+
+}  // namespace torusmpi::coll

@@ -1,0 +1,103 @@
+// What every part of the collective engine shares: which collective a call is, and its arguments
+// as a builder sees them (ranks, element counts, symbolic buffers). Nothing here knows mpi.h.
+#ifndef TORUSMPI_COLL_COLL_H_
+#define TORUSMPI_COLL_COLL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace torusmpi::coll {
+
+// One token per collective, used in environment variables (TORUSMPI_<TOKEN>_ALGORITHM), rule
+// files, statistics and torusmpi_info. Order: coll_name() and the registry follow it.
+enum class Coll : uint8_t {
+  kBarrier,
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kAllgather,
+  kAllgatherv,
+  kReduceScatter,
+  kReduceScatterBlock,
+  kAlltoall,
+  kAlltoallv,
+  kAlltoallw,
+  kGather,
+  kGatherv,
+  kScatter,
+  kScatterv,
+  kScan,
+  kExscan,
+  kCount
+};
+constexpr int kCollCount = static_cast<int>(Coll::kCount);
+
+const char* coll_name(Coll c);  // "allreduce", "reduce_scatter_block", ...
+// The collective named `name`; false when there is none.
+bool coll_from_name(const char* name, Coll* out);
+
+// Collectives that combine data with an op (their builders emit reduce steps).
+bool coll_reduces(Coll c);
+// Collectives with a root argument.
+bool coll_rooted(Coll c);
+// Collectives whose per-rank amounts come in arrays (counts and displacements).
+bool coll_vector(Coll c);
+
+// A buffer a schedule names rather than points at: the executor resolves it per call, so one
+// schedule serves every call with the same shape.
+enum class Buf : uint8_t { kSend, kRecv, kScratch };
+constexpr int kBufCount = 3;
+
+struct BufRef {
+  Buf buf = Buf::kRecv;
+  uint64_t offset = 0;
+
+  BufRef operator+(uint64_t bytes) const { return {buf, offset + bytes}; }
+};
+
+inline BufRef send_buf(uint64_t offset = 0) { return {Buf::kSend, offset}; }
+inline BufRef recv_buf(uint64_t offset = 0) { return {Buf::kRecv, offset}; }
+
+// One collective call as its builder sees it. Amounts count elements of `elem` bytes: for
+// reductions the op's element (blocks are split on element boundaries), for data movement
+// whatever unit the caller chose (bytes, with elem = 1, is always right).
+//
+//   count   the vector of bcast, reduce, allreduce, scan, exscan; one rank's block of allgather,
+//           alltoall, gather, scatter and reduce_scatter_block; unused by the vector collectives
+//   counts/displs         allgatherv, gatherv: what each rank contributes and where it lands in
+//                         recv; scatterv: what each rank gets from the root's send;
+//                         reduce_scatter: the block each rank keeps (displs unused)
+//   scounts/sdispls, rcounts/rdispls   alltoallv, alltoallw: this rank's send and receive layout
+//   peer_scounts/peer_sdispls          alltoallv, alltoallw: for the simulator's check only,
+//                                      rank j's send layout is peer_scounts[j][...] (may be null)
+//
+// MPI_IN_PLACE (in_place): the send buffer is not there; where the contribution lives instead
+// follows MPI's rule for each collective (allreduce: recv; allgather: recv block `rank`; gather,
+// reduce: recv at the root; scatter: the root's send block stays put; alltoall: recv; ...).
+struct Args {
+  Coll coll = Coll::kAllreduce;
+  int rank = 0;
+  int size = 1;
+  int root = 0;
+  bool in_place = false;
+  bool commutative = true;
+  size_t count = 0;
+  size_t elem = 1;
+  const size_t* counts = nullptr;
+  const size_t* displs = nullptr;
+  const size_t* scounts = nullptr;
+  const size_t* sdispls = nullptr;
+  const size_t* rcounts = nullptr;
+  const size_t* rdispls = nullptr;
+  const size_t* const* peer_scounts = nullptr;
+  const size_t* const* peer_sdispls = nullptr;
+  // Where the builder finds the data: the call's buffers, or (in compositions) parts of them.
+  BufRef send = send_buf();
+  BufRef recv = recv_buf();
+
+  size_t block_bytes() const { return count * elem; }
+};
+
+}  // namespace torusmpi::coll
+
+#endif  // TORUSMPI_COLL_COLL_H_

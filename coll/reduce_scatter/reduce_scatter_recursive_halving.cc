@@ -1,0 +1,8 @@
+// Placeholder while the algorithm is being written.
+#include "coll/algorithms.h"
+
+namespace torusmpi::coll {
+
+void reduce_scatter_recursive_halving(Builder&, const Args&) {}
+
+}  // namespace torusmpi::coll

@@ -1,0 +1,8 @@
+// Placeholder while the algorithm is being written.
+#include "coll/algorithms.h"
+
+namespace torusmpi::coll {
+
+void scatterv_linear(Builder&, const Args&) {}
+
+}  // namespace torusmpi::coll

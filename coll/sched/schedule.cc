@@ -1,0 +1,60 @@
+#include "coll/sched/schedule.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace torusmpi::coll {
+
+void Builder::step() {
+  if (!open_) return;
+  s_->step_end.push_back(static_cast<uint32_t>(s_->ops.size()));
+  open_ = false;
+}
+
+BufRef Builder::scratch(uint64_t bytes) {
+  uint64_t at = s_->scratch_bytes;
+  s_->scratch_bytes = (at + bytes + 63) & ~uint64_t{63};
+  return {Buf::kScratch, at};
+}
+
+void Builder::finish() {
+  step();
+  uint32_t most = 0;
+  for (size_t i = 0; i < s_->steps(); ++i) {
+    uint32_t n = 0;
+    for (uint32_t k = s_->step_begin(i); k < s_->step_end[i]; ++k) {
+      OpType t = s_->ops[k].type;
+      n += t == OpType::kSend || t == OpType::kRecv;
+    }
+    most = std::max(most, n);
+  }
+  s_->max_step_messages = most;
+}
+
+std::string buf_text(BufRef ref) {
+  static const char* const kNames[] = {"send", "recv", "scratch"};
+  return std::string(kNames[static_cast<int>(ref.buf)]) + "+" + std::to_string(ref.offset);
+}
+
+std::string op_text(const Op& op) {
+  char text[160];
+  switch (op.type) {
+    case OpType::kSend:
+      std::snprintf(text, sizeof text, "send(%d, %s, %llu)", op.peer, buf_text(op.src_ref()).c_str(),
+                    static_cast<unsigned long long>(op.bytes));
+      break;
+    case OpType::kRecv:
+      std::snprintf(text, sizeof text, "recv(%d, %s, %llu)", op.peer, buf_text(op.dst_ref()).c_str(),
+                    static_cast<unsigned long long>(op.bytes));
+      break;
+    case OpType::kCopy:
+    case OpType::kReduce:
+      std::snprintf(text, sizeof text, "%s(%s, %s, %llu)",
+                    op.type == OpType::kCopy ? "copy" : "reduce", buf_text(op.dst_ref()).c_str(),
+                    buf_text(op.src_ref()).c_str(), static_cast<unsigned long long>(op.bytes));
+      break;
+  }
+  return text;
+}
+
+}  // namespace torusmpi::coll

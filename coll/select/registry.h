@@ -1,0 +1,58 @@
+// The one registry of algorithms: for each collective, every algorithm by token, with its builder,
+// what it cannot do (restrictions), its cost model and a line of documentation. Selection
+// (select.h), torusmpi_info, torusmpi_sim and the tests read it; nothing else lists algorithms.
+#ifndef TORUSMPI_COLL_SELECT_REGISTRY_H_
+#define TORUSMPI_COLL_SELECT_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+#include "coll/sched/schedule.h"
+
+namespace torusmpi::coll {
+
+// What an algorithm cannot do; a call with any of these is given another algorithm.
+enum Restriction : unsigned {
+  kNeedsCommutative = 1u << 0,  // combines blocks out of rank order
+};
+
+// Link figures of the flat cost model, in seconds (per message, per byte moved, per byte reduced).
+struct Model {
+  double alpha;
+  double beta;
+  double gamma;
+};
+
+using BuildFn = void (*)(Builder&, const Args&);
+// Predicted seconds for p ranks and `bytes` (selection_bytes() of the call).
+using CostFn = double (*)(const Model& m, int p, double bytes);
+
+struct Algorithm {
+  Coll coll;
+  const char* token;
+  BuildFn build;
+  unsigned restrictions;
+  const char* cost_text;  // the cost in MPICH's notation, as the file's opening comment gives it
+  CostFn cost;
+  const char* doc;
+};
+
+// Every algorithm, grouped by collective in Coll order; within a collective the first is the
+// fallback, which runs every call.
+const std::vector<Algorithm>& algorithms();
+const Algorithm* find_algorithm(Coll c, const std::string& token);
+const Algorithm& fallback(Coll c);
+
+// Whether `alg` can run the call; if not, why (one phrase).
+bool supports(const Algorithm& alg, const Args& a, std::string* why);
+
+// The message size selection works with: what the OSU benchmark of the collective calls its
+// size. Vectors (bcast, reduce, allreduce, scan, exscan, reduce_scatter, reduce_scatter_block):
+// the whole vector; blocks (allgather, alltoall, gather, scatter): one rank's block; vector
+// collectives with counts: the average block.
+size_t selection_bytes(const Args& a);
+
+}  // namespace torusmpi::coll
+
+#endif  // TORUSMPI_COLL_SELECT_REGISTRY_H_

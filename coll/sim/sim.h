@@ -1,0 +1,60 @@
+// The simulator: runs every rank's schedule of one collective call in this process, with no
+// data, only what the data is. It
+//  - matches every send to a receive (in each pair's order, sizes equal), and finds deadlocks
+//    (a receive or send that can never match, under rendezvous semantics: a send waits for its
+//    receive, so a schedule that only works with eager buffering is reported);
+//  - tracks contributions: every byte of every buffer is known as "bytes [o, o+n) of rank r's
+//    send buffer" or "the reduction over ranks S of the vector at [o, o+n)", so at the end it
+//    checks that each output holds exactly what the collective defines, each rank counted once,
+//    in rank order for non-commutative ops, and that nothing outside the outputs was written;
+//  - checks each step's ops for races (a write overlapping another op's read or write), reads
+//    of undefined data into reductions, writes to send buffers, accesses outside a buffer;
+//  - predicts time with an alpha-beta-gamma model (per-message latency, per-byte transfer with
+//    each rank's send and receive ports serialized, per-byte reduction and copy).
+#ifndef TORUSMPI_COLL_SIM_SIM_H_
+#define TORUSMPI_COLL_SIM_SIM_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "coll/coll.h"
+#include "coll/sched/schedule.h"
+
+namespace torusmpi::coll::sim {
+
+// Costs of the flat model, in seconds.
+struct Costs {
+  double alpha = 1e-6;             // per message
+  double beta = 1.0 / 10e9;        // per byte on a link
+  double gamma = 1.0 / 5e9;        // per byte reduced
+  double copy = 1.0 / 10e9;        // per byte copied locally
+};
+
+struct Result {
+  bool ok = true;
+  std::string error;  // the first problem found, naming the rank, step and op
+  double time = 0;    // predicted seconds, until the last rank is done
+  uint64_t messages = 0;
+  uint64_t bytes = 0;      // bytes sent, all ranks together
+  size_t max_steps = 0;    // steps of the longest schedule
+};
+
+// Runs the given schedules, one per rank; args[r] is rank r's call (the simulator derives what
+// each buffer holds before and must hold after from it).
+Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>& args,
+                const Costs& costs = Costs{});
+
+// Builds each rank's schedule with `build` and simulates them.
+using BuildFn = std::function<void(Builder&, const Args&)>;
+Result run(const std::vector<Args>& args, const BuildFn& build, const Costs& costs = Costs{});
+
+// The size of each buffer of a call, as MPI defines it; kUnavailable when the call has no such
+// buffer on this rank (the send buffer of an in-place call, recvbuf of reduce off the root).
+constexpr uint64_t kUnavailable = ~uint64_t{0};
+uint64_t buffer_bytes(const Args& a, Buf buf);
+
+}  // namespace torusmpi::coll::sim
+
+#endif  // TORUSMPI_COLL_SIM_SIM_H_
