@@ -66,7 +66,9 @@ inline BufRef recv_buf(uint64_t offset = 0) { return {Buf::kRecv, offset}; }
 //           alltoall, gather, scatter and reduce_scatter_block; unused by the vector collectives
 //   counts/displs         allgatherv, gatherv: what each rank contributes and where it lands in
 //                         recv; scatterv: what each rank gets from the root's send;
-//                         reduce_scatter: the block each rank keeps (displs unused)
+//                         reduce_scatter: the block each rank keeps (displs unused). Off the
+//                         root, gatherv and scatterv know only counts[rank] (the others are 0)
+//                         and no displs (null)
 //   scounts/sdispls, rcounts/rdispls   alltoallv, alltoallw: this rank's send and receive layout
 //   peer_scounts/peer_sdispls          alltoallv, alltoallw: for the simulator's check only,
 //                                      rank j's send layout is peer_scounts[j][...] (may be null)

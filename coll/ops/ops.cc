@@ -103,63 +103,63 @@ void op_minloc(void* o, const void* i, size_t n) {
 }
 
 template <class T>
-ReduceFn integer_fn(Op op) {
+ReduceFn integer_fn(ReduceOp op) {
   switch (op) {
-    case Op::kMax: return op_max<T>;
-    case Op::kMin: return op_min<T>;
-    case Op::kSum: return op_sum<T>;
-    case Op::kProd: return op_prod<T>;
-    case Op::kLand: return op_land<T>;
-    case Op::kLor: return op_lor<T>;
-    case Op::kLxor: return op_lxor<T>;
-    case Op::kBand: return op_band<T>;
-    case Op::kBor: return op_bor<T>;
-    case Op::kBxor: return op_bxor<T>;
+    case ReduceOp::kMax: return op_max<T>;
+    case ReduceOp::kMin: return op_min<T>;
+    case ReduceOp::kSum: return op_sum<T>;
+    case ReduceOp::kProd: return op_prod<T>;
+    case ReduceOp::kLand: return op_land<T>;
+    case ReduceOp::kLor: return op_lor<T>;
+    case ReduceOp::kLxor: return op_lxor<T>;
+    case ReduceOp::kBand: return op_band<T>;
+    case ReduceOp::kBor: return op_bor<T>;
+    case ReduceOp::kBxor: return op_bxor<T>;
     default: return nullptr;
   }
 }
 
 template <class T>
-ReduceFn float_fn(Op op) {
+ReduceFn float_fn(ReduceOp op) {
   switch (op) {
-    case Op::kMax: return op_max<T>;
-    case Op::kMin: return op_min<T>;
-    case Op::kSum: return op_sum<T>;
-    case Op::kProd: return op_prod<T>;
+    case ReduceOp::kMax: return op_max<T>;
+    case ReduceOp::kMin: return op_min<T>;
+    case ReduceOp::kSum: return op_sum<T>;
+    case ReduceOp::kProd: return op_prod<T>;
     default: return nullptr;
   }
 }
 
 template <class T>
-ReduceFn complex_fn(Op op) {
+ReduceFn complex_fn(ReduceOp op) {
   switch (op) {
-    case Op::kSum: return op_sum<std::complex<T>>;
-    case Op::kProd: return op_prod<std::complex<T>>;
+    case ReduceOp::kSum: return op_sum<std::complex<T>>;
+    case ReduceOp::kProd: return op_prod<std::complex<T>>;
     default: return nullptr;
   }
 }
 
 template <class P>
-ReduceFn pair_fn(Op op) {
+ReduceFn pair_fn(ReduceOp op) {
   switch (op) {
-    case Op::kMaxloc: return op_maxloc<P>;
-    case Op::kMinloc: return op_minloc<P>;
+    case ReduceOp::kMaxloc: return op_maxloc<P>;
+    case ReduceOp::kMinloc: return op_minloc<P>;
     default: return nullptr;
   }
 }
 
-ReduceFn bool_fn(Op op) {
+ReduceFn bool_fn(ReduceOp op) {
   switch (op) {
-    case Op::kLand: return op_land<bool>;
-    case Op::kLor: return op_lor<bool>;
-    case Op::kLxor: return op_lxor<bool>;
+    case ReduceOp::kLand: return op_land<bool>;
+    case ReduceOp::kLor: return op_lor<bool>;
+    case ReduceOp::kLxor: return op_lxor<bool>;
     default: return nullptr;
   }
 }
 
 }  // namespace
 
-ReduceFn reduce_fn(Op op, Elem elem) {
+ReduceFn reduce_fn(ReduceOp op, Elem elem) {
   switch (elem) {
     case Elem::kI8: return integer_fn<int8_t>(op);
     case Elem::kI16: return integer_fn<int16_t>(op);

@@ -1,5 +1,5 @@
 // Reduction kernels on host memory: inout[i] = in[i] op inout[i] for count elements, the order of
-// MPI_Reduce_local. The MPI layer maps its datatypes and ops onto Elem and Op (and refuses the
+// MPI_Reduce_local. The MPI layer maps its datatypes and ops onto Elem and ReduceOp (and refuses the
 // pairs MPI forbids); nothing here knows mpi.h.
 #ifndef TORUSMPI_COLL_OPS_OPS_H_
 #define TORUSMPI_COLL_OPS_OPS_H_
@@ -21,7 +21,7 @@ enum class Elem : uint8_t {
   kCount
 };
 
-enum class Op : uint8_t {
+enum class ReduceOp : uint8_t {
   kMax, kMin, kSum, kProd,
   kLand, kLor, kLxor,
   kBand, kBor, kBxor,
@@ -33,7 +33,7 @@ using ReduceFn = void (*)(void* inout, const void* in, size_t count);
 
 // The kernel for op on elem, or nullptr when the pair has none (sum of pairs, maxloc of ints...).
 // Integer sums and products wrap around (two's complement), for every width.
-ReduceFn reduce_fn(Op op, Elem elem);
+ReduceFn reduce_fn(ReduceOp op, Elem elem);
 
 // Bytes between consecutive elements (C layout, padding included).
 size_t elem_stride(Elem elem);

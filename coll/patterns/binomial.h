@@ -3,11 +3,9 @@
 // for the root), and the subtree of child v + 2^k holds min(2^k, p - v - 2^k) ranks, contiguous
 // in v. Children are listed largest subtree first: the order a bcast sends in and a reduce
 // receives in.
-//   p = 6, root 0:      0
-//                    /  |  \
-//                   4   2   1
-//                   |   |
-//                   5   3
+//   p = 6, root 0:   0 -> 4 -> 5
+//                    0 -> 2 -> 3
+//                    0 -> 1
 #ifndef TORUSMPI_COLL_PATTERNS_BINOMIAL_H_
 #define TORUSMPI_COLL_PATTERNS_BINOMIAL_H_
 

@@ -211,16 +211,16 @@ size_t selection_bytes(const Args& a) {
   };
   switch (a.coll) {
     case Coll::kAllgatherv:
-    case Coll::kGatherv:
-    case Coll::kScatterv:
       return total(a.counts) * e / a.size;
     case Coll::kReduceScatter:
       return total(a.counts) * e;
     case Coll::kReduceScatterBlock:
       return a.count * e * a.size;
+    case Coll::kGatherv:
+    case Coll::kScatterv:
     case Coll::kAlltoallv:
     case Coll::kAlltoallw:
-      return total(a.scounts) * e / a.size;
+      return 0;  // no size every rank knows alike
     default:
       return a.count * e;
   }

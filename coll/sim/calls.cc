@@ -27,7 +27,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
   const int p = s.size;
   // Each array is stored once; the pointers stay valid as the outer vector only grows to a size
   // reserved in advance.
-  call->arrays.reserve(4 + 4 * static_cast<size_t>(p));
+  call->arrays.reserve(4 + 5 * static_cast<size_t>(p));
   auto keep = [&](std::vector<size_t> v) -> const size_t* {
     call->arrays.push_back(std::move(v));
     return call->arrays.back().data();
@@ -88,6 +88,14 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     a.elem = s.elem;
     a.counts = counts;
     a.displs = displs;
+    // Off the root, gatherv and scatterv know their own count only: the others read as 0, so
+    // an algorithm that leans on them fails here rather than in a real run.
+    if ((s.coll == Coll::kGatherv || s.coll == Coll::kScatterv) && r != s.root) {
+      std::vector<size_t> own(p, 0);
+      own[r] = counts[r];
+      a.counts = keep(own);
+      a.displs = nullptr;
+    }
     if (all_to_all) {
       a.scounts = scounts[r];
       a.sdispls = sdispls[r];

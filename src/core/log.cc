@@ -12,7 +12,7 @@ namespace {
 std::atomic<unsigned> g_mask{0};
 std::atomic<int> g_rank{-1};
 
-constexpr const char* kNames[] = {"boot", "mpi", "progress", "params", "pml"};
+constexpr const char* kNames[] = {"boot", "mpi", "progress", "params", "pml", "select"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<unsigned>(Subsystem::kCount),
               "one name per subsystem");
 

@@ -8,7 +8,7 @@
 
 namespace torusmpi::log {
 
-enum class Subsystem : unsigned { kBoot, kMpi, kProgress, kParams, kPml, kCount };
+enum class Subsystem : unsigned { kBoot, kMpi, kProgress, kParams, kPml, kSelect, kCount };
 
 const char* subsystem_name(Subsystem s);
 

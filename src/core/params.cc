@@ -13,6 +13,7 @@ namespace torusmpi::params {
 namespace {
 
 constexpr char kPrefix[] = "TORUSMPI_";
+uint64_t g_generation = 0;
 
 // Storage of every parameter's current value, by table row.
 #define TORUSMPI_PARAM_STORE_Bool bool
@@ -20,7 +21,7 @@ constexpr char kPrefix[] = "TORUSMPI_";
 #define TORUSMPI_PARAM_STORE_Size int64_t
 #define TORUSMPI_PARAM_STORE_String std::string
 struct Values {
-#define TORUSMPI_PARAM(id, name, type, def, doc) TORUSMPI_PARAM_STORE_##type id;
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) TORUSMPI_PARAM_STORE_##type id;
 #include "core/params.def"
 #undef TORUSMPI_PARAM
 };
@@ -43,7 +44,7 @@ struct Values {
 
 Values defaults() {
   Values v;
-#define TORUSMPI_PARAM(id, name, type, def, doc) parse_value_of(Type::type, def, &v.id);
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) parse_value_of(Type::type, def, &v.id);
 #include "core/params.def"
 #undef TORUSMPI_PARAM
   return v;
@@ -63,7 +64,7 @@ Values& current() {
 Value value(size_t index) {
   Value v;
   size_t row = 0;
-#define TORUSMPI_PARAM(id, name, type, def, doc) \
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) \
   if (row++ == index) store(&v, current().id);
 #include "core/params.def"
 #undef TORUSMPI_PARAM
@@ -72,7 +73,7 @@ Value value(size_t index) {
 
 const std::vector<Info>& all() {
   static const std::vector<Info> table = {
-#define TORUSMPI_PARAM(id, name, type, def, doc) {#id, "TORUSMPI_" name, Type::type, def, doc},
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) {#id, "TORUSMPI_" name, Type::type, def, When::when, doc},
 #include "core/params.def"
 #undef TORUSMPI_PARAM
   };
@@ -152,7 +153,7 @@ bool parse_size(const std::string& text, int64_t* out) {
 
 Status load(std::vector<std::string>* errors, std::vector<std::string>* warnings) {
   Values v = defaults();
-#define TORUSMPI_PARAM(id, name, type, def, doc)                                          \
+#define TORUSMPI_PARAM(id, name, type, def, when, doc)                                          \
   if (const char* text = std::getenv("TORUSMPI_" name)) {                                 \
     if (!parse_value_of(Type::type, text, &v.id)) {                                       \
       errors->push_back(std::string("TORUSMPI_" name "=") + text + ": not a valid " +     \
@@ -170,10 +171,33 @@ Status load(std::vector<std::string>* errors, std::vector<std::string>* warnings
     if (!known) warnings->push_back(name + " is set but names no torusmpi parameter");
   }
   current() = v;
+  ++g_generation;
   return errors->empty() ? Status::kOk : Status::kErrArg;
 }
 
-#define TORUSMPI_PARAM(id, name, type, def, doc) \
+Status set(size_t index, const std::string& text, std::string* error) {
+  size_t row = 0;
+  bool ok = true;
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) \
+  if (row++ == index) ok = parse_value_of(Type::type, text, &current().id);
+#include "core/params.def"
+#undef TORUSMPI_PARAM
+  if (index >= row) {
+    *error = "no parameter " + std::to_string(index);
+    return Status::kErrArg;
+  }
+  if (!ok) {
+    *error = std::string(all()[index].env) + "=" + text + ": not a valid " +
+             type_name(all()[index].type);
+    return Status::kErrArg;
+  }
+  ++g_generation;
+  return Status::kOk;
+}
+
+uint64_t generation() { return g_generation; }
+
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) \
   TORUSMPI_PARAM_##type id() { return current().id; }
 #include "core/params.def"
 #undef TORUSMPI_PARAM

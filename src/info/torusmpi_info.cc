@@ -1,5 +1,5 @@
 // torusmpi_info: what this torusmpi build is, what it was built against, what the host looks like
-// to it, and every run-time parameter with its current value.
+// to it, every run-time parameter with its current value, and every collective algorithm.
 //
 // It reads the build configuration and the parameter table directly and never calls MPI_Init, so
 // it runs anywhere, launcher or not, even when a job would fail to start. It is also the one
@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "core/log.h"
+#include "coll/select/registry.h"
 #include "core/params.h"
 #include "topo/host.h"
 
@@ -30,7 +31,7 @@ namespace {
 #endif
 
 constexpr char kUsage[] =
-    "Usage: torusmpi_info [--params] [--parsable]\n"
+    "Usage: torusmpi_info [--params | --algorithms] [--parsable]\n"
     "       torusmpi_info --man-params | --help | --version\n"
     "\n"
     "Shows this torusmpi build (version, ABI, build configuration, data transports), the host as\n"
@@ -38,6 +39,8 @@ constexpr char kUsage[] =
     "when set in the environment, its current value. It does not start MPI.\n"
     "\n"
     "  --params      only the run-time parameters\n"
+    "  --algorithms  only the collective algorithms: token, cost, restrictions (the tokens are\n"
+    "                what TORUSMPI_<COLL>_ALGORITHM and rule files take)\n"
     "  --parsable    stable key:value lines for scripts (e.g. param:NAME:type:int:default:1000)\n"
     "  --man-params  the parameters as the troff ENVIRONMENT section of torusmpi(7)\n"
     "  --help        this text\n"
@@ -45,6 +48,7 @@ constexpr char kUsage[] =
 
 struct Options {
   bool params_only = false;
+  bool algorithms_only = false;
   bool parsable = false;
   bool man_params = false;
 };
@@ -278,6 +282,38 @@ void print_params_parsable(const EnvReport& report) {
   for (const std::string& w : report.warnings) std::printf("warning:%s\n", one_line(w).c_str());
 }
 
+std::string restrictions_text(unsigned r) {
+  std::string t;
+  if (r & coll::kNeedsCommutative) t += "commutative ops only";
+  return t.empty() ? "none" : t;
+}
+
+// Every algorithm of the registry, by collective; the first of each is its fallback.
+void print_algorithms() {
+  std::printf(
+      "Collective algorithms (TORUSMPI_<COLL>_ALGORITHM=<token> forces one; the first of each "
+      "collective is its fallback):\n");
+  int last = -1;
+  for (const coll::Algorithm& a : coll::algorithms()) {
+    if (static_cast<int>(a.coll) != last) {
+      last = static_cast<int>(a.coll);
+      std::printf("  %s\n", coll::coll_name(a.coll));
+    }
+    std::printf("    %-20s %s\n", a.token, a.doc);
+    std::printf("    %-20s %s; restrictions: %s\n", "", a.cost_text,
+                restrictions_text(a.restrictions).c_str());
+  }
+}
+
+void print_algorithms_parsable() {
+  for (const coll::Algorithm& a : coll::algorithms()) {
+    std::printf("algorithm:%s:%s:restrictions:%s:fallback:%s\n", coll::coll_name(a.coll), a.token,
+                restrictions_text(a.restrictions).c_str(),
+                &coll::fallback(a.coll) == &a ? "yes" : "no");
+    std::printf("algorithm:%s:%s:cost:%s\n", coll::coll_name(a.coll), a.token, a.cost_text);
+  }
+}
+
 // The ENVIRONMENT section of torusmpi(7). Only the table goes in, never the environment of
 // whoever builds the page.
 void print_man_params() {
@@ -311,6 +347,8 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
     const char* a = argv[i];
     if (std::strcmp(a, "--params") == 0) {
       opt->params_only = true;
+    } else if (std::strcmp(a, "--algorithms") == 0) {
+      opt->algorithms_only = true;
     } else if (std::strcmp(a, "--parsable") == 0) {
       opt->parsable = true;
     } else if (std::strcmp(a, "--man-params") == 0) {
@@ -323,6 +361,10 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
       std::fprintf(stderr, "torusmpi_info: unknown option '%s'\n", a);
       return false;
     }
+  }
+  if (opt->params_only && opt->algorithms_only) {
+    std::fprintf(stderr, "torusmpi_info: --params and --algorithms exclude each other\n");
+    return false;
   }
   // A troff section has no parsable form, and the two cannot share stdout.
   if (opt->man_params && opt->parsable) {
@@ -354,16 +396,25 @@ int run(int argc, char** argv) {
     print_man_params();
     return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
   }
+  if (opt.algorithms_only) {
+    opt.parsable ? print_algorithms_parsable() : print_algorithms();
+    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
+  }
   EnvReport report = read_environment();
   if (opt.parsable) {
     if (!opt.params_only) print_build_parsable();
     print_params_parsable(report);
+    if (!opt.params_only) print_algorithms_parsable();
   } else {
     if (!opt.params_only) {
       print_build();
       std::printf("\n");
     }
     print_params(report);
+    if (!opt.params_only) {
+      std::printf("\n");
+      print_algorithms();
+    }
   }
   // A full pipe or disk must not pass for a complete listing (scripts read this output).
   return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;

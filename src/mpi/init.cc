@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "boot/boot.h"
+#include "coll/sched/exec.h"
+#include "coll/select/select.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -86,6 +88,13 @@ int init(const char* fn, int required, int* provided) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
                                        status_string(s));
   }
+  // Collective selection: a bad rule file or a forced token that names nothing is an error the
+  // user asked for by name, so the job stops here rather than run with other choices.
+  std::string select_error;
+  if (coll::selection_load(&select_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + select_error);
+  }
+  coll::exec_init();
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
   MPI_COMM_SELF->impl = &rt.self;
@@ -148,6 +157,7 @@ int PMPI_Finalize(void) {
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
+  torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();
   torusmpi::Status s = torusmpi::boot::finalize();
   // Every rank is past its last message: the segment can go.

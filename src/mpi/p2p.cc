@@ -18,21 +18,30 @@ int check_comm(const char* fn, MPI_Comm comm, Comm** out) {
                      comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
 }
 
-int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
-                 Buffer* out) {
-  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
+int check_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+               const BuiltinTypeInfo** out) {
+  const char* arg = what[0] != '\0' ? "type" : "datatype";
   const BuiltinTypeInfo* info = datatype_info(type);
   if (info == nullptr) {
-    return raise_error(comm, MPI_ERR_TYPE, fn, "datatype argument is %s",
+    return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s argument is %s", what, arg,
                        type == MPI_DATATYPE_NULL
                            ? "MPI_DATATYPE_NULL"
                            : "not a predefined datatype (derived datatypes are not implemented "
                              "yet)");
   }
   if (info->size == 0 || info->cls == TypeClass::kMarker) {
-    return raise_error(comm, MPI_ERR_TYPE, fn, "datatype %s cannot carry data in this build",
-                       info->name);
+    return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data in this build", what,
+                       arg, info->name);
   }
+  *out = info;
+  return MPI_SUCCESS;
+}
+
+int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                 Buffer* out) {
+  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
+  const BuiltinTypeInfo* info = nullptr;
+  if (int err = check_type(fn, comm, type, "", &info)) return err;
   if (buf == nullptr && count > 0) {
     return raise_error(comm, MPI_ERR_BUFFER, fn, "buf argument is NULL with count %d", count);
   }
@@ -133,6 +142,8 @@ int start_request(const char* fn, Request* req) {
     case Request::Kind::kBsend:
       req->immediate = true;  // done once copied
       return bsend(fn, req->comm, *c, req->buffer, req->peer, req->tag);
+    case Request::Kind::kColl:
+      break;  // never persistent: started by its collective call
   }
   if (s != Status::kOk) {
     return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s",

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstddef>
 
+#include "coll/sched/exec.h"
 #include "mpi/builtins.h"
 #include "mpi/ompi_abi.h"
 #include "mpi/runtime.h"
@@ -30,6 +31,10 @@ struct Buffer {
 int check_comm(const char* fn, MPI_Comm comm, Comm** out);
 int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
                  Buffer* out);
+// A predefined datatype that carries data; `what` prefixes the argument's name in messages
+// ("": datatype, "send": sendtype).
+int check_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+               const BuiltinTypeInfo** out);
 // dest: a rank of comm or MPI_PROC_NULL; source: also MPI_ANY_SOURCE.
 int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest);
 int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source);
@@ -50,7 +55,7 @@ int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Bu
 
 // An MPI_Request: the handle object, and what it stands for.
 struct Request {
-  enum class Kind : uint8_t { kSend, kRecv, kBsend };
+  enum class Kind : uint8_t { kSend, kRecv, kBsend, kColl };
   ompi_request_t handle;  // MPI_Request is &handle; handle.impl == this
   Kind kind = Kind::kSend;
   bool persistent = false;
@@ -59,6 +64,8 @@ struct Request {
   MPI_Comm comm = nullptr;
   Buffer buffer;
   pml::Request pml;
+  coll::Exec* exec = nullptr;  // nonblocking collectives: the run
+  const char* fn = nullptr;    // nonblocking collectives: the call, for messages
   // The arguments MPI_Start uses again (persistent requests).
   int peer = 0;
   int tag = 0;
@@ -68,7 +75,9 @@ struct Request {
     handle.magic = kMagicRequest;
     handle.impl = this;
   }
-  bool complete() const { return immediate || pml.done(); }
+  bool complete() const {
+    return immediate || (exec != nullptr ? exec->done() : pml.done());
+  }
 
   // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
   static Request* make();

@@ -34,6 +34,8 @@ Request* Request::make() {
 
 void Request::release(Request* r) {
   r->handle.magic = kMagicFreed;  // a stale handle is reported, not misread
+  if (r->exec != nullptr) coll::Exec::release(r->exec);
+  r->exec = nullptr;
   g_free_requests.push_back(r);
 }
 
@@ -66,6 +68,10 @@ int check_handle(const char* fn, const MPI_Request* request) {
 
 // The error class of a finished request, without raising it.
 int error_class(const Request& r) {
+  if (r.exec != nullptr) {
+    return r.exec->error() == torusmpi::Status::kOk ? MPI_SUCCESS
+                                                     : mpi::error_class_of(r.exec->error());
+  }
   if (r.immediate || r.pml.error == torusmpi::Status::kOk) return MPI_SUCCESS;
   if (r.pml.error == torusmpi::Status::kErrTruncate) return MPI_ERR_TRUNCATE;
   return mpi::error_class_of(r.pml.error);
@@ -94,6 +100,9 @@ int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) 
   if (in_status) {
     // Every status of the call says how its request went, the successful ones included.
     if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+  } else if (err != MPI_SUCCESS && r->exec != nullptr) {
+    err = raise_error(r->comm, err, fn, "%s failed: %s", r->fn,
+                      torusmpi::status_string(r->exec->error()));
   } else if (err != MPI_SUCCESS) {
     err = mpi::request_error(fn, r->comm, r->pml, r->buffer);
   }
@@ -175,7 +184,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     mpi::set_empty_status(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete()) pml::wait(&r->pml);
+  if (!r->complete()) progress::wait_until([r] { return r->complete(); });
   return finish(kFn, request, status, false);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Wait);
@@ -351,6 +360,12 @@ int PMPI_Request_free(MPI_Request* request) {
   Request* r = request_impl(*request);
   if (r == nullptr)
     return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request argument is MPI_REQUEST_NULL");
+  if (r->kind == Request::Kind::kColl) {
+    return raise_error(r->comm, MPI_ERR_REQUEST, kFn,
+                       "request is of %s: a nonblocking collective's request may not be freed, "
+                       "only completed",
+                       r->fn);
+  }
   *request = MPI_REQUEST_NULL;
   if (!r->active || r->complete()) {
     Request::release(r);
@@ -392,6 +407,10 @@ int PMPI_Cancel(MPI_Request* request) {
     return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request argument is MPI_REQUEST_NULL");
   if (!r->active)
     return raise_error(r->comm, MPI_ERR_REQUEST, kFn, "request is an inactive persistent request");
+  if (r->kind == Request::Kind::kColl) {
+    return raise_error(r->comm, MPI_ERR_REQUEST, kFn,
+                       "request is of %s: nonblocking collectives cannot be cancelled", r->fn);
+  }
   if (r->kind == Request::Kind::kRecv && !r->immediate) pml::cancel(&r->pml);
   return MPI_SUCCESS;
 }

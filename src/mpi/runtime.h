@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "boot/boot.h"
+#include "coll/team.h"
 #include "mpi/ompi_abi.h"
 #include "pml/pml.h"
 
@@ -21,6 +22,7 @@ class Comm : public pml::Comm {
  public:
   MPI_Errhandler errhandler = nullptr;  // never null once the communicator exists
   std::string name;
+  coll::Team team{this};  // its collectives: tag sequence, cached decisions and schedules
 };
 
 enum class Phase { kBeforeInit, kActive, kFinalized };

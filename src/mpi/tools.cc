@@ -1,13 +1,15 @@
-// The MPI tools interface (MPI_T). Control variables are torusmpi's run-time parameters, read-only
-// (they are read from the environment once); one category, "torusmpi", holds them all. There are
-// no performance variables yet. MPI_T reports errors by return code only, never through an error
-// handler, and works before MPI_Init and after MPI_Finalize.
+// The MPI tools interface (MPI_T). Control variables are torusmpi's run-time parameters: those
+// read once at MPI_Init are read-only, those read at each use (collective selection) writable.
+// One category, "torusmpi", holds them all. There are no performance variables yet. MPI_T reports
+// errors by return code only, never through an error handler, and works before MPI_Init and
+// after MPI_Finalize.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "coll/select/select.h"
 #include "core/params.h"
 #include "mpi/ompi_abi.h"
 
@@ -118,7 +120,10 @@ int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosi
   set_if(datatype, cvar_datatype(p.type));
   set_if(enumtype, MPI_T_ENUM_NULL);
   set_if(bind, static_cast<int>(MPI_T_BIND_NO_OBJECT));
-  set_if(scope, static_cast<int>(MPI_T_SCOPE_READONLY));
+  // Parameters read at each use may be written, the same value on every rank (collective
+  // selection must agree across a communicator); the others are read once, at MPI_Init.
+  set_if(scope, static_cast<int>(p.when == params::When::Call ? MPI_T_SCOPE_ALL_EQ
+                                                               : MPI_T_SCOPE_READONLY));
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_get_info);
@@ -185,10 +190,38 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_read);
 
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
-  (void)buf;
   TORUSMPI_T_ACTIVE();
   if (handle == MPI_T_CVAR_HANDLE_NULL) return MPI_T_ERR_INVALID_HANDLE;
-  return MPI_T_ERR_CVAR_SET_NEVER;  // parameters are read once, from the environment
+  if (buf == nullptr) return MPI_T_ERR_INVALID;
+  const params::Info& p = params::all()[handle->index];
+  if (p.when != params::When::Call) return MPI_T_ERR_CVAR_SET_NEVER;  // read once, at MPI_Init
+  std::string text;
+  switch (p.type) {
+    case params::Type::Bool: {
+      int b;
+      std::memcpy(&b, buf, sizeof b);
+      text = b != 0 ? "1" : "0";
+      break;
+    }
+    case params::Type::Int:
+    case params::Type::Size: {
+      MPI_Count n;
+      std::memcpy(&n, buf, sizeof n);
+      text = std::to_string(n);
+      break;
+    }
+    case params::Type::String:
+      text.assign(static_cast<const char*>(buf), strnlen(static_cast<const char*>(buf), kStringCapacity));
+      break;
+  }
+  std::string old = params::value(handle->index).text, error;
+  if (params::set(handle->index, text, &error) != torusmpi::Status::kOk) return MPI_T_ERR_INVALID;
+  // A token or range that names no algorithm is refused, and the old value stays.
+  if (torusmpi::coll::selection_check(&error) != torusmpi::Status::kOk) {
+    params::set(handle->index, old, &error);
+    return MPI_T_ERR_INVALID;
+  }
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_write);
 

@@ -29,7 +29,8 @@ static void check_cvars(void) {
     int rc = MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc,
                                  &desc_len, &bind, &scope);
     check(rc == MPI_SUCCESS && strncmp(name, "TORUSMPI_", 9) == 0 &&
-              name_len == (int)strlen(name) + 1 && desc_len > 1 && scope == MPI_T_SCOPE_READONLY &&
+              name_len == (int)strlen(name) + 1 && desc_len > 1 &&
+              (scope == MPI_T_SCOPE_READONLY || scope == MPI_T_SCOPE_ALL_EQ) &&
               bind == MPI_T_BIND_NO_OBJECT,
           "cvar-info", "index %d: rc %d name \"%s\" (len %d) scope %d bind %d", i, rc, name,
           name_len, scope, bind);
@@ -58,8 +59,25 @@ static void check_values(void) {
   check_rc(MPI_T_cvar_read(handle, &spin), "cvar_read");
   check(spin == 77, "spin-count-value", "read %lld, the environment says 77", spin);
   check(MPI_T_cvar_write(handle, &spin) == MPI_T_ERR_CVAR_SET_NEVER, "cvar-write-refused",
-        "parameters are read-only");
+        "parameters read at MPI_Init are read-only");
   check_rc(MPI_T_cvar_handle_free(&handle), "cvar_handle_free");
+
+  /* Collective selection is read at each call: writable, and checked. */
+  char alg[256] = "";
+  int scope = -1;
+  i = cvar_index("TORUSMPI_ALLREDUCE_ALGORITHM");
+  MPI_T_cvar_get_info(i, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &scope);
+  check(scope == MPI_T_SCOPE_ALL_EQ, "selection-scope", "scope %d, want MPI_T_SCOPE_ALL_EQ", scope);
+  check_rc(MPI_T_cvar_handle_alloc(i, NULL, &handle, &count), "cvar_handle_alloc(algorithm)");
+  check(MPI_T_cvar_write(handle, "ring") == MPI_SUCCESS, "selection-write", "ring refused");
+  MPI_T_cvar_read(handle, alg);
+  check(strcmp(alg, "ring") == 0, "selection-read-back", "read \"%s\"", alg);
+  check(MPI_T_cvar_write(handle, "no_such_algorithm") == MPI_T_ERR_INVALID,
+        "selection-bad-token-refused", "accepted");
+  MPI_T_cvar_read(handle, alg);
+  check(strcmp(alg, "ring") == 0, "selection-kept-after-refusal", "read \"%s\"", alg);
+  check(MPI_T_cvar_write(handle, "") == MPI_SUCCESS, "selection-cleared", "\"\" refused");
+  MPI_T_cvar_handle_free(&handle);
   check(handle == MPI_T_CVAR_HANDLE_NULL, "cvar-handle-nulled", "not MPI_T_CVAR_HANDLE_NULL");
 
   char debug[256] = "";

@@ -1,0 +1,158 @@
+#include "coll/sched/exec.h"
+
+#include <cstring>
+
+#include "core/log.h"
+#include "core/progress.h"
+
+namespace torusmpi::coll {
+namespace {
+
+// Never destroyed: runs may be released by MPI calls made from atexit handlers.
+std::vector<Exec*>& g_pool = *new std::vector<Exec*>;
+std::vector<Exec*>& g_active = *new std::vector<Exec*>;
+int g_poll_id = 0;
+
+// Scratch kept by a pooled run beyond this is given back to the system.
+constexpr size_t kKeepScratch = size_t{4} << 20;
+
+}  // namespace
+
+int poll_runs(void*) {
+  int events = 0;
+  for (size_t i = 0; i < g_active.size();) {
+    Exec* e = g_active[i];
+    if (e->pending_ == 0 && e->advance()) {
+      g_active[i] = g_active.back();
+      g_active.pop_back();
+      e->listed_ = false;
+      ++events;
+      if (e->on_complete_ != nullptr) e->on_complete_(e, e->on_complete_ctx_);
+    } else {
+      ++i;
+    }
+  }
+  return events;
+}
+
+void exec_init() {
+  if (g_poll_id == 0) g_poll_id = progress::add(poll_runs, nullptr);
+}
+
+void exec_finalize() {
+  if (g_poll_id != 0) progress::remove(g_poll_id);
+  g_poll_id = 0;
+}
+
+size_t exec_active() { return g_active.size(); }
+
+Exec* Exec::make() {
+  Exec* e;
+  if (g_pool.empty()) {
+    e = new Exec;
+  } else {
+    e = g_pool.back();
+    g_pool.pop_back();
+  }
+  e->own_.ops.clear();
+  e->own_.step_end.clear();
+  e->own_.scratch_bytes = 0;
+  e->own_.max_step_messages = 0;
+  return e;
+}
+
+void Exec::bind(const Schedule* s, const RunArgs& args) {
+  s_ = s;
+  args_ = args;
+  step_ = 0;
+  pending_ = 0;
+  done_ = false;
+  error_ = Status::kOk;
+  on_complete_ = nullptr;
+  if (scratch_.size() < s->scratch_bytes) scratch_.resize(s->scratch_bytes);
+  if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
+  base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
+  base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
+  base_[static_cast<int>(Buf::kScratch)] = scratch_.data();
+}
+
+void Exec::release(Exec* e) {
+  if (e->scratch_.capacity() > kKeepScratch) std::vector<uint8_t>().swap(e->scratch_);
+  g_pool.push_back(e);
+}
+
+void Exec::message_done(pml::Request* r) {
+  auto* e = static_cast<Exec*>(r->user);
+  if (r->error != Status::kOk && e->error_ == Status::kOk) e->error_ = r->error;
+  --e->pending_;
+}
+
+void Exec::post_step() {
+  const uint32_t begin = s_->step_begin(step_), end = s_->step_end[step_];
+  const uint32_t context = args_.comm->coll_context();
+  int n = 0;
+  // One for the posting: a message that completes at once must not look like the step's end.
+  pending_ = 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    const OpType want = pass == 0 ? OpType::kRecv : OpType::kSend;
+    for (uint32_t k = begin; k < end; ++k) {
+      const Op& op = s_->ops[k];
+      if (op.type != want) continue;
+      pml::Request& r = reqs_[n++];
+      r.user = this;
+      r.on_complete = message_done;
+      ++pending_;
+      Status st = want == OpType::kRecv
+                      ? pml::irecv(*args_.comm, context, resolve(op.dst_buf, op.dst), op.bytes,
+                                   op.peer, args_.tag, &r)
+                      : pml::isend(*args_.comm, context, resolve(op.src_buf, op.src), op.bytes,
+                                   op.peer, args_.tag, pml::SendMode::kStandard, &r);
+      if (st != Status::kOk) {
+        --pending_;
+        if (error_ == Status::kOk) error_ = st;
+      }
+    }
+  }
+  for (uint32_t k = begin; k < end; ++k) {
+    const Op& op = s_->ops[k];
+    if (op.type == OpType::kCopy) {
+      std::memcpy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+    } else if (op.type == OpType::kReduce) {
+      args_.reduce(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
+                   op.bytes / args_.elem);
+    }
+  }
+  --pending_;
+  ++step_;
+}
+
+bool Exec::advance() {
+  while (!done_ && pending_ == 0) {
+    // A failed message ends the run once the rest of its step is done: the pml holds requests of
+    // this run until then.
+    if (error_ != Status::kOk || step_ == s_->steps()) {
+      done_ = true;
+      break;
+    }
+    post_step();
+  }
+  return done_;
+}
+
+void Exec::start() { advance(); }
+
+void Exec::wait() {
+  progress::wait_until([this] { return pending_ == 0 ? advance() : false; });
+}
+
+void Exec::start_nonblocking() {
+  advance();
+  if (!done_) {
+    listed_ = true;
+    g_active.push_back(this);
+  } else if (on_complete_ != nullptr) {
+    on_complete_(this, on_complete_ctx_);
+  }
+}
+
+}  // namespace torusmpi::coll

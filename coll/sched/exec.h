@@ -1,0 +1,94 @@
+// The executor: runs one rank's schedule of one call over the pml. A step's receives are posted
+// first (so that arriving data lands in place rather than in the unexpected queue), then its
+// sends, then its copies and reductions run while the messages travel; the next step starts when
+// every message of the step has completed. Blocking calls drive their run from their wait; runs
+// of nonblocking calls are progressed by every poll of the progress engine (any MPI call that
+// waits or tests).
+#ifndef TORUSMPI_COLL_SCHED_EXEC_H_
+#define TORUSMPI_COLL_SCHED_EXEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "coll/ops/ops.h"
+#include "coll/sched/schedule.h"
+#include "core/status.h"
+#include "pml/pml.h"
+
+namespace torusmpi::coll {
+
+class Exec;
+
+// What a run needs besides its schedule: where the symbolic buffers are, how to reduce, and the
+// messages' communicator, context and tag.
+struct RunArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  ReduceFn reduce = nullptr;  // reductions only
+  size_t elem = 1;            // bytes per element of reduce
+  const pml::Comm* comm = nullptr;
+  int tag = 0;
+};
+
+class Exec {
+ public:
+  // Takes a run from the pool, then binds it to a schedule (which must outlive the run: cached,
+  // or the run's own()) and the call's buffers.
+  static Exec* make();
+  void bind(const Schedule* s, const RunArgs& args);
+  // A schedule the run owns, for calls whose schedule is not cached; emptied by make().
+  Schedule* own() { return &own_; }
+  // Back to the pool (once done()).
+  static void release(Exec* e);
+
+  // Posts the first steps; a schedule of local steps only is done on return.
+  void start();
+  // Advances as far as completed messages allow; true when the whole schedule is done.
+  bool advance();
+  // Drives progress until done (a blocking call's wait).
+  void wait();
+
+  bool done() const { return done_; }
+  Status error() const { return error_; }
+
+  // Nonblocking runs: registered, they advance on every progress poll; on_complete (when set)
+  // runs once when done, and may release the run.
+  void set_on_complete(void (*fn)(Exec*, void*), void* ctx) {
+    on_complete_ = fn;
+    on_complete_ctx_ = ctx;
+  }
+  void start_nonblocking();
+
+ private:
+  Exec() = default;
+  void post_step();
+  uint8_t* resolve(Buf buf, uint64_t offset) const { return base_[static_cast<int>(buf)] + offset; }
+  static void message_done(pml::Request* r);
+
+  const Schedule* s_ = nullptr;
+  Schedule own_;
+  RunArgs args_;
+  uint8_t* base_[kBufCount] = {};
+  std::vector<uint8_t> scratch_;  // kept across uses of the pooled run: no malloc per call
+  std::vector<pml::Request> reqs_;
+  size_t step_ = 0;
+  int pending_ = 0;
+  bool done_ = false;
+  bool listed_ = false;
+  Status error_ = Status::kOk;
+  void (*on_complete_)(Exec*, void*) = nullptr;
+  void* on_complete_ctx_ = nullptr;
+
+  friend int poll_runs(void*);
+};
+
+// Registers the executor's poll with the progress engine (at MPI_Init) and removes it.
+void exec_init();
+void exec_finalize();
+// Runs of nonblocking calls still in progress.
+size_t exec_active();
+
+}  // namespace torusmpi::coll
+
+#endif  // TORUSMPI_COLL_SCHED_EXEC_H_

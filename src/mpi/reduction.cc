@@ -1,0 +1,154 @@
+// The map from MPI's predefined datatypes and ops to the reduction kernels (coll/ops), with the
+// pairs MPI allows (MPI 3.1, section 5.9.2), and MPI_Reduce_local.
+#include "mpi/reduction.h"
+
+#include "mpi/errors.h"
+#include "mpi/p2p.h"
+
+namespace torusmpi::mpi {
+namespace {
+
+using coll::Elem;
+
+// Which element layout a predefined datatype has: by class and size.
+bool elem_of(const BuiltinTypeInfo& t, MPI_Datatype type, Elem* out) {
+  const Elem kSigned[] = {Elem::kI8, Elem::kI16, Elem::kCount, Elem::kI32,
+                          Elem::kCount, Elem::kCount, Elem::kCount, Elem::kI64};
+  const Elem kUnsigned[] = {Elem::kU8, Elem::kU16, Elem::kCount, Elem::kU32,
+                            Elem::kCount, Elem::kCount, Elem::kCount, Elem::kU64};
+  *out = Elem::kCount;
+  switch (t.cls) {
+    case TypeClass::kSignedInt:
+    case TypeClass::kLogical:  // Fortran LOGICAL: an integer, 0 false
+      if (t.size >= 1 && t.size <= 8) *out = kSigned[t.size - 1];
+      break;
+    case TypeClass::kUnsignedInt:
+    case TypeClass::kByte:
+      if (t.size >= 1 && t.size <= 8) *out = kUnsigned[t.size - 1];
+      break;
+    case TypeClass::kFloat:
+      *out = t.size == 4 ? Elem::kF32 : t.size == 8 ? Elem::kF64 : t.size == 16 ? Elem::kLongDouble
+                                                                                 : Elem::kCount;
+      break;
+    case TypeClass::kComplex:
+      *out = t.size == 8    ? Elem::kComplexF32
+             : t.size == 16 ? Elem::kComplexF64
+             : t.size == 32 ? Elem::kComplexLongDouble
+                            : Elem::kCount;
+      break;
+    case TypeClass::kBool:
+      *out = Elem::kBool;
+      break;
+    case TypeClass::kPair:
+      if (type == MPI_FLOAT_INT) *out = Elem::kFloatInt;
+      if (type == MPI_DOUBLE_INT) *out = Elem::kDoubleInt;
+      if (type == MPI_LONG_INT) *out = Elem::kLongInt;
+      if (type == MPI_2INT || type == MPI_2INTEGER) *out = Elem::kIntInt;
+      if (type == MPI_SHORT_INT) *out = Elem::kShortInt;
+      if (type == MPI_LONG_DOUBLE_INT) *out = Elem::kLongDoubleInt;
+      if (type == MPI_2REAL) *out = Elem::kFloatFloat;
+      if (type == MPI_2DOUBLE_PRECISION) *out = Elem::kDoubleDouble;
+      break;
+    case TypeClass::kPacked:
+    case TypeClass::kMarker:
+      break;
+  }
+  return *out != Elem::kCount;
+}
+
+// MPI's groups of operators and the datatype classes each allows.
+bool op_allows(coll::ReduceOp op, TypeClass cls) {
+  bool integer = cls == TypeClass::kSignedInt || cls == TypeClass::kUnsignedInt;
+  switch (op) {
+    case coll::ReduceOp::kMax:
+    case coll::ReduceOp::kMin:
+      return integer || cls == TypeClass::kFloat;
+    case coll::ReduceOp::kSum:
+    case coll::ReduceOp::kProd:
+      return integer || cls == TypeClass::kFloat || cls == TypeClass::kComplex;
+    case coll::ReduceOp::kLand:
+    case coll::ReduceOp::kLor:
+    case coll::ReduceOp::kLxor:
+      return integer || cls == TypeClass::kLogical || cls == TypeClass::kBool;
+    case coll::ReduceOp::kBand:
+    case coll::ReduceOp::kBor:
+    case coll::ReduceOp::kBxor:
+      return integer || cls == TypeClass::kByte;
+    case coll::ReduceOp::kMaxloc:
+    case coll::ReduceOp::kMinloc:
+      return cls == TypeClass::kPair;
+    case coll::ReduceOp::kCount:
+      break;
+  }
+  return false;
+}
+
+// The kernel operator of a predefined op (ops.def order is Open MPI's, not the kernels');
+// kCount for MPI_REPLACE and MPI_NO_OP.
+coll::ReduceOp coll_op(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::k_max: return coll::ReduceOp::kMax;
+    case BuiltinOp::k_min: return coll::ReduceOp::kMin;
+    case BuiltinOp::k_sum: return coll::ReduceOp::kSum;
+    case BuiltinOp::k_prod: return coll::ReduceOp::kProd;
+    case BuiltinOp::k_land: return coll::ReduceOp::kLand;
+    case BuiltinOp::k_band: return coll::ReduceOp::kBand;
+    case BuiltinOp::k_lor: return coll::ReduceOp::kLor;
+    case BuiltinOp::k_bor: return coll::ReduceOp::kBor;
+    case BuiltinOp::k_lxor: return coll::ReduceOp::kLxor;
+    case BuiltinOp::k_bxor: return coll::ReduceOp::kBxor;
+    case BuiltinOp::k_maxloc: return coll::ReduceOp::kMaxloc;
+    case BuiltinOp::k_minloc: return coll::ReduceOp::kMinloc;
+    default: return coll::ReduceOp::kCount;
+  }
+}
+
+}  // namespace
+
+int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
+                      coll::ReduceFn* fn_out, bool* commutative) {
+  *commutative = true;  // every predefined op is
+  if (op == nullptr || op->magic != kMagicOp || op->builtin < 0) {
+    return raise_error(comm, MPI_ERR_OP, fn, "op argument is %s",
+                       op == MPI_OP_NULL ? "MPI_OP_NULL"
+                                         : "not a predefined op (user ops are not implemented yet)");
+  }
+  coll::ReduceOp o = coll_op(static_cast<BuiltinOp>(op->builtin));
+  if (o == coll::ReduceOp::kCount) {
+    return raise_error(comm, MPI_ERR_OP, fn, "%s is only for one-sided accumulate operations",
+                       builtin_op_name(op->builtin));
+  }
+  const BuiltinTypeInfo* info = datatype_info(type);
+  Elem elem;
+  if (info == nullptr || !elem_of(*info, type, &elem) || !op_allows(o, info->cls) ||
+      (*fn_out = coll::reduce_fn(o, elem)) == nullptr) {
+    return raise_error(comm, MPI_ERR_OP, fn, "%s is not defined on datatype %s",
+                       builtin_op_name(op->builtin), info != nullptr ? info->name : "(invalid)");
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace torusmpi::mpi
+
+using torusmpi::mpi::Buffer;
+using torusmpi::mpi::require_active;
+namespace mpi = torusmpi::mpi;
+
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op) {
+  constexpr const char* kFn = "MPI_Reduce_local";
+  if (int err = require_active(kFn)) return err;
+  Buffer b;
+  if (int err = mpi::check_buffer(kFn, MPI_COMM_SELF, inoutbuf, count, datatype, &b)) return err;
+  if (inbuf == nullptr && count > 0) {
+    return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn, "inbuf argument is NULL with count %d",
+                            count);
+  }
+  torusmpi::coll::ReduceFn kernel;
+  bool commutative;
+  if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &kernel, &commutative))
+    return err;
+  if (count > 0) kernel(inoutbuf, inbuf, static_cast<size_t>(count));
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Reduce_local);

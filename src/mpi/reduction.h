@@ -1,0 +1,18 @@
+// Reductions as the MPI layer sees them: a predefined (op, datatype) pair becomes a kernel of
+// coll/ops, or an MPI_ERR_OP naming the pair.
+#ifndef TORUSMPI_MPI_REDUCTION_H_
+#define TORUSMPI_MPI_REDUCTION_H_
+
+#include "coll/ops/ops.h"
+#include "mpi/ompi_abi.h"
+
+namespace torusmpi::mpi {
+
+// The kernel for (op, type) and whether op commutes, or raises MPI_ERR_OP on comm. MPI_REPLACE
+// and MPI_NO_OP are for one-sided accumulates only.
+int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
+                      coll::ReduceFn* fn_out, bool* commutative);
+
+}  // namespace torusmpi::mpi
+
+#endif  // TORUSMPI_MPI_REDUCTION_H_

@@ -1,0 +1,243 @@
+// torusmpi_sim: runs a collective's schedules for every rank in one process (coll/sim) and, per
+// message size, says whether each algorithm's result is right, how long it would take under the
+// cost model, its algbw and busbw, and which algorithm the selector would pick.
+//
+//   torusmpi_sim --collective allreduce --ranks 64 --bytes 8:1M
+//   torusmpi_sim --collective alltoall --ranks 1000 --bytes 1K --algorithm bruck
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/select/registry.h"
+#include "coll/select/select.h"
+#include "coll/sim/calls.h"
+#include "coll/sim/sim.h"
+#include "core/params.h"
+
+namespace torusmpi::sim_tool {
+namespace {
+
+using coll::Algorithm;
+using coll::Coll;
+
+constexpr char kUsage[] =
+    "Usage: torusmpi_sim --collective C --ranks P [--bytes MIN[:MAX]] [--algorithm TOKEN|all]\n"
+    "                    [--root R] [--in-place] [--non-commutative] [--elem N]\n"
+    "                    [--oversubscribed] [--alpha S] [--beta S] [--gamma S]\n"
+    "\n"
+    "Simulates every rank's schedule of one collective call (no processes, any rank count),\n"
+    "checks the result (every output holds exactly the contributions the collective defines),\n"
+    "and predicts the time with the cost model's figures. Sizes go from MIN to MAX by doubling,\n"
+    "in bytes (K, M, G suffixes), as the OSU benchmark of the collective counts them: the vector\n"
+    "(allreduce, reduce, bcast, scan, exscan, reduce_scatter[_block]) or one rank's block\n"
+    "(allgather[v], alltoall[v,w], gather[v], scatter[v]). The selector's pick is marked '*'.\n"
+    "\n"
+    "  --collective C     barrier, bcast, reduce, allreduce, allgather, allgatherv,\n"
+    "                     reduce_scatter, reduce_scatter_block, alltoall, alltoallv, alltoallw,\n"
+    "                     gather, gatherv, scatter, scatterv, scan, exscan\n"
+    "  --ranks P          ranks in the communicator\n"
+    "  --bytes MIN[:MAX]  sizes (default 8:1M)\n"
+    "  --algorithm T      one algorithm, or all (default) of the collective\n"
+    "  --root R           root of rooted collectives (default 0)\n"
+    "  --in-place         MPI_IN_PLACE where the collective allows it\n"
+    "  --non-commutative  a non-commutative op (reductions)\n"
+    "  --elem N           bytes per element (default 4)\n"
+    "  --oversubscribed   the figures of more ranks than cores on a node\n"
+    "  --alpha/--beta/--gamma S   override the model: seconds per message, per byte moved,\n"
+    "                     per byte reduced\n"
+    "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
+
+struct Options {
+  Coll coll = Coll::kAllreduce;
+  bool have_coll = false;
+  int ranks = 0;
+  size_t min_bytes = 8, max_bytes = 1 << 20;
+  std::string algorithm = "all";
+  int root = 0;
+  bool in_place = false;
+  bool commutative = true;
+  size_t elem = 4;
+  bool oversubscribed = false;
+  double alpha = -1, beta = -1, gamma = -1;
+};
+
+bool parse_size(const char* text, size_t* out) {
+  int64_t v = 0;
+  if (!params::parse_size(text, &v)) return false;
+  *out = static_cast<size_t>(v);
+  return true;
+}
+
+bool parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "torusmpi_sim: %s needs a value\n", a.c_str());
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    const char* v = nullptr;
+    if (a == "--collective") {
+      if ((v = value()) == nullptr) return false;
+      if (!coll::coll_from_name(v, &o->coll)) {
+        std::fprintf(stderr, "torusmpi_sim: no collective '%s'\n", v);
+        return false;
+      }
+      o->have_coll = true;
+    } else if (a == "--ranks") {
+      if ((v = value()) == nullptr) return false;
+      o->ranks = std::atoi(v);
+    } else if (a == "--bytes") {
+      if ((v = value()) == nullptr) return false;
+      std::string t = v;
+      size_t colon = t.find(':');
+      if (!parse_size(t.substr(0, colon).c_str(), &o->min_bytes) ||
+          !parse_size(colon == std::string::npos ? t.c_str() : t.substr(colon + 1).c_str(),
+                      &o->max_bytes)) {
+        std::fprintf(stderr, "torusmpi_sim: --bytes %s: expected MIN[:MAX]\n", v);
+        return false;
+      }
+    } else if (a == "--algorithm") {
+      if ((v = value()) == nullptr) return false;
+      o->algorithm = v;
+    } else if (a == "--root") {
+      if ((v = value()) == nullptr) return false;
+      o->root = std::atoi(v);
+    } else if (a == "--elem") {
+      if ((v = value()) == nullptr) return false;
+      o->elem = static_cast<size_t>(std::atol(v));
+    } else if (a == "--alpha" || a == "--beta" || a == "--gamma") {
+      if ((v = value()) == nullptr) return false;
+      (a == "--alpha" ? o->alpha : a == "--beta" ? o->beta : o->gamma) = std::atof(v);
+    } else if (a == "--in-place") {
+      o->in_place = true;
+    } else if (a == "--non-commutative") {
+      o->commutative = false;
+    } else if (a == "--oversubscribed") {
+      o->oversubscribed = true;
+    } else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "torusmpi_sim: unknown option '%s'\n", a.c_str());
+      return false;
+    }
+  }
+  if (!o->have_coll || o->ranks < 1) {
+    std::fprintf(stderr, "torusmpi_sim: --collective and --ranks (1 or more) are needed\n");
+    return false;
+  }
+  if (o->root < 0 || o->root >= o->ranks || o->elem == 0 || o->min_bytes > o->max_bytes) {
+    std::fprintf(stderr, "torusmpi_sim: --root must be a rank, --elem > 0, MIN <= MAX\n");
+    return false;
+  }
+  return true;
+}
+
+// nccl-tests' factors: the bytes algbw counts, and busbw / algbw.
+bool block_collective(Coll c) {
+  return c == Coll::kAllgather || c == Coll::kAllgatherv || c == Coll::kAlltoall ||
+         c == Coll::kAlltoallv || c == Coll::kAlltoallw || c == Coll::kGather ||
+         c == Coll::kGatherv || c == Coll::kScatter || c == Coll::kScatterv;
+}
+double bus_factor(Coll c, int p) {
+  double n = p;
+  switch (c) {
+    case Coll::kAllreduce:
+      return 2 * (n - 1) / n;
+    case Coll::kAllgather:
+    case Coll::kAllgatherv:
+    case Coll::kReduceScatter:
+    case Coll::kReduceScatterBlock:
+    case Coll::kAlltoall:
+    case Coll::kAlltoallv:
+    case Coll::kAlltoallw:
+      return (n - 1) / n;
+    default:
+      return 1;
+  }
+}
+
+// Elements per rank's count for a size in bytes (see the usage text).
+size_t count_for(Coll c, size_t bytes, size_t elem, int p) {
+  if (c == Coll::kReduceScatter || c == Coll::kReduceScatterBlock) return bytes / elem / p;
+  return bytes / elem;
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  if (!parse(argc, argv, &o)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::vector<const Algorithm*> algs;
+  for (const Algorithm& a : coll::algorithms()) {
+    if (a.coll == o.coll && (o.algorithm == "all" || o.algorithm == a.token)) algs.push_back(&a);
+  }
+  if (algs.empty()) {
+    std::fprintf(stderr, "torusmpi_sim: %s has no algorithm '%s'\n", coll::coll_name(o.coll),
+                 o.algorithm.c_str());
+    return 2;
+  }
+  coll::Model m = coll::host_model(o.oversubscribed);
+  if (o.alpha >= 0) m.alpha = o.alpha;
+  if (o.beta >= 0) m.beta = o.beta;
+  if (o.gamma >= 0) m.gamma = o.gamma;
+  coll::sim::Costs costs;
+  costs.alpha = m.alpha;
+  costs.beta = m.beta;
+  costs.gamma = m.gamma;
+  costs.copy = m.beta;
+
+  std::printf("# torusmpi_sim %s, %d ranks%s%s, %zu-byte elements; model: alpha %.3g us, "
+              "%.3g GB/s moved, %.3g GB/s reduced\n",
+              coll::coll_name(o.coll), o.ranks, o.in_place ? ", in place" : "",
+              o.commutative ? "" : ", non-commutative op", o.elem, m.alpha * 1e6,
+              1e-9 / m.beta, 1e-9 / m.gamma);
+  std::printf("# %-10s %-20s %6s %12s %12s %12s %10s %7s\n", "bytes", "algorithm", "check",
+              "time (us)", "algbw (GB/s)", "busbw (GB/s)", "messages", "steps");
+  int wrong = 0;
+  for (size_t bytes = o.min_bytes;; bytes = bytes == 0 ? 1 : bytes * 2) {
+    coll::sim::CallShape shape;
+    shape.coll = o.coll;
+    shape.size = o.ranks;
+    shape.count = count_for(o.coll, bytes, o.elem, o.ranks);
+    shape.elem = o.elem;
+    shape.root = o.root;
+    shape.in_place = o.in_place;
+    shape.commutative = o.commutative;
+    auto call = coll::sim::make_call(shape);
+    coll::Choice pick = coll::select_algorithm(call->args[0], m);
+    for (const Algorithm* alg : algs) {
+      std::string why;
+      if (!coll::supports(*alg, call->args[0], &why)) {
+        std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg->token, "-", why.c_str());
+        continue;
+      }
+      coll::sim::Result r = coll::sim::run(
+          call->args, [alg](coll::Builder& b, const coll::Args& a) { alg->build(b, a); }, costs);
+      double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
+      double algbw = r.time > 0 ? moved / r.time / 1e9 : 0;
+      std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10llu %7zu\n",
+                  pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
+                  r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
+                  static_cast<unsigned long long>(r.messages), r.max_steps);
+      if (!r.ok) {
+        ++wrong;
+        std::printf("    %s\n", r.error.c_str());
+      }
+    }
+    if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
+  }
+  return wrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace torusmpi::sim_tool
+
+int main(int argc, char** argv) { return torusmpi::sim_tool::run(argc, argv); }
