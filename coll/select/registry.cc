@@ -81,24 +81,24 @@ const std::vector<Algorithm> kAlgorithms = {
        return (lg_floor(p) + 2 * f(p)) * m.alpha + (p - 1 + f(p) * p) * n * m.beta;
      },
      "swap all blocks gathered so far with rank^2^k"},
-    {Coll::kAllgather, "bruck", allgather_bruck, 0, "Cost = lg(p) a + (p-1) n b + p n c",
+    {Coll::kAllgather, "bruck", allgather_bruck, 0, "Cost = lg(p) a + (p-1) n b",
      [](const Model& m, int p, double n) { return lg(p) * m.alpha + (p - 1) * n * m.beta; },
-     "Bruck: round k sends the 2^k blocks gathered so far to rank-2^k, then rotates"},
+     "Bruck: round k sends the 2^k blocks gathered so far to rank-2^k, in place (no rotation)"},
     {Coll::kAllgatherv, "ring", allgatherv_ring, 0, "Cost = (p-1) a + (p-1) n b",
      [](const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); },
      "pass blocks around the ring, p-1 steps"},
 
     // reduce_scatter (n: the whole vector)
     {Coll::kReduceScatter, "pairwise", reduce_scatter_pairwise, 0,
-     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+     "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
      [](const Model& m, int p, double n) {
-       return (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+       return (p - 1) * m.alpha + frac(p) * n * m.beta + n / p * m.gamma;
      },
-     "step k: send rank+k its block, get ours from rank-k; combined in rank order"},
+     "step k: send rank+k its block, get ours from rank-k; folded in rank order as they come"},
     {Coll::kReduceScatter, "ring", reduce_scatter_ring, kNeedsCommutative,
-     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+     "Cost = 2(p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
      [](const Model& m, int p, double n) {
-       return (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+       return 2 * (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
      },
      "pass partial blocks around the ring, p-1 steps"},
     {Coll::kReduceScatter, "recursive_halving", reduce_scatter_recursive_halving,
@@ -108,15 +108,15 @@ const std::vector<Algorithm> kAlgorithms = {
      },
      "halve the vector with rank^2^k each round"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
-     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+     "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
      [](const Model& m, int p, double n) {
-       return (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+       return (p - 1) * m.alpha + frac(p) * n * m.beta + n / p * m.gamma;
      },
-     "step k: send rank+k its block, get ours from rank-k; combined in rank order"},
+     "step k: send rank+k its block, get ours from rank-k; folded in rank order as they come"},
     {Coll::kReduceScatterBlock, "ring", reduce_scatter_block_ring, kNeedsCommutative,
-     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+     "Cost = 2(p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
      [](const Model& m, int p, double n) {
-       return (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+       return 2 * (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
      },
      "pass partial blocks around the ring, p-1 steps"},
     {Coll::kReduceScatterBlock, "recursive_halving", reduce_scatter_block_recursive_halving,
@@ -167,8 +167,8 @@ const std::vector<Algorithm> kAlgorithms = {
 
     // scan, exscan
     {Coll::kScan, "recursive_doubling", scan_recursive_doubling, 0,
-     "Cost = lg(p) (a + n b + 2 n g)",
-     [](const Model& m, int p, double n) { return lg(p) * (m.alpha + n * m.beta + 2 * n * m.gamma); },
+     "Cost = lg(p) (a + n b + n g)",
+     [](const Model& m, int p, double n) { return lg(p) * (m.alpha + n * m.beta + n * m.gamma); },
      "round k: pass the partial prefix to rank+2^k"},
     {Coll::kExscan, "recursive_doubling", exscan_recursive_doubling, 0,
      "Cost = lg(p) (a + n b + 2 n g)",
