@@ -1,8 +1,20 @@
-// Placeholder while the algorithm is being written.
+// alltoallw pairwise: alltoallv's schedule (patterns/pairwise.h), on counts and displacements in
+// bytes (elem 1: each peer's datatype is already folded into them), so one core serves both. Out
+// of place, step k sends to rank+k and receives from rank-k; in place, partners pair up in a
+// round-robin tournament and replies come in through scratch. Empty blocks are no messages.
+//
+// Cost = (p-1) (a + n b), with n the average block. In place also (p-1) n c for the copies home,
+// all but the last one during the next exchange, and twice the largest block of scratch.
+// Restrictions: none.
+//
+//   p = 4, out of place:  step 1: 0->1 1->2 2->3 3->0     step 2: 0->2 1->3 2->0 3->1
+//                         step 3: 0->3 1->0 2->1 3->2     (own block copied in step 1)
+//   p = 4, in place:      round 0: 0-3 1-2   round 1: 0-1 2-3   round 2: 0-2 1-3   then a copy
 #include "coll/algorithms.h"
+#include "coll/patterns/pairwise.h"
 
 namespace torusmpi::coll {
 
-void alltoallw_pairwise(Builder&, const Args&) {}
+void alltoallw_pairwise(Builder& b, const Args& a) { patterns::pairwise_alltoallv(b, a); }
 
 }  // namespace torusmpi::coll

@@ -11,7 +11,8 @@ namespace {
 //   beta   per byte: the pipelined shared-memory copy moves 1 MiB in 41 us one way (~25 GB/s),
 //          but a collective's copies compete for the same memory bus: 10 GB/s.
 //   gamma  per byte reduced: a float sum runs at ~5 GB/s out of cache on one core.
-constexpr Model kSharedMemory = {0.35e-6, 1.0 / 10e9, 1.0 / 5e9};
+//   copy   per byte copied within a rank: memcpy out of cache, ~12 GB/s.
+constexpr Model kSharedMemory = {0.35e-6, 1.0 / 10e9, 1.0 / 5e9, 1.0 / 12e9};
 
 // More ranks than cores: a step whose peer is not running waits for a context switch (measured
 // here: 2 us to hand a core from one process to another by sched_yield), so steps cost more and

@@ -34,11 +34,11 @@ const std::vector<Algorithm> kAlgorithms = {
     // reduce
     {Coll::kReduce, "binomial", reduce_binomial, 0, "Cost = lg(p) (a + n b + n g)",
      [](const Model& m, int p, double n) { return lg(p) * (m.alpha + n * m.beta + n * m.gamma); },
-     "binomial tree to the root, children combined in rank order"},
+     "binomial tree to the root (non-commutative ops: trees laid over rank order)"},
     {Coll::kReduce, "rabenseifner", reduce_rabenseifner, kNeedsCommutative,
-     "Cost = 2 lg(p) a + 2((p-1)/p) n b + ((p-1)/p) n g",
+     "Cost = 2 lg(p2) a + (2((p-1)/p) + f) n b + ((p-1)/p + f) n g",
      [](const Model& m, int p, double n) {
-       return (2 * lg_floor(p) + 2 * f(p)) * m.alpha + (2 * frac(p) + f(p)) * n * m.beta +
+       return 2 * lg_floor(p) * m.alpha + (2 * frac(p) + f(p)) * n * m.beta +
               (frac(p) + f(p)) * n * m.gamma;
      },
      "recursive-halving reduce-scatter, then a binomial gather of the blocks to the root"},
@@ -58,12 +58,13 @@ const std::vector<Algorithm> kAlgorithms = {
      },
      "ring reduce-scatter, then ring allgather"},
     {Coll::kAllreduce, "rabenseifner", allreduce_rabenseifner, kNeedsCommutative,
-     "Cost = (2 lg(p2) + 2f) a + (2((p-1)/p) + f) n b + ((p-1)/p + f) n g",
+     "Cost = 2 lg(p2) a + (2((p-1)/p) + f) n b + ((p-1)/p + f) n g",
      [](const Model& m, int p, double n) {
-       return (2 * lg_floor(p) + 2 * f(p)) * m.alpha + (2 * frac(p) + f(p)) * n * m.beta +
+       return 2 * lg_floor(p) * m.alpha + (2 * frac(p) + f(p)) * n * m.beta +
               (frac(p) + f(p)) * n * m.gamma;
      },
-     "recursive-halving reduce-scatter, then recursive-doubling allgather"},
+     "recursive-halving reduce-scatter, then recursive-doubling allgather; extra ranks fold "
+     "into the first and last rounds"},
     {Coll::kAllreduce, "reduce_bcast", allreduce_reduce_bcast, 0,
      "Cost = 2 lg(p) (a + n b) + lg(p) n g",
      [](const Model& m, int p, double n) {
@@ -102,9 +103,9 @@ const std::vector<Algorithm> kAlgorithms = {
      },
      "pass partial blocks around the ring, p-1 steps"},
     {Coll::kReduceScatter, "recursive_halving", reduce_scatter_recursive_halving,
-     kNeedsCommutative, "Cost = (lg(p2) + 2f) a + ((p-1)/p + f) n (b + g)",
+     kNeedsCommutative, "Cost = lg(p2) a + ((p-1)/p + f) n (b + g)",
      [](const Model& m, int p, double n) {
-       return (lg_floor(p) + 2 * f(p)) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
+       return lg_floor(p) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
      },
      "halve the vector with rank^2^k each round"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
@@ -120,9 +121,9 @@ const std::vector<Algorithm> kAlgorithms = {
      },
      "pass partial blocks around the ring, p-1 steps"},
     {Coll::kReduceScatterBlock, "recursive_halving", reduce_scatter_block_recursive_halving,
-     kNeedsCommutative, "Cost = (lg(p2) + 2f) a + ((p-1)/p + f) n (b + g)",
+     kNeedsCommutative, "Cost = lg(p2) a + ((p-1)/p + f) n (b + g)",
      [](const Model& m, int p, double n) {
-       return (lg_floor(p) + 2 * f(p)) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
+       return lg_floor(p) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
      },
      "halve the vector with rank^2^k each round"},
 
@@ -130,9 +131,10 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAlltoall, "pairwise", alltoall_pairwise, 0, "Cost = (p-1) (a + n b)",
      [](const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); },
      "step k: send to rank+k, receive from rank-k"},
-    {Coll::kAlltoall, "bruck", alltoall_bruck, 0, "Cost = lg(p) a + lg(p) (p/2) n b + 2 p n c",
+    {Coll::kAlltoall, "bruck", alltoall_bruck, 0,
+     "Cost = lg(p) a + lg(p) (p/2) n b + (lg(p)/2 + 1) p n c",
      [](const Model& m, int p, double n) {
-       return lg(p) * (m.alpha + p / 2.0 * n * m.beta) + 2 * p * n * m.beta;
+       return lg(p) * (m.alpha + p / 2.0 * n * m.beta) + (lg(p) / 2 + 1) * p * n * m.copy;
      },
      "Bruck: lg(p) rounds of half the blocks each; for small blocks"},
     {Coll::kAlltoall, "linear", alltoall_linear, 0, "Cost = a + (p-1) n b",

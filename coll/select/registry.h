@@ -17,11 +17,13 @@ enum Restriction : unsigned {
   kNeedsCommutative = 1u << 0,  // combines blocks out of rank order
 };
 
-// Link figures of the flat cost model, in seconds (per message, per byte moved, per byte reduced).
+// Figures of the flat cost model, in seconds: per message, per byte moved between ranks, per
+// byte reduced, per byte copied within a rank.
 struct Model {
   double alpha;
   double beta;
   double gamma;
+  double copy;
 };
 
 using BuildFn = void (*)(Builder&, const Args&);

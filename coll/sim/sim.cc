@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory_resource>
 #include <unordered_map>
 #include <utility>
 
@@ -22,33 +23,47 @@ int key_rank(uint32_t key) { return static_cast<int>(key & 0xffffff); }
 
 using Intervals = std::vector<std::pair<int, int>>;  // sorted, disjoint, not adjacent
 
-// Sets of ranks, interned: a set is an int, and joining two is a lookup once it has been seen.
+// Sets of ranks as ints. A cyclic run lo..hi (lo > hi: it wraps past rank p-1; what most
+// reductions hold, rings included) is the int itself, with the top bit set: joining two adjacent
+// runs is arithmetic. Other sets are interned: an index into a table, and joining them is a lookup
+// once it has been seen. Every set has one form, so equal sets have equal ints.
 class Sets {
  public:
-  Sets() { make({}); }  // id 0: the empty set, which data that is not a reduction carries
-  int make(const Intervals& v) {
-    auto it = ids_.find(v);
-    if (it != ids_.end()) return it->second;
-    sets_.push_back(v);
-    ids_.emplace(v, static_cast<int>(sets_.size() - 1));
-    return static_cast<int>(sets_.size() - 1);
-  }
-  int range(int lo, int hi) { return lo > hi ? make({}) : make({{lo, hi}}); }
-  const Intervals& get(int id) const { return sets_[id]; }
+  explicit Sets(int p) : p_(p) { make({}); }  // id 0: the empty set, carried by data that moves
 
-  // The set of `left op right`: -1 when a rank would count twice (why says which), or, for a
+  // What join() gives when the two sets cannot be joined (never a set: bit 30 of a run is 0).
+  static constexpr int kFail = -1;
+
+  int range(int lo, int hi) { return lo > hi ? 0 : make({{lo, hi}}); }
+
+  // The set of `left op right`: kFail when a rank would count twice (why says which), or, for a
   // non-commutative op, when left is not the run of ranks just below right's.
   int join(int left, int right, bool ordered, std::string* why) {
-    uint64_t k = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
+    if (is_run(left) && is_run(right)) {
+      int total = length(left) + length(right);
+      bool left_first = next(hi_of(left)) == lo_of(right);
+      bool right_first = next(hi_of(right)) == lo_of(left);
+      if (ordered) {
+        // Rank order: left ends just below where right starts, and neither wraps.
+        if (left_first && lo_of(left) <= hi_of(left) && lo_of(right) <= hi_of(right) &&
+            hi_of(left) < lo_of(right))
+          return run(lo_of(left), hi_of(right));
+      } else if (total <= p_ && (left_first || right_first)) {
+        if (total == p_) return run(0, p_ - 1);
+        return left_first ? run(lo_of(left), hi_of(right)) : run(lo_of(right), hi_of(left));
+      }
+    }
+    uint64_t k = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+                 static_cast<uint32_t>(right);
     k = k * 2 + ordered;
     auto it = joins_.find(k);
     if (it != joins_.end()) {
-      if (it->second < 0) *why = why_[k];
+      if (it->second == kFail) *why = why_[k];
       return it->second;
     }
     int id = compute_join(left, right, ordered, why);
     joins_.emplace(k, id);
-    if (id < 0) why_[k] = *why;
+    if (id == kFail) why_[k] = *why;
     return id;
   }
 
@@ -62,13 +77,43 @@ class Sets {
   }
 
  private:
+  static constexpr int kRunLimit = 1 << 15;  // runs of ranks below this fit in an int
+  static constexpr uint32_t kRunBit = 1u << 31;
+  static bool is_run(int id) { return static_cast<uint32_t>(id) & kRunBit; }
+  static int lo_of(int id) { return static_cast<int>((static_cast<uint32_t>(id) >> 15) & 0x7fff); }
+  static int hi_of(int id) { return static_cast<int>(static_cast<uint32_t>(id) & 0x7fff); }
+  static int run(int lo, int hi) {
+    return static_cast<int>(kRunBit | static_cast<uint32_t>(lo) << 15 | static_cast<uint32_t>(hi));
+  }
+  int next(int r) const { return r + 1 == p_ ? 0 : r + 1; }
+  int length(int id) const { return (hi_of(id) - lo_of(id) + p_) % p_ + 1; }
+
+  int make(const Intervals& v) {
+    if (p_ <= kRunLimit) {
+      if (v.size() == 1) return run(v[0].first, v[0].second);
+      // Two pieces touching both ends of the ranks are one run that wraps.
+      if (v.size() == 2 && v[0].first == 0 && v[1].second == p_ - 1)
+        return run(v[1].first, v[0].second);
+    }
+    auto it = ids_.find(v);
+    if (it != ids_.end()) return it->second;
+    sets_.push_back(v);
+    ids_.emplace(v, static_cast<int>(sets_.size() - 1));
+    return static_cast<int>(sets_.size() - 1);
+  }
+  Intervals get(int id) const {
+    if (!is_run(id)) return sets_[id];
+    if (lo_of(id) <= hi_of(id)) return {{lo_of(id), hi_of(id)}};
+    return {{0, hi_of(id)}, {lo_of(id), p_ - 1}};
+  }
+
   int compute_join(int left, int right, bool ordered, std::string* why) {
-    const Intervals& a = get(left);
-    const Intervals& b = get(right);
+    const Intervals a = get(left);
+    const Intervals b = get(right);
     if (ordered) {
       if (a.size() != 1 || b.size() != 1 || a[0].second + 1 != b[0].first) {
         *why = "non-commutative reduction out of rank order: " + text(left) + " op " + text(right);
-        return -1;
+        return kFail;
       }
       return range(a[0].first, b[0].second);
     }
@@ -80,7 +125,7 @@ class Sets {
       if (!out.empty() && iv.first <= out.back().second) {
         *why = "rank " + std::to_string(iv.first) + " counted twice: " + text(left) + " op " +
                text(right);
-        return -1;
+        return kFail;
       }
       if (!out.empty() && iv.first == out.back().second + 1) {
         out.back().second = iv.second;
@@ -98,6 +143,7 @@ class Sets {
       return h;
     }
   };
+  int p_;
   std::vector<Intervals> sets_;
   std::unordered_map<Intervals, int, Hash> ids_;
   std::unordered_map<uint64_t, int> joins_;
@@ -122,6 +168,10 @@ bool continues(const Piece& a, const Piece& b) {
 // What every byte of one buffer holds: segments by start; bytes in none are undefined.
 class SegMap {
  public:
+  // Nodes come from the simulation's pool: a million-message run makes and drops millions of
+  // them, and the pool hands them back at once when the run ends.
+  explicit SegMap(std::pmr::memory_resource* pool = std::pmr::get_default_resource()) : m_(pool) {}
+
   struct Seg {
     uint64_t end;
     uint32_t key;
@@ -209,7 +259,7 @@ class SegMap {
     }
   }
 
-  std::map<uint64_t, Seg> m_;
+  std::pmr::map<uint64_t, Seg> m_;
 };
 
 uint64_t sum(const size_t* v, int n) {
@@ -242,6 +292,9 @@ struct PairQueue {
 };
 
 struct RankState {
+  explicit RankState(std::pmr::memory_resource* pool)
+      : buf{SegMap(pool), SegMap(pool), SegMap(pool)}, initial_recv(pool) {}
+
   const Schedule* s = nullptr;
   const Args* a = nullptr;
   SegMap buf[kBufCount];
@@ -258,9 +311,11 @@ struct RankState {
 class Sim {
  public:
   Sim(const std::vector<Schedule>& s, const std::vector<Args>& a, const Costs& c)
-      : p_(static_cast<int>(a.size())), costs_(c), ranks_(a.size()), out_free_(a.size(), 0),
-        in_free_(a.size(), 0) {
+      : p_(static_cast<int>(a.size())), costs_(c), out_free_(a.size(), 0),
+        in_free_(a.size(), 0), pairs_(&pool_), sets_(static_cast<int>(a.size())) {
+    ranks_.reserve(a.size());
     for (int r = 0; r < p_; ++r) {
+      ranks_.emplace_back(&pool_);
       ranks_[r].s = &s[r];
       ranks_[r].a = &a[r];
     }
@@ -515,7 +570,7 @@ class Sim {
       }
       std::string why;
       int set = sets_.join(x.set, y.set, !a.commutative, &why);
-      if (set < 0) return fail_op(r, op, why + " at vector bytes [" + std::to_string(xo) + ", " +
+      if (set == Sets::kFail) return fail_op(r, op, why + " at vector bytes [" + std::to_string(xo) + ", " +
                                              std::to_string(xo + end - pos) + ")");
       Piece piece{pos, end - pos, true, x.key, set, xo};
       if (!out.empty() && continues(out.back(), piece)) {
@@ -636,7 +691,8 @@ class Sim {
     }
     uint64_t size = st.size[static_cast<int>(Buf::kRecv)];
     if (size == kUnavailable || size == 0) return;
-    SegMap want = st.initial_recv;
+    SegMap want(&pool_);
+    want = st.initial_recv;
     std::vector<std::pair<uint64_t, uint64_t>> skip;  // [lo, hi): MPI leaves these undefined
     expect(r, &want, &skip);
     std::sort(skip.begin(), skip.end());
@@ -739,11 +795,12 @@ class Sim {
     }
   }
 
+  std::pmr::unsynchronized_pool_resource pool_;  // first: everything below allocates from it
   int p_;
   Costs costs_;
   std::vector<RankState> ranks_;
   std::vector<double> out_free_, in_free_;
-  std::unordered_map<uint64_t, PairQueue> pairs_;
+  std::pmr::unordered_map<uint64_t, PairQueue> pairs_;
   std::unordered_map<uint64_t, std::vector<uint64_t>> sent_heard_;
   std::vector<int> ready_;
   Sets sets_;
