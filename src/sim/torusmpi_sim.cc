@@ -192,7 +192,7 @@ int run(int argc, char** argv) {
   costs.alpha = m.alpha;
   costs.beta = m.beta;
   costs.gamma = m.gamma;
-  costs.copy = m.beta;
+  costs.copy = m.copy;
 
   std::printf("# torusmpi_sim %s, %d ranks%s%s, %zu-byte elements; model: alpha %.3g us, "
               "%.3g GB/s moved, %.3g GB/s reduced\n",
