@@ -101,7 +101,7 @@ Context& context(uint32_t id) {
 }
 
 void complete(Request* r) {
-  r->done_ = true;
+  __atomic_store_n(&r->done_, true, __ATOMIC_RELEASE);
   if (r->on_complete != nullptr) r->on_complete(r);  // may free r
 }
 
@@ -324,6 +324,7 @@ size_t eager_limit(int peer) { return engine().peers[peer].eager_limit; }
 
 Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
              SendMode mode, Request* req) {
+  progress::Lock lock;
   Engine& e = engine();
   int peer = comm.world_rank(dest);
   if (e.peers[peer].transport == nullptr) return Status::kErrUnsupported;
@@ -367,6 +368,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
 
 Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int source, int tag,
              Request* req) {
+  progress::Lock lock;
   (void)comm;
   prepare_recv(req, ctx, buf, capacity);
   req->match_source_ = source;
@@ -383,7 +385,8 @@ Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int sou
 }
 
 bool cancel(Request* req) {
-  if (req->kind_ != Request::Kind::kRecv || req->done_) return false;
+  progress::Lock lock;
+  if (req->kind_ != Request::Kind::kRecv || req->done()) return false;
   Context& c = context(req->context_);
   for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
     if (r == req) {
@@ -397,6 +400,7 @@ bool cancel(Request* req) {
 }
 
 bool iprobe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info) {
+  progress::Lock lock;
   (void)comm;
   Message* m = find_unexpected(ctx, source, tag);
   if (m == nullptr) {
@@ -412,6 +416,7 @@ bool iprobe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info
 
 bool improbe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info,
              Message** msg) {
+  progress::Lock lock;
   if (!iprobe(comm, ctx, source, tag, info)) return false;
   *msg = find_unexpected(ctx, source, tag);
   context(ctx).unexpected.erase(*msg);
@@ -419,6 +424,7 @@ bool improbe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* inf
 }
 
 Status mrecv(Message* msg, void* buf, size_t capacity, Request* req) {
+  progress::Lock lock;
   prepare_recv(req, msg->h.context, buf, capacity);
   req->match_source_ = msg->h.source;
   req->match_tag_ = msg->h.tag;
@@ -427,7 +433,7 @@ Status mrecv(Message* msg, void* buf, size_t capacity, Request* req) {
 }
 
 void wait(Request* req) {
-  progress::wait_until([req] { return req->done_; });
+  progress::wait_until([req] { return req->done(); });
 }
 
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {

@@ -12,7 +12,8 @@
 // A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
 // arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
 //
-// Single-threaded: the MPI layer serializes calls (MPI_THREAD_SERIALIZED at most).
+// The MPI layer serializes calls (MPI_THREAD_SERIALIZED at most); with asynchronous progress the
+// entry points below and polling take progress::Lock, so the progress thread may poll meanwhile.
 #ifndef TORUSMPI_PML_PML_H_
 #define TORUSMPI_PML_PML_H_
 
@@ -60,7 +61,9 @@ struct Request {
   void (*on_complete)(Request*) = nullptr;
   void* user = nullptr;  // the caller's, untouched by the pml
 
-  bool done() const { return done_; }
+  // Acquire: what completion wrote (sizes, errors, data) is visible to whoever sees done, also
+  // from another thread than the one that completed it (asynchronous progress).
+  bool done() const { return __atomic_load_n(&done_, __ATOMIC_ACQUIRE); }
 
   // Internal to the pml.
   Kind kind_ = Kind::kSend;

@@ -26,6 +26,7 @@ int poll_runs(void*) {
       g_active[i] = g_active.back();
       g_active.pop_back();
       e->listed_ = false;
+      progress::add_work(-1);
       ++events;
       if (e->on_complete_ != nullptr) e->on_complete_(e, e->on_complete_ctx_);
     } else {
@@ -66,7 +67,7 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   args_ = args;
   step_ = 0;
   pending_ = 0;
-  done_ = false;
+  __atomic_store_n(&done_, false, __ATOMIC_RELAXED);
   error_ = Status::kOk;
   on_complete_ = nullptr;
   if (scratch_.size() < s->scratch_bytes) scratch_.resize(s->scratch_bytes);
@@ -127,11 +128,12 @@ void Exec::post_step() {
 }
 
 bool Exec::advance() {
+  progress::Lock lock;
   while (!done_ && pending_ == 0) {
     // A failed message ends the run once the rest of its step is done: the pml holds requests of
     // this run until then.
     if (error_ != Status::kOk || step_ == s_->steps()) {
-      done_ = true;
+      __atomic_store_n(&done_, true, __ATOMIC_RELEASE);
       break;
     }
     post_step();
@@ -142,14 +144,16 @@ bool Exec::advance() {
 void Exec::start() { advance(); }
 
 void Exec::wait() {
-  progress::wait_until([this] { return pending_ == 0 ? advance() : false; });
+  progress::wait_until([this] { return advance(); });
 }
 
 void Exec::start_nonblocking() {
+  progress::Lock lock;
   advance();
   if (!done_) {
     listed_ = true;
     g_active.push_back(this);
+    progress::add_work(1);
   } else if (on_complete_ != nullptr) {
     on_complete_(this, on_complete_ctx_);
   }

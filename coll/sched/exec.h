@@ -49,7 +49,8 @@ class Exec {
   // Drives progress until done (a blocking call's wait).
   void wait();
 
-  bool done() const { return done_; }
+  // Acquire: pairs with the release in advance(), for a request tested from another thread.
+  bool done() const { return __atomic_load_n(&done_, __ATOMIC_ACQUIRE); }
   Status error() const { return error_; }
 
   // Nonblocking runs: registered, they advance on every progress poll; on_complete (when set)

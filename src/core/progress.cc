@@ -4,6 +4,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/params.h"
@@ -32,6 +35,41 @@ bool g_oversubscribed = false;
 // taking turns away from computing ones.
 constexpr int64_t kOversubscribedSpin = 1;
 constexpr int64_t kOversubscribedYield = 1000;
+
+// Asynchronous progress. g_async changes only while no other thread runs (MPI_Init, Finalize).
+bool g_async = false;
+std::recursive_mutex g_lock;
+std::atomic<int> g_work{0};
+std::atomic<bool> g_stop{false};
+std::thread g_thread;
+
+// An idle thread checks for work this often; a busy one that found nothing backs off to this.
+constexpr int64_t kIdleSleepUs = 200;
+constexpr int64_t kBusySleepUs = 20;
+constexpr int kBusyYields = 64;
+
+void sleep_us(int64_t us) {
+  timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+void progress_thread() {
+  int idle = 0;
+  while (!g_stop.load(std::memory_order_acquire)) {
+    if (g_work.load(std::memory_order_acquire) <= 0) {
+      sleep_us(kIdleSleepUs);
+      continue;
+    }
+    if (poll() > 0) {
+      idle = 0;
+    } else if (++idle < kBusyYields) {
+      sched_yield();
+    } else {
+      // Nothing arrives: leave the core to the application's computation for a while.
+      sleep_us(kBusySleepUs);
+    }
+  }
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,7 +105,33 @@ void set_sleeper(SleepFn fn, void* ctx) {
 void set_oversubscribed(bool oversubscribed) { g_oversubscribed = oversubscribed; }
 bool oversubscribed() { return g_oversubscribed; }
 
+void start_async() {
+  if (g_async) return;
+  g_async = true;
+  g_stop.store(false);
+  g_thread = std::thread(progress_thread);
+}
+
+void stop_async() {
+  if (!g_async) return;
+  g_stop.store(true, std::memory_order_release);
+  g_thread.join();
+  g_async = false;
+}
+
+bool async() { return g_async; }
+
+void add_work(int delta) { g_work.fetch_add(delta, std::memory_order_acq_rel); }
+
+Lock::Lock() : held_(g_async) {
+  if (held_) g_lock.lock();
+}
+Lock::~Lock() {
+  if (held_) g_lock.unlock();
+}
+
 int poll() {
+  Lock lock;
   int events = 0;
   for (const Entry& e : entries()) events += e.fn(e.ctx);
   return events;
@@ -99,7 +163,9 @@ void Backoff::pause() {
       sched_yield();
       break;
     case Phase::kSleep:
-      if (g_sleeper != nullptr) {
+      // A doorbell sleep reads transport state that the progress thread changes: with the thread
+      // running, a plain sleep (the thread delivers meanwhile).
+      if (g_sleeper != nullptr && !g_async) {
         g_sleeper(g_sleeper_ctx, sleep_us_);
       } else {
         timespec ts{static_cast<time_t>(sleep_us_ / 1000000),

@@ -31,6 +31,30 @@ void set_sleeper(SleepFn fn, void* ctx);
 void set_oversubscribed(bool oversubscribed);
 bool oversubscribed();
 
+// Asynchronous progress (TORUSMPI_ASYNC_PROGRESS=1): a thread polls while nonblocking work is in
+// flight, so communication goes on while the application computes. Everything progress touches
+// (transports, the pml's queues, collective runs, completion callbacks) is then guarded by one
+// recursive lock, which poll() and the entry points of the pml and the executor take (Lock);
+// completion flags are published with release stores and read without it. Without the thread the
+// lock is never taken.
+void start_async();  // after the transports are up
+void stop_async();   // before they go
+bool async();
+// Nonblocking work in flight (runs of nonblocking collectives): the thread polls while it is above
+// zero and sleeps otherwise.
+void add_work(int delta);
+
+class Lock {
+ public:
+  Lock();
+  ~Lock();
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+ private:
+  bool held_;
+};
+
 // Spin, then yield, then sleep, with the limits of TORUSMPI_SPIN_COUNT, _YIELD_COUNT and
 // _SLEEP_MAX_US (read when the Backoff is made).
 class Backoff {

@@ -57,6 +57,9 @@ void release(pml::Request* r) {
 }  // namespace
 
 int bsend(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int dest, int tag) {
+  // Sent messages give their room back from completion callbacks: under asynchronous progress,
+  // on the progress thread.
+  progress::Lock lock;
   Attached& a = attached();
   if (a.base == nullptr) {
     return raise_error(comm, MPI_ERR_BUFFER, fn,
@@ -123,7 +126,10 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "buffer_addr argument is NULL");
   if (size == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "size argument is NULL");
   auto& a = torusmpi::mpi::attached();
-  torusmpi::progress::wait_until([&] { return a.used.empty(); });
+  torusmpi::progress::wait_until([&] {
+    torusmpi::progress::Lock lock;
+    return a.used.empty();
+  });
   *static_cast<void**>(buffer_addr) = a.base;
   *size = static_cast<int>(a.size);
   a.base = nullptr;

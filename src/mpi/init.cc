@@ -95,6 +95,7 @@ int init(const char* fn, int required, int* provided) {
     boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + select_error);
   }
   coll::exec_init();
+  if (params::async_progress()) progress::start_async();
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
   MPI_COMM_SELF->impl = &rt.self;
@@ -157,6 +158,7 @@ int PMPI_Finalize(void) {
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
+  torusmpi::progress::stop_async();
   torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();
   torusmpi::Status s = torusmpi::boot::finalize();

@@ -25,6 +25,7 @@ std::vector<Request*>& g_free_requests = *new std::vector<Request*>;
 }  // namespace
 
 Request* Request::make() {
+  progress::Lock lock;  // the progress thread may release requests (Request_free of active ones)
   if (g_free_requests.empty()) return new Request;
   Request* r = g_free_requests.back();
   g_free_requests.pop_back();
@@ -33,6 +34,7 @@ Request* Request::make() {
 }
 
 void Request::release(Request* r) {
+  progress::Lock lock;
   r->handle.magic = kMagicFreed;  // a stale handle is reported, not misread
   if (r->exec != nullptr) coll::Exec::release(r->exec);
   r->exec = nullptr;

@@ -10,7 +10,8 @@
 # where trees, recursive doubling and halving fold and blocks split unevenly), every algorithm
 # that `torusmpi_info --algorithms --parsable` lists in one job per rank count (the list is read
 # at run time, never written here). The clang build, LD_LIBRARY_PATH and a build by torusmpi's own
-# mpicc once each, on torusmpi's own choices ("<collective>/auto" for every collective listed).
+# mpicc once each, on torusmpi's own choices ("<collective>/auto" for every collective listed);
+# every algorithm once more at np=4 with the asynchronous progress thread.
 # A job fails when a check fails, when a forced algorithm could not be forced (the program checks
 # the MPI_T write and sets TORUSMPI_COLL_FALLBACK=error, so a forced algorithm that declines a call
 # fails it), when the program took its path for reference libraries ("skip" lines), or when an
@@ -95,6 +96,9 @@ if [ ${#algorithms[@]} -gt 0 ]; then
     -- "${collectives[@]}"
   on_torusmpi gcc 3 "LD_LIBRARY_PATH, torusmpi's choices" "$bin.gcc" "${via_path[@]}" \
     -- "${collectives[@]}"
+  # A progress thread advances the nonblocking collectives while the program waits or tests.
+  on_torusmpi gcc 4 "LD_PRELOAD, TORUSMPI_ASYNC_PROGRESS=1, every algorithm forced" "$bin.gcc" \
+    "${via_preload[@]}" -x TORUSMPI_ASYNC_PROGRESS=1 -- "${algorithms[@]}"
 
   # torusmpi's own wrapper: linked to torusmpi with an rpath, no variable needed.
   wrapped=$TM_PROGS/coll_algos.torusmpi-gcc
