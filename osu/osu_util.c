@@ -1,5 +1,5 @@
-/* osu_util: options, buffers, data pattern, output and point-to-point helpers of torusmpi's
- * OSU-compatible benchmarks. See osu_util.h. */
+/* osu_util: options, buffers, data patterns, output, point-to-point helpers and the collective
+ * driver of torusmpi's OSU-compatible benchmarks. See osu_util.h. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign, sysconf */
 
 #include "osu_util.h"
@@ -17,6 +17,9 @@ enum { kSyncTag = 32001, kGatherTag = 32002 };
 /* Pattern values are 0..kPatternMod-1: they fit a signed char and are exact in a float. */
 enum { kPatternMod = 101 };
 
+/* Options that only a benchmark with a message size takes (-m, -T, -c); not an OSU_OPT_*. */
+enum { kOptData = 0x100 };
+
 static const struct {
   const char* option; /* -T argument */
   const char* name;
@@ -30,30 +33,40 @@ static const struct {
 
 static void usage(const struct osu_bench* b, FILE* out) {
   fprintf(out, "Usage: %s [options]\n", b->name);
-  fprintf(out,
-          "  -m, --message-size [MIN:]MAX  message sizes in bytes, powers of two from MIN to MAX\n"
-          "                                (default %zu:%zu)\n",
-          b->min_size, b->max_size);
-  fprintf(out,
-          "  -i, --iterations N            measured iterations per size (default %d, %d above %zu"
-          " bytes)\n",
-          b->iters, b->iters_large, b->large_size);
-  fprintf(out,
-          "  -x, --warmup N                warmup iterations per size (default %d, %d above %zu"
-          " bytes)\n",
-          b->warmup, b->warmup_large, b->large_size);
+  if (b->sizeless) {
+    fprintf(out, "  -i, --iterations N            measured iterations (default %d)\n", b->iters);
+    fprintf(out, "  -x, --warmup N                warmup iterations (default %d)\n", b->warmup);
+  } else {
+    fprintf(out,
+            "  -m, --message-size [MIN:]MAX  message sizes in bytes, powers of two from MIN to"
+            " MAX\n"
+            "                                (default %zu:%zu)\n",
+            b->min_size, b->max_size);
+    fprintf(out,
+            "  -i, --iterations N            measured iterations per size (default %d, %d above"
+            " %zu bytes)\n",
+            b->iters, b->iters_large, b->large_size);
+    fprintf(out,
+            "  -x, --warmup N                warmup iterations per size (default %d, %d above %zu"
+            " bytes)\n",
+            b->warmup, b->warmup_large, b->large_size);
+  }
   if (b->extra_opts & OSU_OPT_WINDOW)
     fprintf(out, "  -W, --window-size N           messages in flight per iteration (default %d)\n",
             b->window);
-  fprintf(
-      out,
-      "  -T, --type TYPE               mpi_char (default), mpi_int or mpi_float; sizes stay in\n"
-      "                                bytes (count = size / sizeof type)\n"
-      "  -c, --validation              check the received data: adds a Validation column,\n"
-      "                                exit status 1 on a failure\n"
-      "  -f, --full                    add min and max (%s) and iterations columns\n"
-      "  -h, --help                    print this and exit\n",
-      b->full_what);
+  if (!b->sizeless)
+    fprintf(
+        out,
+        "  -T, --type TYPE               mpi_char (default), mpi_int or mpi_float; sizes stay in\n"
+        "                                bytes (count = size / sizeof type)\n"
+        "  -c, --validation              check the received data: adds a Validation column,\n"
+        "                                exit status 1 on a failure\n");
+  if (b->full_usage)
+    fprintf(out, "  -f, --full                    %s\n", b->full_usage);
+  else
+    fprintf(out, "  -f, --full                    add min and max (%s) and iterations columns\n",
+            b->full_what);
+  fprintf(out, "  -h, --help                    print this and exit\n");
 }
 
 /* A decimal number without sign, at most max. */
@@ -115,12 +128,17 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
     int takes_arg;
     unsigned needs; /* OSU_OPT_* the benchmark must take, 0 for the common ones */
   } kOptions[] = {
-      {'m', "message-size", 1, 0}, {'i', "iterations", 1, 0},
-      {'x', "warmup", 1, 0},       {'W', "window-size", 1, OSU_OPT_WINDOW},
-      {'T', "type", 1, 0},         {'c', "validation", 0, 0},
-      {'f', "full", 0, 0},         {'h', "help", 0, 0},
+      {'m', "message-size", 1, kOptData},
+      {'i', "iterations", 1, 0},
+      {'x', "warmup", 1, 0},
+      {'W', "window-size", 1, OSU_OPT_WINDOW},
+      {'T', "type", 1, kOptData},
+      {'c', "validation", 0, kOptData},
+      {'f', "full", 0, 0},
+      {'h', "help", 0, 0},
   };
   FILE* err = o->rank == 0 ? stderr : NULL;
+  const unsigned takes = b->extra_opts | (b->sizeless ? 0u : (unsigned)kOptData);
 
   for (int a = 1; a < argc; a++) {
     const char* arg = argv[a];
@@ -139,7 +157,7 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
         if (kOptions[k].letter == arg[1]) found = (int)k;
       if (arg[2] != '\0') value = arg + 2;
     }
-    if (found < 0 || (kOptions[found].needs & ~b->extra_opts) != 0) {
+    if (found < 0 || (kOptions[found].needs & ~takes) != 0) {
       if (err) fprintf(err, "%s: unknown option '%s'\n", b->name, arg);
       goto bad;
     }
@@ -257,6 +275,10 @@ unsigned osu_seed(size_t size, int iteration, int rank) {
          (unsigned)(rank % kPatternMod) * 29u;
 }
 
+unsigned osu_seed_to(size_t size, int iteration, int from, int to) {
+  return osu_seed(size, iteration, from) + (unsigned)(to % kPatternMod) * 37u;
+}
+
 static int pattern(unsigned seed, int i) { return (int)((seed + (unsigned)i) % kPatternMod); }
 
 void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed) {
@@ -281,7 +303,75 @@ long osu_check(const void* buf, int count, const struct osu_options* o, unsigned
   return bad;
 }
 
-/* All ones: -1 as a char or an int, a NaN as a float; never a pattern value. */
+void* osu_elem(void* buf, const struct osu_options* o, size_t k) {
+  return (char*)buf + k * (size_t)o->type_size;
+}
+
+/* One period (kPatternMod elements) of values as a -T type, then the buffer from element phase of
+ * the period on. */
+static void store_periodic(void* buf, int count, const struct osu_options* o, const int* period,
+                           int phase) {
+  int k = phase;
+  if (o->type == MPI_INT) {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      ((int*)buf)[i] = period[k];
+  } else if (o->type == MPI_FLOAT) {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      ((float*)buf)[i] = (float)period[k];
+  } else {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      ((char*)buf)[i] = (char)period[k];
+  }
+}
+
+static long count_periodic(const void* buf, int count, const struct osu_options* o,
+                           const int* period, int phase) {
+  long bad = 0;
+  int k = phase;
+  if (o->type == MPI_INT) {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      bad += ((const int*)buf)[i] != period[k];
+  } else if (o->type == MPI_FLOAT) {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      bad += ((const float*)buf)[i] != (float)period[k];
+  } else {
+    for (int i = 0; i < count; i++, k = k + 1 == kPatternMod ? 0 : k + 1)
+      bad += ((const char*)buf)[i] != (char)period[k];
+  }
+  return bad;
+}
+
+/* The largest element of a rank's MPI_SUM vector: p of them must sum to at most SCHAR_MAX in a
+ * char (Open MPI 4.1 saturates MPI_CHAR sums, MPICH wraps them; neither may happen). */
+static int sum_max(const struct osu_options* o) {
+  int m = kPatternMod - 1;
+  if (o->type == MPI_CHAR && SCHAR_MAX / o->nranks < m) m = SCHAR_MAX / o->nranks;
+  return m;
+}
+
+/* Rank r's element i is pattern(seed_r, i) % (sum_max + 1): periodic in i with period kPatternMod,
+ * so the sum over ranks is too and one period of it is the whole expected vector. */
+void osu_fill_sum(void* buf, int count, const struct osu_options* o, size_t size, int iteration,
+                  int rank) {
+  int period[kPatternMod];
+  const unsigned seed = osu_seed(size, iteration, rank);
+  const int mod = sum_max(o) + 1;
+  for (int k = 0; k < kPatternMod; k++) period[k] = pattern(seed, k) % mod;
+  store_periodic(buf, count, o, period, 0);
+}
+
+long osu_check_sum(const void* buf, size_t first, int count, const struct osu_options* o,
+                   size_t size, int iteration) {
+  int period[kPatternMod] = {0};
+  const int mod = sum_max(o) + 1;
+  for (int r = 0; r < o->nranks; r++) {
+    const unsigned seed = osu_seed(size, iteration, r);
+    for (int k = 0; k < kPatternMod; k++) period[k] += pattern(seed, k) % mod;
+  }
+  return count_periodic(buf, count, o, period, (int)(first % kPatternMod));
+}
+
+/* All ones: -1 as a char or an int, a NaN as a float; never a pattern value nor a sum of them. */
 void osu_poison(void* buf, size_t bytes) { memset(buf, 0xff, bytes); }
 
 enum { kSizeWidth = 10, kFieldWidth = 18 };
@@ -349,4 +439,159 @@ long osu_sum_errors(long errors, int n, MPI_Comm comm) {
   for (int r = 0; r < n; r++) sum += (long)all[r];
   free(all);
   return sum;
+}
+
+/* --- Collective benchmarks ---------------------------------------------------------------------
+ */
+
+enum { kIterWidth = 12 }; /* OSU prints its collectives' Iterations column 12 wide */
+
+double osu_bus_factor(enum osu_bus bus, int p) {
+  switch (bus) {
+    case OSU_BUS_ONE:
+      return 1.0;
+    case OSU_BUS_TWO_N1_N:
+      return 2.0 * (p - 1) / p;
+    case OSU_BUS_N1_N:
+      return (double)(p - 1) / p;
+    case OSU_BUS_NONE:
+      break;
+  }
+  return 0.0;
+}
+
+void osu_over_ranks(double mine, const struct osu_options* o, double* avg, double* min,
+                    double* max) {
+  *avg = *min = *max = mine;
+  if (o->rank != 0) {
+    osu_gather(&mine, 1, NULL, o->nranks, MPI_COMM_WORLD);
+    return;
+  }
+  double* all = osu_alloc((size_t)o->nranks * sizeof *all);
+  osu_gather(&mine, 1, all, o->nranks, MPI_COMM_WORLD);
+  double sum = 0;
+  for (int r = 0; r < o->nranks; r++) {
+    sum += all[r];
+    if (all[r] < *min) *min = all[r];
+    if (all[r] > *max) *max = all[r];
+  }
+  *avg = sum / o->nranks;
+  free(all);
+}
+
+static void print_title(const struct osu_bench* b) {
+  printf("# torusmpi OSU-compatible MPI %s\n", b->title);
+}
+
+static void print_bw_heading(const struct osu_bench* b) {
+  if (b->bus != OSU_BUS_NONE)
+    printf("%*s%*s", kFieldWidth, "algbw(GB/s)", kFieldWidth, "busbw(GB/s)");
+}
+
+/* Validation (-c) and the bandwidth columns, then the end of the row. */
+static void print_row_end(const struct osu_bench* b, const struct osu_options* o, long errors,
+                          double bytes, double us) {
+  if (o->validate) printf("%*s", kFieldWidth, errors == 0 ? "Pass" : "Fail");
+  if (b->bus != OSU_BUS_NONE) {
+    const double algbw = us > 0 ? bytes / (us * 1e3) : 0.0; /* bytes / (us * 1e-6) / 1e9 */
+    printf("%*.2f%*.2f", kFieldWidth, algbw, kFieldWidth,
+           algbw * osu_bus_factor(b->bus, o->nranks));
+  }
+  printf("\n");
+  fflush(stdout);
+}
+
+void osu_print_coll_header(const struct osu_bench* b, const struct osu_options* o) {
+  if (o->rank != 0) return;
+  print_title(b);
+  if (b->sizeless) {
+    printf("# Avg Latency(us)");
+  } else {
+    printf("# Datatype: %s.\n", o->type_name);
+    printf("%-*s%*s", kSizeWidth, "# Size", kFieldWidth, "Avg Latency(us)");
+  }
+  if (o->full)
+    printf("%*s%*s%*s", kFieldWidth, "Min Latency(us)", kFieldWidth, "Max Latency(us)", kIterWidth,
+           "Iterations");
+  if (o->validate) printf("%*s", kFieldWidth, "Validation");
+  print_bw_heading(b);
+  printf("\n");
+  fflush(stdout);
+}
+
+void osu_print_coll_row(const struct osu_bench* b, const struct osu_options* o, size_t size,
+                        double avg_us, double min_us, double max_us, int iters, long errors,
+                        double bytes) {
+  if (o->rank != 0) return;
+  if (b->sizeless)
+    printf("%*.2f", kFieldWidth - 1, avg_us); /* under "# Avg Latency(us)", as OSU's barrier */
+  else
+    printf("%-*zu%*.2f", kSizeWidth, size, kFieldWidth, avg_us);
+  if (o->full) printf("%*.2f%*.2f%*d", kFieldWidth, min_us, kFieldWidth, max_us, kIterWidth, iters);
+  print_row_end(b, o, errors, bytes, avg_us);
+}
+
+void osu_print_nbc_header(const struct osu_bench* b, const struct osu_options* o) {
+  if (o->rank != 0) return;
+  print_title(b);
+  printf("# Overall = Coll. Init + Compute + MPI_Wait (no MPI_Test during the compute)\n\n");
+  printf("# Datatype: %s.\n", o->type_name);
+  printf("%-*s%*s%*s", kSizeWidth, "# Size", kFieldWidth, "Overall(us)", kFieldWidth,
+         "Compute(us)");
+  if (o->full)
+    printf("%*s%*s%*s", kFieldWidth, "Coll. Init(us)", kFieldWidth, "MPI_Test(us)", kFieldWidth,
+           "MPI_Wait(us)");
+  printf("%*s%*s", kFieldWidth, "Pure Comm.(us)", kFieldWidth, "Overlap(%)");
+  if (o->validate) printf("%*s", kFieldWidth, "Validation");
+  print_bw_heading(b);
+  printf("\n");
+  fflush(stdout);
+}
+
+void osu_print_nbc_row(const struct osu_bench* b, const struct osu_options* o, size_t size,
+                       const struct osu_nbc_times* t, long errors, double bytes) {
+  if (o->rank != 0) return;
+  double overlap = t->comm > 0 ? 100.0 - 100.0 * (t->overall - t->compute) / t->comm : 0.0;
+  if (overlap < 0) overlap = 0;
+  printf("%-*zu%*.2f%*.2f", kSizeWidth, size, kFieldWidth, t->overall, kFieldWidth, t->compute);
+  if (o->full)
+    printf("%*.2f%*.2f%*.2f", kFieldWidth, t->init, kFieldWidth, t->test, kFieldWidth, t->wait);
+  printf("%*.2f%*.2f", kFieldWidth, t->comm, kFieldWidth, overlap);
+  print_row_end(b, o, errors, bytes, t->comm);
+}
+
+long osu_coll_run(const struct osu_bench* b, const struct osu_options* o,
+                  const struct osu_coll_ops* ops, void* state) {
+  long all_errors = 0;
+  /* A sizeless benchmark runs one "size", 0. */
+  const size_t first = b->sizeless ? 0 : o->min_size, last = b->sizeless ? 0 : o->max_size;
+  osu_print_coll_header(b, o);
+
+  for (size_t size = first; size <= last; size = osu_next_size(size)) {
+    if (!b->sizeless && osu_count(o, size) < 0) continue;
+    const double bytes = ops->prepare ? ops->prepare(state, size) : 0.0;
+    if (bytes < 0) continue;
+    const int iters = osu_iters(b, o, size);
+    const int warmup = osu_warmup(b, o, size);
+    double total = 0;
+    long errors = 0;
+
+    if (ops->fill) ops->fill(state, size, 0);
+    for (int i = 0; i < warmup + iters; i++) {
+      if (o->validate && ops->fill && i > 0) ops->fill(state, size, i);
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      ops->call(state);
+      const double t = MPI_Wtime() - t0;
+      if (i >= warmup) total += t;
+      if (o->validate && ops->check) errors += ops->check(state, size, i);
+    }
+
+    double avg, min, max;
+    osu_over_ranks(iters > 0 ? total * 1e6 / iters : 0.0, o, &avg, &min, &max);
+    errors = osu_sum_errors(errors, o->nranks, MPI_COMM_WORLD);
+    all_errors += errors;
+    osu_print_coll_row(b, o, size, avg, min, max, iters, errors, bytes);
+  }
+  return all_errors;
 }

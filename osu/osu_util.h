@@ -4,11 +4,16 @@
  *   osu_start             MPI_Init, options (the OSU Micro-Benchmarks' names, defaults), rank count
  *   osu_alloc             page-aligned buffers
  *   osu_fill, osu_check   a data pattern that depends on a seed (size, iteration, rank), for -c
+ *   osu_fill_sum, osu_check_sum   the same for MPI_SUM reductions: the expected sum is computed
+ *                         locally, exact in every -T type
  *   osu_print_header/row  the OSU layout: "%-10d" size, then "%18.2f" columns; rank 0 prints
  *   osu_sync, osu_gather  point-to-point barrier and fan-in over ranks 0..n-1
+ *   osu_coll_run          a blocking collective benchmark's whole size loop (timing, statistics
+ *                         over ranks, OSU's collective layout plus algbw and busbw)
  * The point-to-point benchmarks use nothing but point-to-point calls (osu_sync, osu_gather), so
  * they run on a library whose collectives are not there yet. Collective benchmarks use the rest as
- * is and their own MPI_Barrier. C99, builds with any mpicc.
+ * is and their own MPI_Barrier; their statistics still travel by osu_gather, so a broken
+ * collective cannot garble its own report. C99, builds with any mpicc.
  */
 #ifndef TORUSMPI_OSU_UTIL_H
 #define TORUSMPI_OSU_UTIL_H
@@ -17,6 +22,14 @@
 #include <stddef.h>
 
 enum osu_metric { OSU_LATENCY, OSU_BANDWIDTH };
+
+/* Collective benchmarks: busbw = algbw * factor (nccl-tests' definitions, README.md). */
+enum osu_bus {
+  OSU_BUS_NONE,     /* no algbw and busbw columns (barrier) */
+  OSU_BUS_ONE,      /* 1: bcast, reduce */
+  OSU_BUS_TWO_N1_N, /* 2(n-1)/n: allreduce */
+  OSU_BUS_N1_N,     /* (n-1)/n: reduce_scatter, allgather, alltoall, gather, scatter */
+};
 
 /* Options a benchmark takes beyond the common ones (-m -i -x -T -c -f -h). */
 #define OSU_OPT_WINDOW 0x1 /* -W window */
@@ -32,9 +45,12 @@ struct osu_bench {
   int iters, warmup;             /* sizes <= large_size */
   int iters_large, warmup_large; /* sizes > large_size */
   size_t large_size;
-  int window;            /* default -W */
-  const char* column;    /* main column heading; NULL: "Latency (us)" or "Bandwidth (MB/s)" */
-  const char* full_what; /* -f in the usage: "over iterations", "over pairs", ... */
+  int window;             /* default -W */
+  const char* column;     /* main column heading; NULL: "Latency (us)" or "Bandwidth (MB/s)" */
+  const char* full_what;  /* -f in the usage: "over iterations", "over pairs", ... */
+  const char* full_usage; /* -f in the usage if not "add min and max (full_what) and iterations" */
+  enum osu_bus bus;       /* collectives only */
+  int sizeless;           /* 1: no message size (barrier): no -m, -T, -c, no size column */
 };
 
 struct osu_options {
@@ -65,10 +81,27 @@ void* osu_alloc(size_t bytes);
 
 /* Element i of a buffer is a small integer of (seed, i), exact in every -T type. */
 unsigned osu_seed(size_t size, int iteration, int rank);
+/* The seed of the block rank `from` sends rank `to` (alltoall, scatter): blocks to different
+ * destinations differ. */
+unsigned osu_seed_to(size_t size, int iteration, int from, int to);
 void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed);
 /* Number of elements that differ from osu_fill(seed). */
 long osu_check(const void* buf, int count, const struct osu_options* o, unsigned seed);
-/* Bytes no osu_fill() writes: a stale receive buffer fails the check. */
+/* Element k of a buffer of o->type: (char*)buf + k * type size. */
+void* osu_elem(void* buf, const struct osu_options* o, size_t k);
+
+/* MPI_SUM data. Rank r's vector (osu_fill_sum(..., r)) holds small non-negative integers of
+ * (size, iteration, r, element), small enough that the sum over all p ranks stays in the type's
+ * range: Open MPI 4.1 saturates MPI_CHAR sums instead of wrapping, so with -T mpi_char an element
+ * is at most 127 / p (0..63 with 2 ranks, 0..1 from 64 to 127 ranks, all zero above) and a sum at
+ * most 127; int and float elements are 0..100 (sums exact in a float up to 160000 ranks).
+ * osu_check_sum counts the wrong elements among first..first+count-1 of the sum over ranks
+ * 0..p-1, computed locally (O(p) once, then O(count)). */
+void osu_fill_sum(void* buf, int count, const struct osu_options* o, size_t size, int iteration,
+                  int rank);
+long osu_check_sum(const void* buf, size_t first, int count, const struct osu_options* o,
+                   size_t size, int iteration);
+/* Bytes that are no osu_fill() value and no sum: a stale receive buffer fails the check. */
 void osu_poison(void* buf, size_t bytes);
 
 /* Rank 0 only (the others return): title, datatype and column headings; one row per size.
@@ -80,10 +113,62 @@ void osu_print_row(const struct osu_options* o, size_t size, double value, doubl
 
 /* Barrier over ranks 0..n-1 of comm (dissemination, 0-byte messages). */
 void osu_sync(int n, MPI_Comm comm);
-/* Ranks 0..n-1 each give k doubles; rank 0 gets them in all[rank * k + j]. */
+/* Ranks 0..n-1 each give k doubles; rank 0 gets them in all[rank * k + j] (others may pass
+ * NULL). */
 void osu_gather(const double* mine, int k, double* all, int n, MPI_Comm comm);
 /* Sum of the ranks' error counts at rank 0 (others get their own back). */
 long osu_sum_errors(long errors, int n, MPI_Comm comm);
+
+/* Collective benchmarks. A benchmark gives its part of each size and iteration; osu_coll_run does
+ * the rest as OSU's collective benchmarks do: per size, fill (iteration 0), MPI_Barrier, then
+ * warmup + iterations of { -c: fill; MPI_Barrier; time call(); -c: check }, so an MPI_Barrier
+ * separates the iterations and is not timed. Each rank's figure is its mean time per call; the
+ * row has their average over ranks (-f: min and max over ranks, iterations), -c Pass/Fail, then
+ * algbw = bytes / average time and busbw = algbw * the bench's factor, in GB/s (1e9 B/s). */
+struct osu_coll_ops {
+  /* Before a size (untimed): set up counts for `size` bytes. Returns the bytes algbw counts, or
+   * a negative number to skip the size. */
+  double (*prepare)(void* state, size_t size);
+  /* Iteration i's data (untimed): once per size with i = 0, and before every iteration with -c.
+   * Receive buffers are poisoned here, so a result that is not written fails the check. */
+  void (*fill)(void* state, size_t size, int i);
+  /* The collective, timed. */
+  void (*call)(void* state);
+  /* -c, after iteration i (untimed): the number of wrong elements this rank holds. */
+  long (*check)(void* state, size_t size, int i);
+};
+/* Header and rows at rank 0; returns the errors (rank 0: summed over ranks). */
+long osu_coll_run(const struct osu_bench* b, const struct osu_options* o,
+                  const struct osu_coll_ops* ops, void* state);
+
+/* Statistics over ranks 0..p-1 of one double each rank gives (microseconds): at rank 0 the
+ * average, min and max; the others get their own value in all three. */
+void osu_over_ranks(double mine, const struct osu_options* o, double* avg, double* min,
+                    double* max);
+/* busbw's factor for p ranks. */
+double osu_bus_factor(enum osu_bus bus, int p);
+
+/* OSU's collective layout (rank 0 prints, rows are flushed):
+ *   # Size       Avg Latency(us)   [Min Latency(us)   Max Latency(us)  Iterations]
+ *     [Validation]   algbw(GB/s)   busbw(GB/s)
+ * Iterations is 12 wide as OSU prints it, the rest 18. Sizeless (barrier): "# Avg Latency(us)"
+ * and rows without a size, no Datatype line, no bandwidth. */
+void osu_print_coll_header(const struct osu_bench* b, const struct osu_options* o);
+void osu_print_coll_row(const struct osu_bench* b, const struct osu_options* o, size_t size,
+                        double avg_us, double min_us, double max_us, int iters, long errors,
+                        double bytes);
+
+/* Non-blocking collectives, OSU's layout:
+ *   # Size  Overall(us)  Compute(us)  [Coll. Init(us)  MPI_Test(us)  MPI_Wait(us)]
+ *     Pure Comm.(us)  Overlap(%)  [Validation]  algbw(GB/s)  busbw(GB/s)
+ * all averages over ranks of the ranks' means per call; overlap = max(0, 100 - 100 * (overall -
+ * compute) / pure comm); algbw from the pure communication time. */
+struct osu_nbc_times {
+  double overall, compute, init, test, wait, comm; /* us */
+};
+void osu_print_nbc_header(const struct osu_bench* b, const struct osu_options* o);
+void osu_print_nbc_row(const struct osu_bench* b, const struct osu_options* o, size_t size,
+                       const struct osu_nbc_times* t, long errors, double bytes);
 
 /* MPI_Finalize, then the exit status: 1 if this rank saw errors (rank 0: any rank's, summed by
  * osu_sum_errors). */

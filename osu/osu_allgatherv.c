@@ -1,0 +1,93 @@
+/* osu_allgatherv: latency of MPI_Allgatherv, OSU Micro-Benchmarks compatible.
+ *
+ * As osu_allgather, through the v interface: every rank gives a block of the same size, so
+ * recvcounts[r] = count and displs[r] = r * count (as OSU's osu_allgatherv), and the figure shows
+ * what the v path costs over MPI_Allgather. Size: one rank's block, in bytes (count = size /
+ * sizeof type); every rank gets p * size bytes. Every rank times each of its calls, an untimed
+ * MPI_Barrier between them (osu_coll_run); Avg Latency is the average over ranks of each rank's
+ * mean time per call, -f adds the min and max over ranks of those means and the iterations.
+ *
+ *   before   r0: a          r1: b          r2: c          r3: d
+ *   after    r0..r3: a b c d                 (block r at displs[r])
+ *
+ * algbw = p * size / Avg Latency (the whole result, as nccl-tests counts an allgather), busbw =
+ * algbw * (p-1)/p, in GB/s (README.md).
+ * -c: rank r sends new data in each iteration (seed: size, iteration, r); every rank starts from a
+ *     poisoned receive buffer and checks all p blocks afterwards, outside the timed part.
+ */
+#include <stdlib.h>
+
+#include "osu_util.h"
+
+static const struct osu_bench kBench = {
+    .name = "osu_allgatherv",
+    .title = "Allgatherv Latency Test",
+    .metric = OSU_LATENCY,
+    .min_ranks = 1,
+    .min_size = 1,
+    .max_size = 1 << 20,
+    .iters = 1000,
+    .warmup = 100,
+    .iters_large = 100,
+    .warmup_large = 10,
+    .large_size = 8192,
+    .full_what = "over ranks",
+    .bus = OSU_BUS_N1_N,
+};
+
+struct state {
+  const struct osu_options* o;
+  char *sbuf, *rbuf; /* rbuf: p blocks */
+  int *counts, *displs;
+  int count;
+};
+
+static double prepare(void* sv, size_t size) {
+  struct state* s = sv;
+  s->count = osu_count(s->o, size);
+  for (int r = 0; r < s->o->nranks; r++) {
+    s->counts[r] = s->count;
+    s->displs[r] = r * s->count;
+  }
+  return (double)size * s->o->nranks;
+}
+
+static void fill(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  osu_fill(s->sbuf, s->count, s->o, osu_seed(size, i, s->o->rank));
+  osu_poison(s->rbuf, size * (size_t)s->o->nranks);
+}
+
+static void call(void* sv) {
+  struct state* s = sv;
+  MPI_Allgatherv(s->sbuf, s->count, s->o->type, s->rbuf, s->counts, s->displs, s->o->type,
+                 MPI_COMM_WORLD);
+}
+
+static long check(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  long errors = 0;
+  for (int r = 0; r < s->o->nranks; r++)
+    errors += osu_check(osu_elem(s->rbuf, s->o, (size_t)s->displs[r]), s->count, s->o,
+                        osu_seed(size, i, r));
+  return errors;
+}
+
+int main(int argc, char** argv) {
+  struct osu_options o;
+  int rc = osu_start(&kBench, &argc, &argv, &o);
+  if (rc >= 0) return rc;
+
+  struct state s = {.o = &o,
+                    .sbuf = osu_alloc(o.max_size),
+                    .rbuf = osu_alloc(o.max_size * o.nranks),
+                    .counts = osu_alloc((size_t)o.nranks * sizeof(int)),
+                    .displs = osu_alloc((size_t)o.nranks * sizeof(int))};
+  const struct osu_coll_ops ops = {prepare, fill, call, check};
+  long errors = osu_coll_run(&kBench, &o, &ops, &s);
+  free(s.sbuf);
+  free(s.rbuf);
+  free(s.counts);
+  free(s.displs);
+  return osu_finish(errors);
+}

@@ -1,0 +1,85 @@
+/* osu_gather: latency of MPI_Gather (root 0), OSU Micro-Benchmarks compatible.
+ *
+ * Size: one rank's block, in bytes (count = size / sizeof type); the root gets p blocks, p * size
+ * bytes. Every rank times each of its calls, an untimed MPI_Barrier between them (osu_coll_run);
+ * Avg Latency is the average over ranks of each rank's mean time per call (the leaves may return
+ * as soon as their block is out, the root last), -f adds the min and max over ranks of those
+ * means and the iterations.
+ *
+ *   before   r0: a          r1: b          r2: c          r3: d
+ *   after    r0: a b c d
+ *
+ * algbw = p * size / Avg Latency (the whole result, as nccl-tests counts a gather), busbw = algbw
+ * * (p-1)/p, in GB/s (README.md).
+ * -c: rank r sends new data in each iteration (seed: size, iteration, r); the root starts from a
+ *     poisoned receive buffer and checks all p blocks afterwards, outside the timed part.
+ */
+#include <stdlib.h>
+
+#include "osu_util.h"
+
+static const struct osu_bench kBench = {
+    .name = "osu_gather",
+    .title = "Gather Latency Test",
+    .metric = OSU_LATENCY,
+    .min_ranks = 1,
+    .min_size = 1,
+    .max_size = 1 << 20,
+    .iters = 1000,
+    .warmup = 100,
+    .iters_large = 100,
+    .warmup_large = 10,
+    .large_size = 8192,
+    .full_what = "over ranks",
+    .bus = OSU_BUS_N1_N,
+};
+
+enum { kRoot = 0 };
+
+struct state {
+  const struct osu_options* o;
+  char *sbuf, *rbuf; /* rbuf: p blocks, the root's only */
+  int count;
+};
+
+static double prepare(void* sv, size_t size) {
+  struct state* s = sv;
+  s->count = osu_count(s->o, size);
+  return (double)size * s->o->nranks;
+}
+
+static void fill(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  osu_fill(s->sbuf, s->count, s->o, osu_seed(size, i, s->o->rank));
+  if (s->o->rank == kRoot) osu_poison(s->rbuf, size * (size_t)s->o->nranks);
+}
+
+static void call(void* sv) {
+  struct state* s = sv;
+  MPI_Gather(s->sbuf, s->count, s->o->type, s->rbuf, s->count, s->o->type, kRoot, MPI_COMM_WORLD);
+}
+
+static long check(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  long errors = 0;
+  if (s->o->rank != kRoot) return 0;
+  for (int r = 0; r < s->o->nranks; r++)
+    errors += osu_check(osu_elem(s->rbuf, s->o, (size_t)r * s->count), s->count, s->o,
+                        osu_seed(size, i, r));
+  return errors;
+}
+
+int main(int argc, char** argv) {
+  struct osu_options o;
+  int rc = osu_start(&kBench, &argc, &argv, &o);
+  if (rc >= 0) return rc;
+
+  struct state s = {.o = &o,
+                    .sbuf = osu_alloc(o.max_size),
+                    .rbuf = osu_alloc(o.rank == kRoot ? o.max_size * o.nranks : 0)};
+  const struct osu_coll_ops ops = {prepare, fill, call, check};
+  long errors = osu_coll_run(&kBench, &o, &ops, &s);
+  free(s.sbuf);
+  free(s.rbuf);
+  return osu_finish(errors);
+}

@@ -1,0 +1,80 @@
+/* osu_reduce: latency of MPI_Reduce (MPI_SUM, root 0), OSU Micro-Benchmarks compatible.
+ *
+ * Size: the vector, in bytes, that every rank gives and the root gets back summed (count = size /
+ * sizeof type). Every rank times each of its calls, an untimed MPI_Barrier between them
+ * (osu_coll_run); Avg Latency is the average over ranks of each rank's mean time per call (the
+ * leaves return early, the root last), -f adds the min and max over ranks of those means and the
+ * iterations.
+ *
+ *   before   r0: a    r1: b    r2: c    r3: d
+ *   after    r0: a + b + c + d                      (element by element; the others get nothing)
+ *
+ * algbw = size / Avg Latency, busbw = algbw * 1, in GB/s (nccl-tests, README.md).
+ * -c: rank r gives osu_fill_sum(size, iteration, r) in each iteration: small integers whose sum
+ *     over the ranks stays in the type (MPI_CHAR: at most 127/p each, since Open MPI 4.1 saturates
+ *     char sums), so every -T type is exact in any order; the root checks the result against the
+ *     sum computed locally, outside the timed part.
+ */
+#include <stdlib.h>
+
+#include "osu_util.h"
+
+static const struct osu_bench kBench = {
+    .name = "osu_reduce",
+    .title = "Reduce Latency Test",
+    .metric = OSU_LATENCY,
+    .min_ranks = 1,
+    .min_size = 1,
+    .max_size = 1 << 20,
+    .iters = 1000,
+    .warmup = 100,
+    .iters_large = 100,
+    .warmup_large = 10,
+    .large_size = 8192,
+    .full_what = "over ranks",
+    .bus = OSU_BUS_ONE,
+};
+
+enum { kRoot = 0 };
+
+struct state {
+  const struct osu_options* o;
+  char *sbuf, *rbuf; /* rbuf: the root's only */
+  int count;
+};
+
+static double prepare(void* sv, size_t size) {
+  struct state* s = sv;
+  s->count = osu_count(s->o, size);
+  return (double)size;
+}
+
+static void fill(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  osu_fill_sum(s->sbuf, s->count, s->o, size, i, s->o->rank);
+  if (s->o->rank == kRoot) osu_poison(s->rbuf, size);
+}
+
+static void call(void* sv) {
+  struct state* s = sv;
+  MPI_Reduce(s->sbuf, s->rbuf, s->count, s->o->type, MPI_SUM, kRoot, MPI_COMM_WORLD);
+}
+
+static long check(void* sv, size_t size, int i) {
+  struct state* s = sv;
+  return s->o->rank == kRoot ? osu_check_sum(s->rbuf, 0, s->count, s->o, size, i) : 0;
+}
+
+int main(int argc, char** argv) {
+  struct osu_options o;
+  int rc = osu_start(&kBench, &argc, &argv, &o);
+  if (rc >= 0) return rc;
+
+  struct state s = {
+      .o = &o, .sbuf = osu_alloc(o.max_size), .rbuf = osu_alloc(o.rank == kRoot ? o.max_size : 0)};
+  const struct osu_coll_ops ops = {prepare, fill, call, check};
+  long errors = osu_coll_run(&kBench, &o, &ops, &s);
+  free(s.sbuf);
+  free(s.rbuf);
+  return osu_finish(errors);
+}
