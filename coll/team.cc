@@ -24,47 +24,92 @@ const Algorithm* Team::choose(const Args& a, std::string* why) {
   return c.alg;
 }
 
-Status Team::prepare(Args* a, RunArgs* r, Schedule* own, const Schedule** out,
-                     std::string* why) {
+namespace {
+
+// The arrays of a call, in one order, and how many values each holds.
+constexpr int kArrays = 6;
+const size_t* array_of(const Args& a, int i) {
+  const size_t* const all[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
+  return all[i];
+}
+
+}  // namespace
+
+size_t Team::hash(const Args& a) {
+  size_t h = static_cast<size_t>(a.coll) | static_cast<size_t>(a.in_place) << 8 |
+             static_cast<size_t>(a.commutative) << 9 | static_cast<size_t>(a.root) << 10;
+  h ^= a.count * 0x9e3779b97f4a7c15ull ^ a.elem << 40;
+  if (coll_vector(a.coll)) {
+    for (int i = 0; i < kArrays; ++i) {
+      const size_t* v = array_of(a, i);
+      for (int j = 0; v != nullptr && j < a.size; ++j) h = (h ^ v[j]) * 0x100000001b3ull;
+    }
+  }
+  return h;
+}
+
+bool Team::matches(const Entry& e, const Args& a) {
+  if (e.coll != a.coll || e.in_place != a.in_place || e.commutative != a.commutative ||
+      e.root != a.root || e.count != a.count || e.elem != a.elem)
+    return false;
+  if (!coll_vector(a.coll)) return true;  // no arrays: the small-message path ends here
+  const size_t* stored = e.arrays.data();
+  for (int i = 0; i < kArrays; ++i) {
+    const size_t* v = array_of(a, i);
+    if ((v != nullptr) != ((e.present >> i) & 1)) return false;
+    if (v == nullptr) continue;
+    for (int j = 0; j < a.size; ++j) {
+      if (stored[j] != v[j]) return false;
+    }
+    stored += a.size;
+  }
+  return true;
+}
+
+Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::string* why) {
   a->rank = comm_->rank;
   a->size = comm_->size;
   r->comm = comm_;
   r->tag = static_cast<int>(seq_++ & 0x3fffffff);
-  const Algorithm* alg;
-  if (coll_vector(a->coll)) {
-    if ((alg = choose(*a, why)) == nullptr) return Status::kErrArg;
-    Builder b(own);
-    alg->build(b, *a);
-    b.finish();
-    *out = own;
-  } else {
-    Key k{a->coll, a->in_place, a->commutative, a->root, a->count, a->elem};
-    std::unique_ptr<Entry>& e = cache_[k];
-    if (e == nullptr || e->generation != params::generation()) {
-      if ((alg = choose(*a, why)) == nullptr) {
-        e.reset();
-        return Status::kErrArg;
-      }
-      e = std::make_unique<Entry>();
-      e->alg = alg;
-      e->generation = params::generation();
-      Builder b(&e->schedule);
-      alg->build(b, *a);
-      b.finish();
+  const size_t h = hash(*a);
+  auto [first, last] = cache_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    Entry& e = *it->second;
+    if (!matches(e, *a)) continue;
+    if (e.generation == params::generation()) {
+      last_ = e.alg;
+      *out = &e.schedule;
+      return Status::kOk;
     }
-    alg = e->alg;
-    *out = &e->schedule;
+    cache_.erase(it);  // chosen under other selection parameters: choose again
+    break;
   }
+  const Algorithm* alg = choose(*a, why);
+  if (alg == nullptr) return Status::kErrArg;
+  if (cache_.size() >= kMaxEntries) cache_.clear();
+  auto e = std::make_unique<Entry>();
+  *e = Entry{a->coll, a->in_place, a->commutative, a->root, a->count, a->elem, {}, 0, alg,
+             std::make_shared<Schedule>(), params::generation()};
+  for (int i = 0; coll_vector(a->coll) && i < kArrays; ++i) {
+    const size_t* v = array_of(*a, i);
+    if (v == nullptr) continue;
+    e->present |= 1u << i;
+    e->arrays.insert(e->arrays.end(), v, v + a->size);
+  }
+  Builder b(e->schedule.get());
+  alg->build(b, *a);
+  b.finish();
   last_ = alg;
+  *out = &cache_.emplace(h, std::move(e))->second->schedule;
   return Status::kOk;
 }
 
 Status Team::run(Args a, RunArgs r, std::string* why) {
   Exec* e = Exec::make();
-  const Schedule* s = nullptr;
-  Status st = prepare(&a, &r, e->own(), &s, why);
+  std::shared_ptr<Schedule>* s = nullptr;
+  Status st = prepare(&a, &r, &s, why);
   if (st == Status::kOk) {
-    e->bind(s, r);
+    e->bind(s->get(), r);
     e->start();
     if (!e->done()) e->wait();
     st = e->error();
@@ -75,13 +120,14 @@ Status Team::run(Args a, RunArgs r, std::string* why) {
 
 Status Team::start(Args a, RunArgs r, Exec** out, std::string* why) {
   Exec* e = Exec::make();
-  const Schedule* s = nullptr;
-  Status st = prepare(&a, &r, e->own(), &s, why);
+  std::shared_ptr<Schedule>* s = nullptr;
+  Status st = prepare(&a, &r, &s, why);
   if (st != Status::kOk) {
     Exec::release(e);
     return st;
   }
-  e->bind(s, r);
+  e->bind(s->get(), r);
+  e->keep(*s);
   *out = e;
   return Status::kOk;
 }

@@ -1,8 +1,7 @@
 // A communicator as the collective engine sees it: its ranks (the pml's view), the tag sequence
 // of its calls, and its cache of decisions and schedules. A call of a given shape (collective,
-// count, element size, root, in place, commutative) is selected and built once; afterwards it is
-// a hash lookup and a run of the cached schedule. Vector collectives, whose shapes are arrays,
-// are built for each call.
+// count, element size, root, in place, commutative, and the arrays of vector collectives) is
+// selected and built once; afterwards it is a hash lookup and a run of the cached schedule.
 #ifndef TORUSMPI_COLL_TEAM_H_
 #define TORUSMPI_COLL_TEAM_H_
 
@@ -10,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "coll/coll.h"
 #include "coll/sched/exec.h"
@@ -36,39 +36,35 @@ class Team {
   const Algorithm* last_algorithm() const { return last_; }
 
  private:
-  struct Key {
+  // One cached call shape: its decision and schedule. Vector collectives also keep a copy of
+  // their arrays, compared on every lookup (cheaper than building a schedule of O(p) steps).
+  struct Entry {
     Coll coll;
     bool in_place;
     bool commutative;
     int root;
     size_t count;
     size_t elem;
-    bool operator==(const Key& o) const {
-      return coll == o.coll && in_place == o.in_place && commutative == o.commutative &&
-             root == o.root && count == o.count && elem == o.elem;
-    }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      size_t h = static_cast<size_t>(k.coll) | static_cast<size_t>(k.in_place) << 8 |
-                 static_cast<size_t>(k.commutative) << 9 | static_cast<size_t>(k.root) << 10;
-      return h ^ (k.count * 0x9e3779b97f4a7c15ull) ^ (k.elem << 40);
-    }
-  };
-  struct Entry {
+    std::vector<size_t> arrays;  // each present array of a.size values, in Args order
+    unsigned present = 0;        // which arrays are there (bit i: array i of arrays_of())
     const Algorithm* alg = nullptr;
-    Schedule schedule;
+    // Shared with nonblocking runs in flight, which may outlive the entry.
+    std::shared_ptr<Schedule> schedule;
     uint64_t generation = 0;  // of the selection parameters it was chosen with
   };
+  // More shapes than this and the cache starts over (programs whose vector counts never repeat).
+  static constexpr size_t kMaxEntries = 4096;
 
-  // The schedule for a call: from the cache, or built into `own` for vector collectives.
-  Status prepare(Args* a, RunArgs* r, Schedule* own, const Schedule** out, std::string* why);
+  // The schedule for a call, from the cache or built and cached.
+  Status prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::string* why);
   const Algorithm* choose(const Args& a, std::string* why);
+  static bool matches(const Entry& e, const Args& a);
+  static size_t hash(const Args& a);
 
   const pml::Comm* comm_;
   uint32_t seq_ = 0;
   const Algorithm* last_ = nullptr;
-  std::unordered_map<Key, std::unique_ptr<Entry>, KeyHash> cache_;
+  std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;
 };
 
 }  // namespace torusmpi::coll

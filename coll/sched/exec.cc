@@ -55,10 +55,6 @@ Exec* Exec::make() {
     e = g_pool.back();
     g_pool.pop_back();
   }
-  e->own_.ops.clear();
-  e->own_.step_end.clear();
-  e->own_.scratch_bytes = 0;
-  e->own_.max_step_messages = 0;
   return e;
 }
 
@@ -78,6 +74,7 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
 }
 
 void Exec::release(Exec* e) {
+  e->keep_.reset();
   if (e->scratch_.capacity() > kKeepScratch) std::vector<uint8_t>().swap(e->scratch_);
   g_pool.push_back(e);
 }
@@ -91,36 +88,37 @@ void Exec::message_done(pml::Request* r) {
 void Exec::post_step() {
   const uint32_t begin = s_->step_begin(step_), end = s_->step_end[step_];
   const uint32_t context = args_.comm->coll_context();
-  int n = 0;
+  pml::Request* req = reqs_.data();
   // One for the posting: a message that completes at once must not look like the step's end.
   pending_ = 1;
-  for (int pass = 0; pass < 2; ++pass) {
-    const OpType want = pass == 0 ? OpType::kRecv : OpType::kSend;
-    for (uint32_t k = begin; k < end; ++k) {
-      const Op& op = s_->ops[k];
-      if (op.type != want) continue;
-      pml::Request& r = reqs_[n++];
-      r.user = this;
-      r.on_complete = message_done;
-      ++pending_;
-      Status st = want == OpType::kRecv
-                      ? pml::irecv(*args_.comm, context, resolve(op.dst_buf, op.dst), op.bytes,
-                                   op.peer, args_.tag, &r)
-                      : pml::isend(*args_.comm, context, resolve(op.src_buf, op.src), op.bytes,
-                                   op.peer, args_.tag, pml::SendMode::kStandard, &r);
-      if (st != Status::kOk) {
-        --pending_;
-        if (error_ == Status::kOk) error_ = st;
-      }
-    }
-  }
+  // The builder ordered the step: receives, sends, then local work (Builder::finish).
   for (uint32_t k = begin; k < end; ++k) {
     const Op& op = s_->ops[k];
-    if (op.type == OpType::kCopy) {
-      std::memcpy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
-    } else if (op.type == OpType::kReduce) {
-      args_.reduce(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
-                   op.bytes / args_.elem);
+    Status st = Status::kOk;
+    switch (op.type) {
+      case OpType::kRecv:
+      case OpType::kSend:
+        req->user = this;
+        req->on_complete = message_done;
+        ++pending_;
+        st = op.type == OpType::kRecv
+                 ? pml::irecv(*args_.comm, context, resolve(op.dst_buf, op.dst), op.bytes,
+                              op.peer, args_.tag, req)
+                 : pml::isend(*args_.comm, context, resolve(op.src_buf, op.src), op.bytes,
+                              op.peer, args_.tag, pml::SendMode::kStandard, req);
+        ++req;
+        if (st != Status::kOk) {
+          --pending_;
+          if (error_ == Status::kOk) error_ = st;
+        }
+        break;
+      case OpType::kCopy:
+        std::memcpy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+        break;
+      case OpType::kReduce:
+        args_.reduce(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
+                     op.bytes / args_.elem);
+        break;
     }
   }
   --pending_;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "coll/ops/ops.h"
@@ -33,12 +34,11 @@ struct RunArgs {
 
 class Exec {
  public:
-  // Takes a run from the pool, then binds it to a schedule (which must outlive the run: cached,
-  // or the run's own()) and the call's buffers.
+  // Takes a run from the pool, then binds it to a schedule and the call's buffers. The schedule
+  // must outlive the run: a blocking call's cache entry does; a nonblocking run keeps a share.
   static Exec* make();
   void bind(const Schedule* s, const RunArgs& args);
-  // A schedule the run owns, for calls whose schedule is not cached; emptied by make().
-  Schedule* own() { return &own_; }
+  void keep(std::shared_ptr<const Schedule> s) { keep_ = std::move(s); }
   // Back to the pool (once done()).
   static void release(Exec* e);
 
@@ -68,7 +68,7 @@ class Exec {
   static void message_done(pml::Request* r);
 
   const Schedule* s_ = nullptr;
-  Schedule own_;
+  std::shared_ptr<const Schedule> keep_;
   RunArgs args_;
   uint8_t* base_[kBufCount] = {};
   std::vector<uint8_t> scratch_;  // kept across uses of the pooled run: no malloc per call

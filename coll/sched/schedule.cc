@@ -19,6 +19,16 @@ BufRef Builder::scratch(uint64_t bytes) {
 
 void Builder::finish() {
   step();
+  // Within a step: receives, then sends, then copies and reductions, each in the order given
+  // (messages between two ranks match in that order). The executor then posts receives before
+  // their data can arrive, and computes while the messages travel, in one pass.
+  auto rank = [](const Op& op) {
+    return op.type == OpType::kRecv ? 0 : op.type == OpType::kSend ? 1 : 2;
+  };
+  for (size_t i = 0; i < s_->steps(); ++i) {
+    std::stable_sort(s_->ops.begin() + s_->step_begin(i), s_->ops.begin() + s_->step_end[i],
+                     [&](const Op& a, const Op& b) { return rank(a) < rank(b); });
+  }
   uint32_t most = 0;
   for (size_t i = 0; i < s_->steps(); ++i) {
     uint32_t n = 0;

@@ -105,9 +105,17 @@ coll::ReduceOp coll_op(BuiltinOp op) {
 
 }  // namespace
 
+// Kernels already resolved, by [op][datatype]: a repeated reduction looks its kernel up here
+// instead of mapping the pair again.
+coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)][static_cast<int>(BuiltinType::kCount)];
+
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
                       coll::ReduceFn* fn_out, bool* commutative) {
   *commutative = true;  // every predefined op is
+  if (op != nullptr && op->magic == kMagicOp && op->builtin >= 0 && type != nullptr &&
+      type->magic == kMagicDatatype && type->builtin >= 0) {
+    if ((*fn_out = g_kernels[op->builtin][type->builtin]) != nullptr) return MPI_SUCCESS;
+  }
   if (op == nullptr || op->magic != kMagicOp || op->builtin < 0) {
     return raise_error(comm, MPI_ERR_OP, fn, "op argument is %s",
                        op == MPI_OP_NULL ? "MPI_OP_NULL"
@@ -125,6 +133,7 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
     return raise_error(comm, MPI_ERR_OP, fn, "%s is not defined on datatype %s",
                        builtin_op_name(op->builtin), info != nullptr ? info->name : "(invalid)");
   }
+  g_kernels[op->builtin][type->builtin] = *fn_out;
   return MPI_SUCCESS;
 }
 
