@@ -10,6 +10,7 @@
 //     step 1: 0:D'->1 1:A'->2 2:B'->3 3:C'->0      (' = two contributions so far)
 //     step 2: ...     after it rank r holds block r+1 whole: 0:B 1:C 2:D 3:A
 //   allgather step s: rank r sends block r+1-s, receives block r-s.
+// Nothing is copied: partials combine into the block just received, the last one in recv.
 #include "coll/algorithms.h"
 #include "coll/patterns/blocks.h"
 #include "coll/patterns/ring.h"
@@ -32,24 +33,28 @@ void allreduce_ring(Builder& b, const Args& a) {
   const int right = patterns::ring_right(r, p), left = patterns::ring_left(r, p);
   auto at = [&](int blk) { return block_start(a.count, p, blk) * a.elem; };
   auto len = [&](int blk) { return block_count(a.count, p, blk) * a.elem; };
-  const BufRef tmp = b.scratch(len(0));
 
-  // Empty blocks (count < p) are skipped on both sides alike.
+  // Reduce-scatter. In place, partials combine straight into the vector. Otherwise they combine
+  // into the block just received (own contribution on the left: ops commute here), alternating
+  // two scratch blocks, and the last lands in recv: no byte of the send buffer is copied.
+  BufRef tmp[2] = {b.scratch(len(0)), a.in_place ? BufRef{} : b.scratch(len(0))};
   for (int s = 0; s < p - 1; ++s) {
-    int out = mod(r - s, p), in = mod(r - s - 1, p);
-    // The first block leaves from the send buffer while the rest is copied over.
-    if (len(out) > 0) b.send(right, (s == 0 ? mine : a.recv) + at(out), len(out));
-    if (len(in) > 0) b.recv(left, tmp, len(in));
-    if (s == 0) {
-      for (int blk = 0; blk < p; ++blk) {
-        if (blk != out) b.copy(a.recv + at(blk), mine + at(blk), len(blk));
-      }
+    const int out = mod(r - s, p), in = mod(r - s - 1, p);
+    const bool last = s == p - 2;
+    BufRef from = s == 0 || a.in_place ? mine + at(out) : tmp[(s - 1) % 2];
+    BufRef into = last && !a.in_place ? a.recv + at(in) : tmp[a.in_place ? 0 : s % 2];
+    // Empty blocks (count < p) are skipped on both sides alike.
+    if (len(out) > 0) b.send(right, from, len(out));
+    if (len(in) > 0) b.recv(left, into, len(in));
+    b.step();
+    if (a.in_place) {
+      b.reduce(a.recv + at(in), into, len(in));
+    } else {
+      b.reduce(into, mine + at(in), len(in));
     }
     b.step();
-    if (s == 0) b.copy(a.recv + at(out), mine + at(out), len(out));
-    b.reduce(a.recv + at(in), tmp, len(in));
-    b.step();
   }
+  // Allgather: rank r holds block r+1 whole; pass the finished blocks on.
   for (int s = 0; s < p - 1; ++s) {
     int out = mod(r + 1 - s, p), in = mod(r - s, p);
     if (len(out) > 0) b.send(right, a.recv + at(out), len(out));

@@ -36,11 +36,14 @@ T mul(T a, T b) {
   }
 }
 
-// One loop per operator; the functor is inlined into it.
+// One loop per operator; the functor is inlined into it. The loop is vectorized explicitly
+// (-fopenmp-simd): at -O2 gcc 12's cheap cost model leaves a loop of unknown trip count scalar,
+// which made a float sum 6x slower than Open MPI's.
 template <class T, class F>
 void apply(void* inout, const void* in, size_t count, F f) {
   T* __restrict out = static_cast<T*>(inout);
   const T* __restrict src = static_cast<const T*>(in);
+#pragma omp simd
   for (size_t i = 0; i < count; ++i) out[i] = f(src[i], out[i]);
 }
 
