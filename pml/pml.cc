@@ -95,9 +95,9 @@ std::vector<Transport*>& pending_transports() {
 }
 
 Context& context(uint32_t id) {
-  Engine& e = engine();
-  if (id >= e.contexts.size()) e.contexts.resize(id + 1);
-  return e.contexts[id];
+  std::vector<Context>& all = engine().contexts;
+  if (__builtin_expect(id >= all.size(), 0)) all.resize(id + 1);
+  return all[id];
 }
 
 void complete(Request* r) {

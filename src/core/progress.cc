@@ -37,7 +37,6 @@ constexpr int64_t kOversubscribedSpin = 1;
 constexpr int64_t kOversubscribedYield = 1000;
 
 // Asynchronous progress. g_async changes only while no other thread runs (MPI_Init, Finalize).
-bool g_async = false;
 std::recursive_mutex g_lock;
 std::atomic<int> g_work{0};
 std::atomic<bool> g_stop{false};
@@ -81,6 +80,13 @@ inline void cpu_relax() {
 
 }  // namespace
 
+namespace detail {
+bool g_async = false;
+void lock() { g_lock.lock(); }
+void unlock() { g_lock.unlock(); }
+}  // namespace detail
+using detail::g_async;
+
 int add(PollFn fn, void* ctx) {
   int id = g_next_id++;
   entries().push_back({id, fn, ctx});
@@ -123,12 +129,6 @@ bool async() { return g_async; }
 
 void add_work(int delta) { g_work.fetch_add(delta, std::memory_order_acq_rel); }
 
-Lock::Lock() : held_(g_async) {
-  if (held_) g_lock.lock();
-}
-Lock::~Lock() {
-  if (held_) g_lock.unlock();
-}
 
 int poll() {
   Lock lock;

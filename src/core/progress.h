@@ -44,10 +44,21 @@ bool async();
 // zero and sleeps otherwise.
 void add_work(int delta);
 
+namespace detail {
+extern bool g_async;
+void lock();
+void unlock();
+}  // namespace detail
+
+// Inline: without the thread (the common case) a Lock costs one test of a flag on hot paths.
 class Lock {
  public:
-  Lock();
-  ~Lock();
+  Lock() : held_(detail::g_async) {
+    if (held_) detail::lock();
+  }
+  ~Lock() {
+    if (held_) detail::unlock();
+  }
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 
