@@ -18,18 +18,9 @@
 #include "osu_util.h"
 
 static const struct osu_bench kBench = {
+    OSU_COLL_DEFAULTS,
     .name = "osu_allgather",
     .title = "Allgather Latency Test",
-    .metric = OSU_LATENCY,
-    .min_ranks = 1,
-    .min_size = 1,
-    .max_size = 1 << 20,
-    .iters = 1000,
-    .warmup = 100,
-    .iters_large = 100,
-    .warmup_large = 10,
-    .large_size = 8192,
-    .full_what = "over ranks",
     .bus = OSU_BUS_N1_N,
 };
 

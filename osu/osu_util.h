@@ -53,6 +53,14 @@ struct osu_bench {
   int sizeless;           /* 1: no message size (barrier): no -m, -T, -c, no size column */
 };
 
+/* What the OSU Micro-Benchmarks' collective benchmarks default to: sizes 1 B to 1 MiB, 1000
+ * iterations and 100 warm-up up to 8 KiB, 100 and 10 above; -f figures over ranks. A benchmark's
+ * struct osu_bench starts with it: { OSU_COLL_DEFAULTS, .name = ..., .title = ..., .bus = ... }. */
+#define OSU_COLL_DEFAULTS                                                                      \
+  .metric = OSU_LATENCY, .min_ranks = 1, .min_size = 1, .max_size = 1 << 20, .iters = 1000,    \
+  .warmup = 100, .iters_large = 100, .warmup_large = 10, .large_size = 8192,                   \
+  .full_what = "over ranks"
+
 struct osu_options {
   size_t min_size, max_size;
   int iters, warmup; /* -1: the benchmark's defaults, by size */
