@@ -11,7 +11,8 @@
 # that `torusmpi_info --algorithms --parsable` lists in one job per rank count (the list is read
 # at run time, never written here). The clang build, LD_LIBRARY_PATH and a build by torusmpi's own
 # mpicc once each, on torusmpi's own choices ("<collective>/auto" for every collective listed);
-# every algorithm once more at np=4 with the asynchronous progress thread.
+# every algorithm once more at np=3 with large messages by rendezvous, and at np=4 with the
+# asynchronous progress thread.
 # A job fails when a check fails, when a forced algorithm could not be forced (the program checks
 # the MPI_T write and sets TORUSMPI_COLL_FALLBACK=error, so a forced algorithm that declines a call
 # fails it), when the program took its path for reference libraries ("skip" lines), or when an
@@ -96,6 +97,9 @@ if [ ${#algorithms[@]} -gt 0 ]; then
     -- "${collectives[@]}"
   on_torusmpi gcc 3 "LD_LIBRARY_PATH, torusmpi's choices" "$bin.gcc" "${via_path[@]}" \
     -- "${collectives[@]}"
+  # Every large message by rendezvous (the default eager limit takes the sweep's largest).
+  on_torusmpi gcc 3 "LD_PRELOAD, TORUSMPI_EAGER_LIMIT=4096, every algorithm forced" "$bin.gcc" \
+    "${via_preload[@]}" -x TORUSMPI_EAGER_LIMIT=4096 -- "${algorithms[@]}"
   # A progress thread advances the nonblocking collectives while the program waits or tests.
   on_torusmpi gcc 4 "LD_PRELOAD, TORUSMPI_ASYNC_PROGRESS=1, every algorithm forced" "$bin.gcc" \
     "${via_preload[@]}" -x TORUSMPI_ASYNC_PROGRESS=1 -- "${algorithms[@]}"

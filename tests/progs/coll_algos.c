@@ -15,8 +15,9 @@
  * for a failure. Known deviations of Open MPI (4.1) from the standard are skipped on it alone,
  * with a "skip" line too.
  *
- * A sweep, on MPI_COMM_WORLD of p ranks: counts 0, 1, p-1, p, p+1 and kLarge (a prime; its
- * messages pass the 16 KiB eager limit, so they go by rendezvous), each once; at each count every
+ * A sweep, on MPI_COMM_WORLD of p ranks: counts 0, 1, p-1, p, p+1 and kLarge (a prime, 24 KB a
+ * block: under the default 64 KiB eager limit its messages go eagerly, and coll_algorithms.sh runs
+ * a job with TORUSMPI_EAGER_LIMIT=4096 so that they go by rendezvous), each once; at each count every
  * root of the rooted collectives, MPI_IN_PLACE and not (wherever MPI allows it), the blocking call
  * and its MPI_I form by turns (completed by MPI_Wait, or by polling MPI_Test), so that each count
  * sees both forms in place and not. Data are integers that name their sender, receiver and
