@@ -31,6 +31,24 @@ enum class ReduceOp : uint8_t {
 
 using ReduceFn = void (*)(void* inout, const void* in, size_t count);
 
+// A reduction as a run applies it: a kernel of this file, or a function the application defined
+// (MPI_Op_create), called through `call` with the application's function and datatype, which this
+// layer does not look into. inout = in op inout, in MPI_Reduce_local's order either way.
+struct Reduction {
+  ReduceFn kernel = nullptr;
+  void (*call)(const Reduction& r, void* inout, const void* in, size_t count) = nullptr;
+  void* user_fn = nullptr;
+  void* user_type = nullptr;
+
+  void apply(void* inout, const void* in, size_t count) const {
+    if (kernel != nullptr) {
+      kernel(inout, in, count);
+    } else {
+      call(*this, inout, in, count);
+    }
+  }
+};
+
 // The kernel for op on elem, or nullptr when the pair has none (sum of pairs, maxloc of ints...).
 // Integer sums and products wrap around (two's complement), for every width.
 ReduceFn reduce_fn(ReduceOp op, Elem elem);

@@ -116,7 +116,7 @@ void Exec::post_step() {
         std::memcpy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
         break;
       case OpType::kReduce:
-        args_.reduce(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
+        args_.reduce.apply(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
                      op.bytes / args_.elem);
         break;
     }

@@ -26,7 +26,7 @@ class Exec;
 struct RunArgs {
   const void* send = nullptr;
   void* recv = nullptr;
-  ReduceFn reduce = nullptr;  // reductions only
+  Reduction reduce;           // reductions only
   size_t elem = 1;            // bytes per element of reduce
   const pml::Comm* comm = nullptr;
   int tag = 0;

@@ -24,10 +24,10 @@ ompi_predefined_datatype_t ompi_mpi_datatype_null = {{torusmpi::mpi::kMagicDatat
 // Ops, one per row of ops.def.
 #define TORUSMPI_OP(obj, name)               \
   ompi_predefined_op_t ompi_mpi_op_##obj = { \
-      {torusmpi::mpi::kMagicOp, TORUSMPI_INDEX(BuiltinOp::k_##obj), 0}, {}};
+      {torusmpi::mpi::kMagicOp, TORUSMPI_INDEX(BuiltinOp::k_##obj), 1, nullptr}, {}};
 #include "mpi/ops.def"
 #undef TORUSMPI_OP
-ompi_predefined_op_t ompi_mpi_op_null = {{torusmpi::mpi::kMagicOp, -1, 0}, {}};
+ompi_predefined_op_t ompi_mpi_op_null = {{torusmpi::mpi::kMagicOp, -1, 0, nullptr}, {}};
 
 // Error handlers. The predefined ones are never freed, so their count stays meaningless.
 ompi_predefined_errhandler_t ompi_mpi_errors_are_fatal = {

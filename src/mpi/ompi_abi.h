@@ -61,6 +61,9 @@ constexpr int kSizeSmall = 256;  // group, info, request, message
 
 enum class ErrhandlerKind : int32_t { kNull, kFatal, kReturn, kUserComm };
 
+// ompi_op_t::builtin of an op made by MPI_Op_create.
+constexpr int32_t kUserOp = -2;
+
 }  // namespace torusmpi::mpi
 
 struct ompi_communicator_t {
@@ -76,8 +79,9 @@ struct ompi_datatype_t {
 
 struct ompi_op_t {
   uint64_t magic;
-  int32_t builtin;  // index of a predefined op, -1 for MPI_OP_NULL
-  int32_t reserved;
+  int32_t builtin;  // index of a predefined op, -1 for MPI_OP_NULL, kUserOp for MPI_Op_create's
+  int32_t commute;  // user ops: 1 when the function commutes
+  MPI_User_function* fn;  // user ops
 };
 
 struct ompi_errhandler_t {

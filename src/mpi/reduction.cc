@@ -2,6 +2,8 @@
 // pairs MPI allows (MPI 3.1, section 5.9.2), and MPI_Reduce_local.
 #include "mpi/reduction.h"
 
+#include <climits>
+
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
 
@@ -109,17 +111,43 @@ coll::ReduceOp coll_op(BuiltinOp op) {
 // instead of mapping the pair again.
 coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)][static_cast<int>(BuiltinType::kCount)];
 
+// An application's reduction: MPI's function takes an int count, so a longer vector goes in
+// pieces (elements are independent).
+void call_user_op(const coll::Reduction& r, void* inout, const void* in, size_t count) {
+  auto* fn = reinterpret_cast<MPI_User_function*>(r.user_fn);
+  auto type = static_cast<MPI_Datatype>(r.user_type);
+  MPI_Aint lb = 0, extent = 1;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  auto* out = static_cast<char*>(inout);
+  auto* src = static_cast<char*>(const_cast<void*>(in));
+  while (count > 0) {
+    int len = count > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(count);
+    fn(src, out, &len, &type);
+    src += static_cast<size_t>(len) * extent;
+    out += static_cast<size_t>(len) * extent;
+    count -= static_cast<size_t>(len);
+  }
+}
+
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
-                      coll::ReduceFn* fn_out, bool* commutative) {
+                      coll::Reduction* out, bool* commutative) {
   *commutative = true;  // every predefined op is
+  *out = coll::Reduction{};
   if (op != nullptr && op->magic == kMagicOp && op->builtin >= 0 && type != nullptr &&
       type->magic == kMagicDatatype && type->builtin >= 0) {
-    if ((*fn_out = g_kernels[op->builtin][type->builtin]) != nullptr) return MPI_SUCCESS;
+    if ((out->kernel = g_kernels[op->builtin][type->builtin]) != nullptr) return MPI_SUCCESS;
+  }
+  if (op != nullptr && op->magic == kMagicOp && op->builtin == kUserOp) {
+    // Any datatype: the application's function knows what to do with it.
+    out->call = call_user_op;
+    out->user_fn = reinterpret_cast<void*>(op->fn);
+    out->user_type = type;
+    *commutative = op->commute != 0;
+    return MPI_SUCCESS;
   }
   if (op == nullptr || op->magic != kMagicOp || op->builtin < 0) {
     return raise_error(comm, MPI_ERR_OP, fn, "op argument is %s",
-                       op == MPI_OP_NULL ? "MPI_OP_NULL"
-                                         : "not a predefined op (user ops are not implemented yet)");
+                       op == MPI_OP_NULL ? "MPI_OP_NULL" : "not an op");
   }
   coll::ReduceOp o = coll_op(static_cast<BuiltinOp>(op->builtin));
   if (o == coll::ReduceOp::kCount) {
@@ -129,11 +157,11 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
   const BuiltinTypeInfo* info = datatype_info(type);
   Elem elem;
   if (info == nullptr || !elem_of(*info, type, &elem) || !op_allows(o, info->cls) ||
-      (*fn_out = coll::reduce_fn(o, elem)) == nullptr) {
+      (out->kernel = coll::reduce_fn(o, elem)) == nullptr) {
     return raise_error(comm, MPI_ERR_OP, fn, "%s is not defined on datatype %s",
                        builtin_op_name(op->builtin), info != nullptr ? info->name : "(invalid)");
   }
-  g_kernels[op->builtin][type->builtin] = *fn_out;
+  g_kernels[op->builtin][type->builtin] = out->kernel;
   return MPI_SUCCESS;
 }
 
@@ -153,11 +181,52 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
     return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn, "inbuf argument is NULL with count %d",
                             count);
   }
-  torusmpi::coll::ReduceFn kernel;
+  torusmpi::coll::Reduction r;
   bool commutative;
-  if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &kernel, &commutative))
+  if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
     return err;
-  if (count > 0) kernel(inoutbuf, inbuf, static_cast<size_t>(count));
+  if (count > 0) r.apply(inoutbuf, inbuf, static_cast<size_t>(count));
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Reduce_local);
+
+// User ops. MPI_Op_create's function combines invec into inoutvec (inoutvec = invec op inoutvec);
+// a non-commutative one is applied in rank order by every reducing collective.
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  constexpr const char* kFn = "MPI_Op_create";
+  if (int err = require_active(kFn)) return err;
+  if (user_fn == nullptr)
+    return mpi::raise_error(nullptr, MPI_ERR_ARG, kFn, "user_fn argument is NULL");
+  if (op == nullptr) return mpi::raise_error(nullptr, MPI_ERR_ARG, kFn, "op argument is NULL");
+  *op = new ompi_op_t{mpi::kMagicOp, mpi::kUserOp, commute != 0, user_fn};
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Op_create);
+
+int PMPI_Op_free(MPI_Op* op) {
+  constexpr const char* kFn = "MPI_Op_free";
+  if (int err = require_active(kFn)) return err;
+  if (op == nullptr || *op == nullptr || (*op)->magic != mpi::kMagicOp || (*op)->builtin == -1)
+    return mpi::raise_error(nullptr, MPI_ERR_OP, kFn, "op argument is not an op");
+  if ((*op)->builtin != mpi::kUserOp) {
+    return mpi::raise_error(nullptr, MPI_ERR_OP, kFn, "%s is predefined and cannot be freed",
+                            mpi::builtin_op_name((*op)->builtin));
+  }
+  (*op)->magic = mpi::kMagicFreed;  // a stale handle is reported, not misread
+  delete *op;
+  *op = MPI_OP_NULL;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Op_free);
+
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
+  constexpr const char* kFn = "MPI_Op_commutative";
+  if (int err = require_active(kFn)) return err;
+  if (op == nullptr || op->magic != mpi::kMagicOp || op->builtin == -1)
+    return mpi::raise_error(nullptr, MPI_ERR_OP, kFn, "op argument is not an op");
+  if (commute == nullptr)
+    return mpi::raise_error(nullptr, MPI_ERR_ARG, kFn, "commute argument is NULL");
+  *commute = op->builtin == mpi::kUserOp ? op->commute : 1;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Op_commutative);

@@ -1,5 +1,5 @@
 // Reductions as the MPI layer sees them: a predefined (op, datatype) pair becomes a kernel of
-// coll/ops, or an MPI_ERR_OP naming the pair.
+// coll/ops, a user op a call of its function, or an MPI_ERR_OP naming the pair.
 #ifndef TORUSMPI_MPI_REDUCTION_H_
 #define TORUSMPI_MPI_REDUCTION_H_
 
@@ -8,10 +8,11 @@
 
 namespace torusmpi::mpi {
 
-// The kernel for (op, type) and whether op commutes, or raises MPI_ERR_OP on comm. MPI_REPLACE
-// and MPI_NO_OP are for one-sided accumulates only.
+// The reduction for (op, type) and whether op commutes, or raises MPI_ERR_OP on comm: a kernel
+// for a predefined op, the application's function for one of MPI_Op_create. MPI_REPLACE and
+// MPI_NO_OP are for one-sided accumulates only.
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
-                      coll::ReduceFn* fn_out, bool* commutative);
+                      coll::Reduction* out, bool* commutative);
 
 }  // namespace torusmpi::mpi
 
