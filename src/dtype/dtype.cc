@@ -1,0 +1,2 @@
+// Placeholder while the datatype engine is being written.
+namespace torusmpi::dtype {}
