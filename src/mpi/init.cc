@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "mpi/attr.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 #include "pml/pml.h"
@@ -158,6 +159,9 @@ int PMPI_Finalize(void) {
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
+  // MPI: MPI_COMM_SELF's attributes are deleted first, while MPI still works, then the world's.
+  torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_SELF);
+  torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_WORLD);
   torusmpi::progress::stop_async();
   torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();

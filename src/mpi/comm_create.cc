@@ -1,0 +1,1 @@
+// Communicator creation. [Being written.]

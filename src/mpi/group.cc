@@ -1,0 +1,1 @@
+// Groups. [Being written.]

@@ -1,0 +1,1 @@
+// Info objects. [Being written.]

@@ -1,0 +1,1 @@
+// Intercommunicators. [Being written.]

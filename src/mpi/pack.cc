@@ -1,0 +1,1 @@
+// MPI_Pack and friends. [Being written.]
