@@ -50,6 +50,12 @@ void scatterv_linear(Builder& b, const Args& a);
 void scan_recursive_doubling(Builder& b, const Args& a);
 void exscan_recursive_doubling(Builder& b, const Args& a);
 
+void neighbor_allgather_linear(Builder& b, const Args& a);
+void neighbor_allgatherv_linear(Builder& b, const Args& a);
+void neighbor_alltoall_linear(Builder& b, const Args& a);
+void neighbor_alltoallv_linear(Builder& b, const Args& a);
+void neighbor_alltoallw_linear(Builder& b, const Args& a);
+
 }  // namespace torusmpi::coll
 
 #endif  // TORUSMPI_COLL_ALGORITHMS_H_

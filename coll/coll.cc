@@ -9,7 +9,8 @@ constexpr const char* kNames[kCollCount] = {
     "barrier",   "bcast",     "reduce",    "allreduce",      "allgather",
     "allgatherv", "reduce_scatter", "reduce_scatter_block", "alltoall", "alltoallv",
     "alltoallw", "gather",    "gatherv",   "scatter",        "scatterv",
-    "scan",      "exscan",
+    "scan",      "exscan",    "neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
+    "neighbor_alltoallv", "neighbor_alltoallw",
 };
 
 }  // namespace
@@ -65,6 +66,22 @@ bool coll_vector(Coll c) {
     case Coll::kAlltoallw:
     case Coll::kGatherv:
     case Coll::kScatterv:
+    case Coll::kNeighborAllgatherv:
+    case Coll::kNeighborAlltoallv:
+    case Coll::kNeighborAlltoallw:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool coll_neighbor(Coll c) {
+  switch (c) {
+    case Coll::kNeighborAllgather:
+    case Coll::kNeighborAllgatherv:
+    case Coll::kNeighborAlltoall:
+    case Coll::kNeighborAlltoallv:
+    case Coll::kNeighborAlltoallw:
       return true;
     default:
       return false;

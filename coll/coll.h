@@ -28,6 +28,11 @@ enum class Coll : uint8_t {
   kScatterv,
   kScan,
   kExscan,
+  kNeighborAllgather,
+  kNeighborAllgatherv,
+  kNeighborAlltoall,
+  kNeighborAlltoallv,
+  kNeighborAlltoallw,
   kCount
 };
 constexpr int kCollCount = static_cast<int>(Coll::kCount);
@@ -42,6 +47,9 @@ bool coll_reduces(Coll c);
 bool coll_rooted(Coll c);
 // Collectives whose per-rank amounts come in arrays (counts and displacements).
 bool coll_vector(Coll c);
+// Neighbourhood collectives: they talk to the rank's topology neighbours only (Args::sources,
+// dests), and their arrays have one value per neighbour.
+bool coll_neighbor(Coll c);
 
 // A buffer a schedule names rather than points at: the executor resolves it per call, so one
 // schedule serves every call with the same shape.
@@ -72,6 +80,13 @@ inline BufRef recv_buf(uint64_t offset = 0) { return {Buf::kRecv, offset}; }
 //   scounts/sdispls, rcounts/rdispls   alltoallv, alltoallw: this rank's send and receive layout
 //   peer_scounts/peer_sdispls          alltoallv, alltoallw: for the simulator's check only,
 //                                      rank j's send layout is peer_scounts[j][...] (may be null)
+//   sources/indegree, dests/outdegree  neighbourhood collectives: the in- and out-neighbours in
+//                                      the topology's order (an edge may repeat: the k-th edge
+//                                      from s to r pairs with the k-th time s is among r's
+//                                      sources). count is one block; the v and w forms use
+//                                      counts/displs (neighbor_allgatherv: one per source) or
+//                                      scounts/sdispls (one per dest) and rcounts/rdispls (one
+//                                      per source)
 //
 // MPI_IN_PLACE (in_place): the send buffer is not there; where the contribution lives instead
 // follows MPI's rule for each collective (allreduce: recv; allgather: recv block `rank`; gather,
@@ -93,6 +108,10 @@ struct Args {
   const size_t* rdispls = nullptr;
   const size_t* const* peer_scounts = nullptr;
   const size_t* const* peer_sdispls = nullptr;
+  const int* sources = nullptr;
+  int indegree = 0;
+  const int* dests = nullptr;
+  int outdegree = 0;
   // Where the builder finds the data: the call's buffers, or (in compositions) parts of them.
   BufRef send = send_buf();
   BufRef recv = recv_buf();

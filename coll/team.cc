@@ -26,11 +26,17 @@ const Algorithm* Team::choose(const Args& a, std::string* why) {
 
 namespace {
 
-// The arrays of a call, in one order, and how many values each holds.
+// The arrays of a call, in one order, and how many values each holds: one per rank, or for the
+// neighbourhood collectives one per source (counts, displs, rcounts, rdispls) or dest (scounts,
+// sdispls).
 constexpr int kArrays = 6;
 const size_t* array_of(const Args& a, int i) {
   const size_t* const all[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
   return all[i];
+}
+int array_len(const Args& a, int i) {
+  if (!coll_neighbor(a.coll)) return a.size;
+  return i == 2 || i == 3 ? a.outdegree : a.indegree;
 }
 
 }  // namespace
@@ -42,7 +48,7 @@ size_t Team::hash(const Args& a) {
   if (coll_vector(a.coll)) {
     for (int i = 0; i < kArrays; ++i) {
       const size_t* v = array_of(a, i);
-      for (int j = 0; v != nullptr && j < a.size; ++j) h = (h ^ v[j]) * 0x100000001b3ull;
+      for (int j = 0; v != nullptr && j < array_len(a, i); ++j) h = (h ^ v[j]) * 0x100000001b3ull;
     }
   }
   return h;
@@ -58,10 +64,11 @@ bool Team::matches(const Entry& e, const Args& a) {
     const size_t* v = array_of(a, i);
     if ((v != nullptr) != ((e.present >> i) & 1)) return false;
     if (v == nullptr) continue;
-    for (int j = 0; j < a.size; ++j) {
+    const int n = array_len(a, i);
+    for (int j = 0; j < n; ++j) {
       if (stored[j] != v[j]) return false;
     }
-    stored += a.size;
+    stored += n;
   }
   return true;
 }
@@ -94,7 +101,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
     const size_t* v = array_of(*a, i);
     if (v == nullptr) continue;
     e->present |= 1u << i;
-    e->arrays.insert(e->arrays.end(), v, v + a->size);
+    e->arrays.insert(e->arrays.end(), v, v + array_len(*a, i));
   }
   Builder b(e->schedule.get());
   alg->build(b, *a);

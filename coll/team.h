@@ -45,7 +45,7 @@ class Team {
     int root;
     size_t count;
     size_t elem;
-    std::vector<size_t> arrays;  // each present array of a.size values, in Args order
+    std::vector<size_t> arrays;  // each present array's values, in Args order
     unsigned present = 0;        // which arrays are there (bit i: array i of arrays_of())
     const Algorithm* alg = nullptr;
     // Shared with nonblocking runs in flight, which may outlive the entry.

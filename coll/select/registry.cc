@@ -176,6 +176,29 @@ const std::vector<Algorithm> kAlgorithms = {
      "Cost = lg(p) (a + n b + 2 n g)",
      [](const Model& m, int p, double n) { return lg(p) * (m.alpha + n * m.beta + 2 * n * m.gamma); },
      "round k: pass the partial prefix to rank+2^k"},
+
+    // neighbourhood collectives (n: one block; the cost model does not know the degree, so it
+    // takes p as its bound)
+    {Coll::kNeighborAllgather, "linear", neighbor_allgather_linear, 0,
+     "Cost = a + max(indegree, outdegree) n b",
+     [](const Model& m, int, double n) { return m.alpha + n * m.beta; },
+     "every neighbour's block at once, one step"},
+    {Coll::kNeighborAllgatherv, "linear", neighbor_allgatherv_linear, 0,
+     "Cost = a + max(indegree, outdegree) n b",
+     [](const Model& m, int, double n) { return m.alpha + n * m.beta; },
+     "every neighbour's block at once, one step"},
+    {Coll::kNeighborAlltoall, "linear", neighbor_alltoall_linear, 0,
+     "Cost = a + max(indegree, outdegree) n b",
+     [](const Model& m, int, double n) { return m.alpha + n * m.beta; },
+     "every neighbour's block at once, one step"},
+    {Coll::kNeighborAlltoallv, "linear", neighbor_alltoallv_linear, 0,
+     "Cost = a + max(indegree, outdegree) n b",
+     [](const Model& m, int, double n) { return m.alpha + n * m.beta; },
+     "every neighbour's block at once, one step"},
+    {Coll::kNeighborAlltoallw, "linear", neighbor_alltoallw_linear, 0,
+     "Cost = a + max(indegree, outdegree) n b",
+     [](const Model& m, int, double n) { return m.alpha + n * m.beta; },
+     "every neighbour's block at once, one step"},
 };
 
 }  // namespace
@@ -222,6 +245,9 @@ size_t selection_bytes(const Args& a) {
     case Coll::kScatterv:
     case Coll::kAlltoallv:
     case Coll::kAlltoallw:
+    case Coll::kNeighborAllgatherv:
+    case Coll::kNeighborAlltoallv:
+    case Coll::kNeighborAlltoallw:
       return 0;  // no size every rank knows alike
     default:
       return a.count * e;

@@ -27,7 +27,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
   const int p = s.size;
   // Each array is stored once; the pointers stay valid as the outer vector only grows to a size
   // reserved in advance.
-  call->arrays.reserve(4 + 5 * static_cast<size_t>(p));
+  call->arrays.reserve(4 + 9 * static_cast<size_t>(p));
   auto keep = [&](std::vector<size_t> v) -> const size_t* {
     call->arrays.push_back(std::move(v));
     return call->arrays.back().data();
@@ -74,6 +74,35 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     call->peer_sdispls = sdispls;
   }
 
+  // Neighbourhood collectives: a multigraph with repeated edges and self-loops; rank r sends to
+  // r+1, r+2, r+1 again and itself, and lists its sources from the highest rank down.
+  std::vector<std::vector<int>>& dests = call->dests;
+  std::vector<std::vector<int>>& sources = call->sources;
+  dests.resize(p);
+  sources.resize(p);
+  const bool neighbors = coll_neighbor(s.coll);
+  if (neighbors) {
+    for (int r = 0; r < p; ++r) dests[r] = {(r + 1) % p, (r + 2) % p, (r + 1) % p, r};
+    for (int q = p - 1; q >= 0; --q) {
+      for (int d : dests[q]) sources[d].push_back(q);
+    }
+  }
+  std::vector<const size_t*> nsc(p), nsd(p);
+  if (neighbors) {
+    for (int r = 0; r < p; ++r) {
+      // Per edge j of r: amount(count, r + 2j), placed in order with gaps.
+      std::vector<size_t> sc(dests[r].size()), sd(dests[r].size());
+      size_t at = 0;
+      for (size_t j = 0; j < sc.size(); ++j) {
+        sc[j] = amount(s.count, r + 2 * static_cast<int>(j));
+        sd[j] = at;
+        at += sc[j] + j % 2;
+      }
+      nsd[r] = keep(sd);
+      nsc[r] = keep(sc);
+    }
+  }
+
   call->args.resize(p);
   for (int r = 0; r < p; ++r) {
     Args& a = call->args[r];
@@ -103,6 +132,40 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
       a.rdispls = rdispls[r];
       a.peer_scounts = call->peer_scounts.data();
       a.peer_sdispls = call->peer_sdispls.data();
+    }
+    if (neighbors) {
+      a.in_place = false;  // MPI has no in-place neighbourhood collectives
+      a.sources = sources[r].data();
+      a.indegree = static_cast<int>(sources[r].size());
+      a.dests = dests[r].data();
+      a.outdegree = static_cast<int>(dests[r].size());
+      // What each source sends along the edge: the receive layout follows it.
+      std::vector<size_t> rc(a.indegree), rd(a.indegree);
+      size_t at = 0;
+      for (int i = 0; i < a.indegree; ++i) {
+        const int q = sources[r][i];
+        int k = 0;
+        for (int x = 0; x < i; ++x) k += sources[r][x] == q;
+        size_t j = 0;
+        for (int seen = 0; j < dests[q].size(); ++j) {
+          if (dests[q][j] == r && seen++ == k) break;
+        }
+        rc[i] = s.coll == Coll::kNeighborAllgatherv ? s.count : nsc[q][j];
+      }
+      // Blocks in reverse order with a gap after each, like the other vector collectives.
+      for (int i = a.indegree - 1; i >= 0; --i) {
+        rd[i] = at;
+        at += rc[i] + i % 2;
+      }
+      if (s.coll == Coll::kNeighborAllgatherv) {
+        a.displs = keep(rd);
+        a.counts = keep(rc);
+      } else {
+        a.rdispls = keep(rd);
+        a.rcounts = keep(rc);
+        a.sdispls = nsd[r];
+        a.scounts = nsc[r];
+      }
     }
   }
   return call;

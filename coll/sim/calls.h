@@ -28,6 +28,7 @@ struct Call {
   std::vector<Args> args;
   std::vector<std::vector<size_t>> arrays;  // storage
   std::vector<const size_t*> peer_scounts, peer_sdispls;
+  std::vector<std::vector<int>> dests, sources;  // neighbourhood collectives' graph
 };
 
 std::unique_ptr<Call> make_call(const CallShape& shape);

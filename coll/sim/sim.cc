@@ -790,8 +790,50 @@ class Sim {
           want->fill(a.rdispls[q] * e, a.rcounts[q] * e, from(q), single(q), origin);
         }
         break;
+      case Coll::kNeighborAllgather:
+      case Coll::kNeighborAllgatherv:
+      case Coll::kNeighborAlltoall:
+      case Coll::kNeighborAlltoallv:
+      case Coll::kNeighborAlltoallw:
+        expect_neighbors(r, want);
+        break;
       case Coll::kCount:
         break;
+    }
+  }
+
+  // Block i of a neighbourhood collective's receive buffer holds what sources[i] sent along the
+  // matching edge: the k-th time s is among r's sources pairs with the k-th time r is among s's
+  // dests (MPI's order for repeated edges).
+  void expect_neighbors(int r, SegMap* want) {
+    const Args& a = *ranks_[r].a;
+    const uint64_t e = a.elem, blk = a.block_bytes();
+    for (int i = 0; i < a.indegree; ++i) {
+      const int s = a.sources[i];
+      int k = 0;
+      for (int x = 0; x < i; ++x) k += a.sources[x] == s;
+      const Args& from = *ranks_[s].a;
+      int j = 0;
+      for (int seen = 0; j < from.outdegree; ++j) {
+        if (from.dests[j] == r && seen++ == k) break;
+      }
+      if (j == from.outdegree) continue;  // an edge with no send: the schedule cannot match it
+      uint32_t key = make_key(kSendOf, s);
+      int set = sets_.range(s, s);
+      switch (a.coll) {
+        case Coll::kNeighborAllgather:
+          want->fill(i * blk, blk, key, set, 0);
+          break;
+        case Coll::kNeighborAllgatherv:
+          want->fill(a.displs[i] * e, a.counts[i] * e, key, set, 0);
+          break;
+        case Coll::kNeighborAlltoall:
+          want->fill(i * blk, blk, key, set, j * blk);
+          break;
+        default:
+          want->fill(a.rdispls[i] * e, a.rcounts[i] * e, key, set, from.sdispls[j] * e);
+          break;
+      }
     }
   }
 
@@ -856,6 +898,16 @@ uint64_t buffer_bytes(const Args& a, Buf buf) {
     case Coll::kScatterv:
       if (send) return root ? span(a.counts, a.displs, p) * e : kUnavailable;
       return root && a.in_place ? kUnavailable : a.counts[r] * e;
+    case Coll::kNeighborAllgather:
+      return send ? blk : a.indegree * blk;
+    case Coll::kNeighborAllgatherv:
+      return send ? blk : span(a.counts, a.displs, a.indegree) * e;
+    case Coll::kNeighborAlltoall:
+      return (send ? a.outdegree : a.indegree) * blk;
+    case Coll::kNeighborAlltoallv:
+    case Coll::kNeighborAlltoallw:
+      return send ? span(a.scounts, a.sdispls, a.outdegree) * e
+                  : span(a.rcounts, a.rdispls, a.indegree) * e;
     case Coll::kCount:
       break;
   }

@@ -186,6 +186,19 @@ TEST(Sim, BarrierMustHearFromEveryone) {
   EXPECT_TRUE(simulate(Coll::kBarrier, 5, 0, barrier_dissemination).ok);
 }
 
+TEST(Sim, NeighbourBlocksMustComeFromTheirEdges) {
+  EXPECT_TRUE(simulate(Coll::kNeighborAlltoall, 5, 3, neighbor_alltoall_linear).ok);
+  // Receiving each source's block into the next source's slot is wrong.
+  sim::Result r = simulate(Coll::kNeighborAlltoall, 5, 3, [](Builder& b, const Args& a) {
+    const uint64_t n = a.block_bytes();
+    for (int i = 0; i < a.indegree; ++i)
+      b.recv(a.sources[i], a.recv + ((i + 1) % a.indegree) * n, n);
+    for (int j = 0; j < a.outdegree; ++j) b.send(a.dests[j], a.send + j * n, n);
+  });
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("after its last step: receive bytes"), std::string::npos) << r.error;
+}
+
 TEST(Sim, TimeAddsUp) {
   sim::Costs c;
   c.alpha = 1e-6;

@@ -19,7 +19,9 @@ namespace {
 
 constexpr size_t kPrime = 1009;
 
-bool allows_in_place(Coll c) { return c != Coll::kBarrier && c != Coll::kBcast; }
+bool allows_in_place(Coll c) {
+  return c != Coll::kBarrier && c != Coll::kBcast && !coll_neighbor(c);
+}
 
 std::vector<int> roots_for(Coll c, int p) {
   if (!coll_rooted(c)) return {0};
