@@ -33,6 +33,7 @@ OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_ub;
 namespace torusmpi::mpi {
 
 class Comm;
+struct Datatype;
 
 // A handle's first word says what it is, so a datatype passed as a communicator, or a freed or
 // never-initialized handle, is reported instead of misread.
@@ -64,6 +65,9 @@ enum class ErrhandlerKind : int32_t { kNull, kFatal, kReturn, kUserComm };
 // ompi_op_t::builtin of an op made by MPI_Op_create.
 constexpr int32_t kUserOp = -2;
 
+// ompi_datatype_t::builtin of a derived datatype (made by a constructor or MPI_Type_dup).
+constexpr int32_t kDerivedType = -2;
+
 }  // namespace torusmpi::mpi
 
 struct ompi_communicator_t {
@@ -73,8 +77,9 @@ struct ompi_communicator_t {
 
 struct ompi_datatype_t {
   uint64_t magic;
-  int32_t builtin;  // index in datatypes.def, -1 for MPI_DATATYPE_NULL
+  int32_t builtin;  // index in datatypes.def, -1 for MPI_DATATYPE_NULL, kDerivedType
   int32_t reserved;
+  torusmpi::mpi::Datatype* impl;  // derived datatypes (datatype.h); nullptr for predefined ones
 };
 
 struct ompi_op_t {

@@ -1,10 +1,12 @@
 // Completing requests: the Wait and Test families, persistent requests (Start, Startall),
 // Request_free, Request_get_status, Cancel, and what a status tells (Get_count, Get_elements).
 #include <cstring>
+#include <limits>
 #include <new>
 #include <vector>
 
 #include "core/progress.h"
+#include "mpi/datatype.h"
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
 
@@ -430,44 +432,40 @@ TORUSMPI_WEAK_ALIAS(MPI_Test_cancelled);
 
 namespace {
 
-// How many whole `type`s a status holds: bytes / size, MPI_UNDEFINED when not whole.
+// How many whole `type`s (or, `elements`, basic elements) a status holds; MPI_UNDEFINED when the
+// bytes end inside one, or when the answer does not fit T. A type without data counts 0.
 template <class T>
 int count_of(const char* fn, const MPI_Status* status, MPI_Datatype type, bool elements, T* count) {
   if (int err = require_active(fn)) return err;
   if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "status argument is NULL");
   if (count == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "count argument is NULL");
-  const mpi::BuiltinTypeInfo* info = mpi::datatype_info(type);
-  if (info == nullptr)
-    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is not a predefined datatype");
-  size_t bytes = status->_ucount;
-  if (info->size == 0) {
-    *count = 0;
-    return MPI_SUCCESS;
-  }
-  size_t whole = bytes / info->size, rest = bytes % info->size;
-  if (!elements || info->cls != mpi::TypeClass::kPair) {
-    *count = rest == 0 ? static_cast<T>(whole) : MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
-  // A pair type holds two basic elements: MPI_2INT two ints, MPI_DOUBLE_INT a double then an int.
-  size_t first = std::strncmp(info->name, "MPI_2", 5) == 0 ? info->size / 2 : info->size - 4;
-  if (rest != 0 && rest != first) {
-    *count = MPI_UNDEFINED;
+  if (const char* why = mpi::bad_datatype(type))
+    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s", why);
+  const torusmpi::dtype::Type* t = mpi::engine_type(type);
+  int64_t bytes = static_cast<int64_t>(status->_ucount), n;
+  if (t->size() == 0) {
+    n = 0;
+  } else if (elements) {
+    n = t->elements_in(bytes);  // a pair type (MPI_DOUBLE_INT) holds two basic elements
   } else {
-    *count = static_cast<T>(2 * whole + (rest != 0 ? 1 : 0));
+    n = bytes % t->size() == 0 ? bytes / t->size() : -1;
   }
+  *count = n >= 0 && n <= std::numeric_limits<T>::max() ? static_cast<T>(n) : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 
+// `count` basic elements of a stream of `type`: a derived type's last one may be partial.
 template <class T>
 int set_elements(const char* fn, MPI_Status* status, MPI_Datatype type, T count) {
   if (int err = require_active(fn)) return err;
   if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "status argument is NULL");
-  const mpi::BuiltinTypeInfo* info = mpi::datatype_info(type);
-  if (info == nullptr)
-    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is not a predefined datatype");
-  if (count < 0) return raise_error(nullptr, MPI_ERR_COUNT, fn, "count argument is negative");
-  status->_ucount = static_cast<size_t>(count) * info->size;
+  if (const char* why = mpi::bad_datatype(type))
+    return raise_error(nullptr, MPI_ERR_TYPE, fn, "datatype argument is %s", why);
+  if (count < 0) {
+    return raise_error(nullptr, MPI_ERR_COUNT, fn, "count argument is %lld",
+                       static_cast<long long>(count));
+  }
+  status->_ucount = static_cast<size_t>(mpi::engine_type(type)->bytes_of_elements(count));
   return MPI_SUCCESS;
 }
 

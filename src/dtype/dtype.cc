@@ -1,2 +1,0 @@
-// Placeholder while the datatype engine is being written.
-namespace torusmpi::dtype {}
