@@ -1,13 +1,18 @@
 // Error classes, the raise path, and the MPI functions on errors and error handlers.
 #include "mpi/errors.h"
 
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "boot/boot.h"
 #include "config.h"
 #include "core/log.h"
+#include "mpi/attr.h"
 #include "mpi/runtime.h"
 
 namespace torusmpi::mpi {
@@ -109,6 +114,26 @@ const ClassEntry* find_class(int cls) {
   return nullptr;
 }
 
+// Error classes and codes added by the application (MPI_Add_error_class, MPI_Add_error_code):
+// one sequence from MPI_ERR_LASTCODE + 1 up, as in Open MPI; a class is its own class.
+struct UserCode {
+  int cls;
+  std::string text;  // MPI_Add_error_string's; MPI_Error_string gives "" until it is set
+};
+std::vector<UserCode> g_user_codes;
+
+UserCode* user_code(int code) {
+  if (code <= MPI_ERR_LASTCODE) return nullptr;
+  size_t i = static_cast<size_t>(code) - (MPI_ERR_LASTCODE + 1);
+  return i < g_user_codes.size() ? &g_user_codes[i] : nullptr;
+}
+
+// A predefined class, or one the application added.
+bool is_error_class(int code) {
+  if (const UserCode* u = user_code(code)) return u->cls == code;
+  return find_class(code) != nullptr || (code >= 0 && code <= MPI_ERR_LASTCODE);
+}
+
 // The last error this thread raised, so MPI_Error_string can say what actually went wrong.
 thread_local int t_last_class = MPI_SUCCESS;
 thread_local char t_last_detail[MPI_MAX_ERROR_STRING];
@@ -123,10 +148,49 @@ void remember(int cls, const char* fn, const char* fmt, va_list ap) {
 
 [[noreturn]] void fatal(int cls, const char* handler_note) {
   const ClassEntry* e = find_class(cls);
-  std::string msg = std::string(t_last_detail) + " (" + (e ? e->name : "MPI error") + ": " +
-                    (e ? e->text : "unknown") + "); " + handler_note;
+  std::string what;
+  if (e != nullptr) {
+    what = std::string(e->name) + ": " + e->text;
+  } else if (const UserCode* u = user_code(cls)) {
+    what = "error code " + std::to_string(cls) + " added by the application, of class " +
+           std::to_string(u->cls) + (u->text.empty() ? "" : ": " + u->text);
+  } else {
+    what = "MPI error: unknown";
+  }
+  std::string msg = std::string(t_last_detail) + " (" + what + "); " + handler_note;
   boot::abort_job(cls == MPI_SUCCESS ? 1 : cls, msg);
 }
+
+// The kind of object a user error handler was made for, the only kind it may be attached to.
+enum class HandlerFor { kComm, kWin, kFile };
+
+// Each user handler's kind, kept beside the handlers rather than in them: a user handler is a
+// plain ompi_errhandler_t (kind kUserComm; a window's or file's function is stored in `fn` cast,
+// and cast back before it is called), which the communicator code may also delete when its last
+// communicator goes. An entry is written when its handler is made, so one left behind by a handler
+// freed elsewhere is overwritten before its address can be looked up again.
+std::unordered_map<const ompi_errhandler_t*, HandlerFor> g_handler_targets;
+
+HandlerFor target_of(const ompi_errhandler_t* h) {
+  auto it = g_handler_targets.find(h);
+  return it != g_handler_targets.end() ? it->second : HandlerFor::kComm;
+}
+
+const char* handler_noun(HandlerFor target) {
+  switch (target) {
+    case HandlerFor::kComm:
+      return "communicators";
+    case HandlerFor::kWin:
+      return "windows";
+    case HandlerFor::kFile:
+      return "files";
+  }
+  return "objects";
+}
+
+// MPI_FILE_NULL's error handler, which every file error goes to since torusmpi opens no file;
+// nullptr stands for MPI_ERRORS_RETURN, the default MPI gives files.
+MPI_Errhandler g_file_errhandler = nullptr;
 
 }  // namespace
 
@@ -176,9 +240,22 @@ int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
   va_start(ap, fmt);
   remember(cls, fn, fmt, ap);
   va_end(ap);
-  TORUSMPI_DEBUG(kMpi, "%s (returned to the caller: files default to MPI_ERRORS_RETURN)",
-                 t_last_detail);
-  return cls;
+  MPI_Errhandler h = g_file_errhandler != nullptr ? g_file_errhandler : MPI_ERRORS_RETURN;
+  switch (h->kind) {
+    case ErrhandlerKind::kReturn:
+      TORUSMPI_DEBUG(kMpi, "%s (returned to the caller: MPI_FILE_NULL's handler)", t_last_detail);
+      return cls;
+    case ErrhandlerKind::kUserComm: {
+      MPI_File file = MPI_FILE_NULL;
+      int code = cls;
+      reinterpret_cast<MPI_File_errhandler_function*>(h->fn)(&file, &code, fn);
+      return cls;
+    }
+    case ErrhandlerKind::kFatal:
+    case ErrhandlerKind::kNull:
+      break;
+  }
+  fatal(cls, "MPI_ERRORS_ARE_FATAL on MPI_FILE_NULL: aborting the job");
 }
 
 int require_active(const char* fn) {
@@ -225,19 +302,27 @@ int unimplemented_file(const char* fn) {
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::comm_impl;
+using torusmpi::mpi::ErrhandlerKind;
+using torusmpi::mpi::HandlerFor;
 using torusmpi::mpi::raise_error;
+using torusmpi::mpi::raise_error_file;
 using torusmpi::mpi::require_active;
+
+// --- Error classes, codes and strings.
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
   constexpr const char* kFn = "MPI_Error_class";
   if (errorclass == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorclass argument is NULL");
-  if (torusmpi::mpi::find_class(errorcode) == nullptr &&
-      !(errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE)) {
+  if (const torusmpi::mpi::UserCode* u = torusmpi::mpi::user_code(errorcode)) {
+    *errorclass = u->cls;
+    return MPI_SUCCESS;
+  }
+  if (!torusmpi::mpi::is_error_class(errorcode)) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorcode %d is not an MPI error code",
                        errorcode);
   }
-  // Every code torusmpi returns is its own class; user-added codes come later.
+  // Every predefined code torusmpi returns is its own class.
   *errorclass = errorcode;
   return MPI_SUCCESS;
 }
@@ -250,6 +335,11 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
                        string == nullptr ? "string" : "resultlen");
   }
   std::string text;
+  if (const torusmpi::mpi::UserCode* u = torusmpi::mpi::user_code(errorcode)) {
+    // Exactly the application's string: it may compare it.
+    *resultlen = torusmpi::mpi::copy_out(u->text, string, MPI_MAX_ERROR_STRING);
+    return MPI_SUCCESS;
+  }
   if (const char* name = torusmpi::mpi::error_class_name(errorcode)) {
     text = std::string(name) + ": " + torusmpi::mpi::error_class_text(errorcode);
   } else if (errorcode > 0 && errorcode <= MPI_ERR_LASTCODE) {
@@ -266,77 +356,200 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Error_string);
 
+namespace torusmpi::mpi {
+namespace {
+
+// Hands out the next user code, of class cls (kNewClass: a class of its own).
+constexpr int kNewClass = -1;
+int add_code(const char* fn, int cls, int* code) {
+  size_t used = g_user_codes.size();
+  if (used >= static_cast<size_t>(INT_MAX - MPI_ERR_LASTCODE)) {
+    return raise_error(nullptr, MPI_ERR_OTHER, fn, "no error code left: %zu were added", used);
+  }
+  int next = MPI_ERR_LASTCODE + 1 + static_cast<int>(used);
+  g_user_codes.push_back({cls == kNewClass ? next : cls, std::string()});
+  attr_set_last_used_code(next);
+  *code = next;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace torusmpi::mpi
+
+int PMPI_Add_error_class(int* errorclass) {
+  constexpr const char* kFn = "MPI_Add_error_class";
+  if (int err = require_active(kFn)) return err;
+  if (errorclass == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorclass argument is NULL");
+  return torusmpi::mpi::add_code(kFn, torusmpi::mpi::kNewClass, errorclass);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Add_error_class);
+
+int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  constexpr const char* kFn = "MPI_Add_error_code";
+  if (int err = require_active(kFn)) return err;
+  if (errorcode == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorcode argument is NULL");
+  if (!torusmpi::mpi::is_error_class(errorclass)) {
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorclass %d is not an error class%s",
+                       errorclass,
+                       torusmpi::mpi::user_code(errorclass) != nullptr
+                           ? " (it is a code added by MPI_Add_error_code)"
+                           : "");
+  }
+  return torusmpi::mpi::add_code(kFn, errorclass, errorcode);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Add_error_code);
+
+int PMPI_Add_error_string(int errorcode, const char* string) {
+  constexpr const char* kFn = "MPI_Add_error_string";
+  if (int err = require_active(kFn)) return err;
+  torusmpi::mpi::UserCode* u = torusmpi::mpi::user_code(errorcode);
+  if (u == nullptr) {
+    return raise_error(
+        nullptr, MPI_ERR_ARG, kFn,
+        "errorcode %d was not added by MPI_Add_error_class or MPI_Add_error_code%s", errorcode,
+        errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE ? " (predefined codes keep their strings)"
+                                                        : "");
+  }
+  if (string == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "string argument is NULL");
+  size_t len = strnlen(string, MPI_MAX_ERROR_STRING);
+  if (len >= MPI_MAX_ERROR_STRING) {
+    return raise_error(nullptr, MPI_ERR_ARG, kFn,
+                       "string argument is longer than MPI_MAX_ERROR_STRING - 1 (%d) characters",
+                       MPI_MAX_ERROR_STRING - 1);
+  }
+  u->text.assign(string, len);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Add_error_string);
+
+// --- Error handlers.
+
+namespace torusmpi::mpi {
 namespace {
 
 // A valid error handler handle, or nullptr.
 MPI_Errhandler errhandler_impl(MPI_Errhandler h) {
-  return h != nullptr && h->magic == torusmpi::mpi::kMagicErrhandler ? h : nullptr;
+  return h != nullptr && h->magic == kMagicErrhandler ? h : nullptr;
+}
+
+void errhandler_retain(MPI_Errhandler h) {
+  if (h->kind == ErrhandlerKind::kUserComm) ++h->refcount;
 }
 
 void errhandler_release(MPI_Errhandler h) {
-  if (h->kind == torusmpi::mpi::ErrhandlerKind::kUserComm && --h->refcount == 0) {
-    h->magic = torusmpi::mpi::kMagicFreed;
+  if (h->kind == ErrhandlerKind::kUserComm && --h->refcount == 0) {
+    h->magic = kMagicFreed;
+    g_handler_targets.erase(h);
     delete h;
   }
 }
 
+// Why errhandler cannot be attached to an object of target's kind; empty when it can (a
+// predefined handler other than MPI_ERRHANDLER_NULL, or one made for that kind).
+std::string unattachable(MPI_Errhandler errhandler, HandlerFor target) {
+  MPI_Errhandler h = errhandler_impl(errhandler);
+  if (h == nullptr || h->kind == ErrhandlerKind::kNull) {
+    return std::string("errhandler argument is ") + (errhandler == MPI_ERRHANDLER_NULL
+                                                         ? "MPI_ERRHANDLER_NULL"
+                                                         : "not a valid error handler");
+  }
+  if (h->kind != ErrhandlerKind::kUserComm) return std::string();
+  HandlerFor made_for = target_of(h);
+  if (made_for == target) return std::string();
+  return std::string("errhandler argument was made for ") + handler_noun(made_for) + ", not for " +
+         handler_noun(target);
+}
+
+int create_errhandler(const char* fn, HandlerFor target, MPI_Comm_errhandler_function* function,
+                      MPI_Errhandler* errhandler) {
+  if (int err = require_active(fn)) return err;
+  if (function == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, fn, "function argument is NULL");
+  if (errhandler == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, fn, "errhandler argument is NULL");
+  *errhandler = new ompi_errhandler_t{kMagicErrhandler, ErrhandlerKind::kUserComm, 1, function};
+  g_handler_targets[*errhandler] = target;
+  return MPI_SUCCESS;
+}
+
+int comm_set_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler errhandler) {
+  if (int err = require_active(fn)) return err;
+  Comm* c = comm_impl(comm);
+  if (c == nullptr) {
+    return raise_error(nullptr, MPI_ERR_COMM, fn, "comm argument is %s",
+                       comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
+  }
+  std::string why = unattachable(errhandler, HandlerFor::kComm);
+  if (!why.empty()) return raise_error(comm, MPI_ERR_ARG, fn, "%s", why.c_str());
+  errhandler_retain(errhandler);
+  errhandler_release(c->errhandler);
+  c->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int comm_get_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler* errhandler) {
+  if (int err = require_active(fn)) return err;
+  Comm* c = comm_impl(comm);
+  if (c == nullptr) {
+    return raise_error(nullptr, MPI_ERR_COMM, fn, "comm argument is %s",
+                       comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
+  }
+  if (errhandler == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, fn, "errhandler argument is NULL");
+  // The caller gets a new reference, released by MPI_Errhandler_free.
+  errhandler_retain(c->errhandler);
+  *errhandler = c->errhandler;
+  return MPI_SUCCESS;
+}
+
+// torusmpi has no windows yet: a live window would have an implementation behind its handle.
+int no_window(const char* fn, MPI_Win win) {
+  return raise_error(
+      nullptr, MPI_ERR_WIN, fn, "win argument is %s",
+      win == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window (torusmpi has no windows)");
+}
+
+// Nor files: MPI_FILE_NULL stands for the default of files to come, everything else is wrong.
+int no_file(const char* fn, MPI_File file) {
+  return raise_error_file(
+      MPI_ERR_FILE, fn, "file argument is %s",
+      file == MPI_FILE_NULL ? "MPI_FILE_NULL" : "not a valid file (torusmpi opens no file)");
+}
+
 }  // namespace
+}  // namespace torusmpi::mpi
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  constexpr const char* kFn = "MPI_Comm_set_errhandler";
-  if (int err = require_active(kFn)) return err;
-  torusmpi::mpi::Comm* c = comm_impl(comm);
-  if (c == nullptr)
-    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
-  MPI_Errhandler h = errhandler_impl(errhandler);
-  if (h == nullptr || h->kind == torusmpi::mpi::ErrhandlerKind::kNull) {
-    return raise_error(comm, MPI_ERR_ARG, kFn, "errhandler argument is not a valid error handler");
-  }
-  ++h->refcount;
-  errhandler_release(c->errhandler);
-  c->errhandler = h;
-  return MPI_SUCCESS;
+  return torusmpi::mpi::comm_set_errhandler("MPI_Comm_set_errhandler", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_errhandler);
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  constexpr const char* kFn = "MPI_Comm_get_errhandler";
-  if (int err = require_active(kFn)) return err;
-  torusmpi::mpi::Comm* c = comm_impl(comm);
-  if (c == nullptr)
-    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a valid communicator");
-  if (errhandler == nullptr)
-    return raise_error(comm, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
-  // The caller gets a new reference, released by MPI_Errhandler_free.
-  ++c->errhandler->refcount;
-  *errhandler = c->errhandler;
-  return MPI_SUCCESS;
+  return torusmpi::mpi::comm_get_errhandler("MPI_Comm_get_errhandler", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_errhandler);
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
-  constexpr const char* kFn = "MPI_Comm_create_errhandler";
-  if (int err = require_active(kFn)) return err;
-  if (function == nullptr)
-    return raise_error(nullptr, MPI_ERR_ARG, kFn, "function argument is NULL");
-  if (errhandler == nullptr)
-    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
-  *errhandler = new ompi_errhandler_t{torusmpi::mpi::kMagicErrhandler,
-                                      torusmpi::mpi::ErrhandlerKind::kUserComm, 1, function};
-  return MPI_SUCCESS;
+  return torusmpi::mpi::create_errhandler("MPI_Comm_create_errhandler", HandlerFor::kComm, function,
+                                          errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create_errhandler);
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   constexpr const char* kFn = "MPI_Errhandler_free";
   if (int err = require_active(kFn)) return err;
-  if (errhandler == nullptr || errhandler_impl(*errhandler) == nullptr ||
-      (*errhandler)->kind == torusmpi::mpi::ErrhandlerKind::kNull) {
-    return raise_error(nullptr, MPI_ERR_ARG, kFn,
-                       "errhandler argument is not a valid error handler");
+  if (errhandler == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
+  MPI_Errhandler h = torusmpi::mpi::errhandler_impl(*errhandler);
+  if (h == nullptr || h->kind == ErrhandlerKind::kNull) {
+    return raise_error(
+        nullptr, MPI_ERR_ARG, kFn, "*errhandler is %s",
+        *errhandler == MPI_ERRHANDLER_NULL ? "MPI_ERRHANDLER_NULL" : "not a valid error handler");
   }
-  errhandler_release(*errhandler);
+  torusmpi::mpi::errhandler_release(h);
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }
@@ -353,3 +566,105 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_call_errhandler);
+
+// Windows: handlers can be made and freed; there is no window to attach one to yet.
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
+  return torusmpi::mpi::create_errhandler("MPI_Win_create_errhandler", HandlerFor::kWin,
+                                          reinterpret_cast<MPI_Comm_errhandler_function*>(function),
+                                          errhandler);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_create_errhandler);
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  constexpr const char* kFn = "MPI_Win_set_errhandler";
+  (void)errhandler;
+  if (int err = require_active(kFn)) return err;
+  return torusmpi::mpi::no_window(kFn, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_set_errhandler);
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  constexpr const char* kFn = "MPI_Win_get_errhandler";
+  (void)errhandler;
+  if (int err = require_active(kFn)) return err;
+  return torusmpi::mpi::no_window(kFn, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_get_errhandler);
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  constexpr const char* kFn = "MPI_Win_call_errhandler";
+  (void)errorcode;
+  if (int err = require_active(kFn)) return err;
+  return torusmpi::mpi::no_window(kFn, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_call_errhandler);
+
+// Files: MPI_FILE_NULL's handler is the one files get when they open, and the one every file
+// error goes to while torusmpi opens none.
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function* function,
+                                MPI_Errhandler* errhandler) {
+  return torusmpi::mpi::create_errhandler("MPI_File_create_errhandler", HandlerFor::kFile,
+                                          reinterpret_cast<MPI_Comm_errhandler_function*>(function),
+                                          errhandler);
+}
+TORUSMPI_WEAK_ALIAS(MPI_File_create_errhandler);
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
+  constexpr const char* kFn = "MPI_File_set_errhandler";
+  if (int err = require_active(kFn)) return err;
+  if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
+  std::string why = torusmpi::mpi::unattachable(errhandler, HandlerFor::kFile);
+  if (!why.empty()) return raise_error_file(MPI_ERR_ARG, kFn, "%s", why.c_str());
+  MPI_Errhandler& current = torusmpi::mpi::g_file_errhandler;
+  torusmpi::mpi::errhandler_retain(errhandler);
+  if (current != nullptr) torusmpi::mpi::errhandler_release(current);
+  current = errhandler;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_File_set_errhandler);
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler) {
+  constexpr const char* kFn = "MPI_File_get_errhandler";
+  if (int err = require_active(kFn)) return err;
+  if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
+  if (errhandler == nullptr)
+    return raise_error_file(MPI_ERR_ARG, kFn, "errhandler argument is NULL");
+  MPI_Errhandler h = torusmpi::mpi::g_file_errhandler;
+  if (h == nullptr) h = MPI_ERRORS_RETURN;
+  torusmpi::mpi::errhandler_retain(h);
+  *errhandler = h;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_File_get_errhandler);
+
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
+  constexpr const char* kFn = "MPI_File_call_errhandler";
+  (void)errorcode;
+  if (int err = require_active(kFn)) return err;
+  return torusmpi::mpi::no_file(kFn, fh);
+}
+TORUSMPI_WEAK_ALIAS(MPI_File_call_errhandler);
+
+// --- The MPI-1 forms, removed from MPI-3 but still exported by Open MPI 4.1.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler) {
+  return torusmpi::mpi::create_errhandler("MPI_Errhandler_create", HandlerFor::kComm, function,
+                                          errhandler);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Errhandler_create);
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+  return torusmpi::mpi::comm_set_errhandler("MPI_Errhandler_set", comm, errhandler);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Errhandler_set);
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  return torusmpi::mpi::comm_get_errhandler("MPI_Errhandler_get", comm, errhandler);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Errhandler_get);
+
+#pragma GCC diagnostic pop
