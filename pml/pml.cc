@@ -322,11 +322,20 @@ Status finalize() {
 
 size_t eager_limit(int peer) { return engine().peers[peer].eager_limit; }
 
+bool contexts_idle(uint32_t ctx) {
+  progress::Lock lock;
+  const std::vector<Context>& all = engine().contexts;
+  for (uint32_t id = ctx; id <= ctx + 1 && id < all.size(); ++id) {
+    if (all[id].posted.head != nullptr || all[id].unexpected.head != nullptr) return false;
+  }
+  return true;
+}
+
 Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
              SendMode mode, Request* req) {
   progress::Lock lock;
   Engine& e = engine();
-  int peer = comm.world_rank(dest);
+  int peer = comm.peer_rank(dest);
   if (e.peers[peer].transport == nullptr) return Status::kErrUnsupported;
   req->kind_ = Request::Kind::kSend;
   req->done_ = false;

@@ -36,8 +36,13 @@ struct Comm {
   int rank = 0;
   int size = 1;
   std::vector<int> world_ranks;  // job rank of each rank; empty when rank r is job rank r
+  // Intercommunicators: the job rank of each rank of the remote group, which point-to-point ranks
+  // name (peer_rank); empty for intracommunicators. rank, size and world_ranks stay the local
+  // group's: a receiver matches the sender's local rank, which is its rank in the remote group.
+  std::vector<int> remote_ranks;
 
   int world_rank(int r) const { return world_ranks.empty() ? r : world_ranks[r]; }
+  int peer_rank(int r) const { return remote_ranks.empty() ? world_rank(r) : remote_ranks[r]; }
   uint32_t coll_context() const { return context + 1; }
 };
 
@@ -120,9 +125,14 @@ void wait(Request* req);
 size_t eager_limit(int peer);
 
 // Context ids: MPI_COMM_WORLD and MPI_COMM_SELF take the first two pairs; each further
-// communicator takes the next pair.
+// communicator takes a pair its members agree on (src/mpi/comm_create.cc), free for all of them.
 constexpr uint32_t kWorldContext = 0;
 constexpr uint32_t kSelfContext = 2;
+
+// Whether nothing waits on the pair at `context` (no receive posted, no message unmatched): a
+// freed communicator's pair is given out again only then, so no message of the old communicator
+// can match a receive of the new one.
+bool contexts_idle(uint32_t context);
 
 }  // namespace torusmpi::pml
 

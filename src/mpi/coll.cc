@@ -3,11 +3,13 @@
 // and the argument), turns them into the engine's shape of the call (coll::Args: element counts
 // and symbolic buffers) and hands it to the communicator's team, which selects, builds (both
 // cached) and runs the schedule. Data that only moves travels as bytes (elem = 1); reductions
-// move whole elements of the datatype's extent.
+// move whole elements of the datatype's extent. A call on an intercommunicator goes to
+// intercomm.cc right after the communicator check: its roots and buffers mean other things.
 #include <vector>
 
 #include "coll/team.h"
 #include "mpi/errors.h"
+#include "mpi/group.h"
 #include "mpi/p2p.h"
 #include "mpi/reduction.h"
 
@@ -133,6 +135,7 @@ size_t extent_of(MPI_Datatype type) { return static_cast<size_t>(datatype_info(t
 int barrier(const char* fn, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_barrier(fn, comm, c, request);
   Call call;
   call.a.coll = Coll::kBarrier;
   return execute(fn, comm, c, call, request);
@@ -143,6 +146,7 @@ int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, 
   Comm* c;
   Buffer b;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_bcast(fn, buffer, count, type, root, comm, c, request);
   if (int err = check_data(fn, comm, "", count, type, &b)) return err;
   if (int err = check_nonnull(fn, comm, buffer, "buffer", b.bytes)) return err;
   if (int err = check_root(fn, comm, *c, root)) return err;
@@ -160,6 +164,14 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
               MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) {
+    if (kind == Coll::kScan || kind == Coll::kExscan) {
+      return raise_error(comm, MPI_ERR_COMM, fn,
+                         "comm argument is an intercommunicator: MPI defines scans on "
+                         "intracommunicators only");
+    }
+    return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
+  }
   Call call;
   if (int err = check_reduction(fn, comm, count, type, op, &call)) return err;
   bool rooted = kind == Coll::kReduce;
@@ -195,6 +207,10 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
   Comm* c;
   Buffer s, r;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) {
+    return inter_exchange(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          comm, c, request);
+  }
   bool in_place = sendbuf == MPI_IN_PLACE;
   if (int err = check_data(fn, comm, "recv", recvcount, recvtype, &r)) return err;
   if (!in_place) {
@@ -222,6 +238,7 @@ int allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype 
   Comm* c;
   Buffer s, r;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_unsupported(fn, comm);
   bool in_place = sendbuf == MPI_IN_PLACE;
   if (int err = check_data(fn, comm, "recv", 0, recvtype, &r)) return err;
   if (int err = check_ints(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
@@ -247,6 +264,7 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
                    MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_unsupported(fn, comm);
   bool block = recvcounts == nullptr;
   Call call;
   if (!block) {
@@ -283,6 +301,7 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
                 MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_unsupported(fn, comm);
   const int p = c->size;
   bool w = fn[std::char_traits<char>::length(fn) - 1] == 'w';
   bool in_place = sendbuf == MPI_IN_PLACE;
@@ -335,6 +354,10 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
                   int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) {
+    return inter_rooted(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, c, request);
+  }
   if (int err = check_root(fn, comm, *c, root)) return err;
   const bool gather = kind == Coll::kGather, at_root = c->rank == root;
   // The side every rank has (gather: send; scatter: recv) and the root's whole buffer.
@@ -384,6 +407,7 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
                   void* recvbuf, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (c->is_inter()) return inter_unsupported(fn, comm);
   if (int err = check_root(fn, comm, *c, root)) return err;
   const bool gather = kind == Coll::kGatherv, at_root = c->rank == root;
   const void* own_buf = gather ? sendbuf : recvbuf;

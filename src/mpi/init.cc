@@ -12,6 +12,7 @@
 #include "core/progress.h"
 #include "mpi/attr.h"
 #include "mpi/errors.h"
+#include "mpi/group.h"
 #include "mpi/runtime.h"
 #include "pml/pml.h"
 #include "pml/shm/shm.h"
@@ -84,6 +85,9 @@ int init(const char* fn, int required, int* provided) {
   rt.self.world_ranks = {rt.job.rank};
   rt.self.errhandler = MPI_ERRORS_ARE_FATAL;
   rt.self.name = "MPI_COMM_SELF";
+  rt.world.handle = MPI_COMM_WORLD;
+  rt.self.handle = MPI_COMM_SELF;
+  contexts_init();
   Status s = pml::init(rt.job.rank, rt.job.size);
   if (s != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
@@ -163,6 +167,8 @@ int PMPI_Finalize(void) {
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_SELF);
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_WORLD);
   torusmpi::progress::stop_async();
+  // Communicators the application did not free, and freed ones kept for runs then in flight.
+  torusmpi::mpi::comms_finalize();
   torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();
   torusmpi::Status s = torusmpi::boot::finalize();

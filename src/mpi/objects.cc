@@ -16,10 +16,11 @@ ompi_predefined_communicator_t ompi_mpi_comm_null = {{torusmpi::mpi::kMagicComm,
 // Datatypes, one per row of datatypes.def.
 #define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls) \
   ompi_predefined_datatype_t ompi_mpi_##obj = {                      \
-      {torusmpi::mpi::kMagicDatatype, TORUSMPI_INDEX(BuiltinType::k_##obj), 0}, {}};
+      {torusmpi::mpi::kMagicDatatype, TORUSMPI_INDEX(BuiltinType::k_##obj), 0, nullptr}, {}};
 #include "mpi/datatypes.def"
 #undef TORUSMPI_DATATYPE
-ompi_predefined_datatype_t ompi_mpi_datatype_null = {{torusmpi::mpi::kMagicDatatype, -1, 0}, {}};
+ompi_predefined_datatype_t ompi_mpi_datatype_null = {
+    {torusmpi::mpi::kMagicDatatype, -1, 0, nullptr}, {}};
 
 // Ops, one per row of ops.def.
 #define TORUSMPI_OP(obj, name)               \

@@ -52,17 +52,21 @@ int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_
   return MPI_SUCCESS;
 }
 
+// On an intercommunicator, dest and source are ranks of the remote group.
 int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest) {
-  if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.size)) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_RANK, fn, "dest argument is %d, not a rank of %s (size %d)",
-                     dest, c.name.c_str(), c.size);
+  if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.peer_count())) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_RANK, fn, "dest argument is %d, not a rank of %s%s (size %d)",
+                     dest, c.is_inter() ? "the remote group of " : "", c.label().c_str(),
+                     c.peer_count());
 }
 
 int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source) {
-  if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < c.size))
+  if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL ||
+      (source >= 0 && source < c.peer_count()))
     return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_RANK, fn, "source argument is %d, not a rank of %s (size %d)",
-                     source, c.name.c_str(), c.size);
+  return raise_error(comm, MPI_ERR_RANK, fn, "source argument is %d, not a rank of %s%s (size %d)",
+                     source, c.is_inter() ? "the remote group of " : "", c.label().c_str(),
+                     c.peer_count());
 }
 
 int check_send_tag(const char* fn, MPI_Comm comm, int tag) {

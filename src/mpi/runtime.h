@@ -16,13 +16,38 @@
 
 namespace torusmpi::mpi {
 
-// A communicator: what the pml needs (context id, rank, size, job ranks) plus MPI's own state.
-// MPI_COMM_WORLD and MPI_COMM_SELF exist so far; communicator management adds the others.
+// A communicator: what the pml needs (context id, rank, size, job ranks; for an intercommunicator
+// the remote group's job ranks too) plus MPI's own state. MPI_COMM_WORLD and MPI_COMM_SELF live in
+// the Runtime; the others are made by communicator management (comm_create.cc, intercomm.cc).
 class Comm : public pml::Comm {
  public:
   MPI_Errhandler errhandler = nullptr;  // never null once the communicator exists
   std::string name;
   coll::Team team{this};  // its collectives: tag sequence, cached decisions and schedules
+  // The handle the application holds: the predefined object for world and self, else one of the
+  // pool of comm_create.cc.
+  MPI_Comm handle = nullptr;
+  MPI_Info info = MPI_INFO_NULL;  // hints of MPI_Comm_set_info and MPI_Comm_dup_with_info (a copy)
+  // Creations started on this communicator, in the order every member starts them: the tags of
+  // their context-id agreements (group.h).
+  uint32_t create_seq = 0;
+  // Intercommunicators: the local group as an intracommunicator of its own (collectives of the
+  // local group run there), and a view of this one on its collective context (the leaders'
+  // exchanges go there, never among the application's messages). Both are hidden, owned here.
+  Comm* local = nullptr;
+  Comm* shadow = nullptr;
+  uint32_t inter_seq = 0;  // intercommunicator collectives: tags of the exchanges between groups
+  bool hidden = false;     // local or shadow of an intercommunicator
+  // Whether the context pair is this communicator's to give back when it is freed: not for a
+  // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.
+  bool owns_context = true;
+
+  bool is_inter() const { return !remote_ranks.empty(); }
+  int remote_size() const { return static_cast<int>(remote_ranks.size()); }
+  // How many ranks point-to-point may name: the remote group's on an intercommunicator.
+  int peer_count() const { return is_inter() ? remote_size() : size; }
+  // The name for messages ("MPI_COMM_WORLD", a name set by MPI_Comm_set_name, or a description).
+  std::string label() const;
 };
 
 enum class Phase { kBeforeInit, kActive, kFinalized };
