@@ -810,6 +810,7 @@ class Sim {
     const uint64_t e = a.elem, blk = a.block_bytes();
     for (int i = 0; i < a.indegree; ++i) {
       const int s = a.sources[i];
+      if (s < 0) continue;  // MPI_PROC_NULL: the block stays as it was
       int k = 0;
       for (int x = 0; x < i; ++x) k += a.sources[x] == s;
       const Args& from = *ranks_[s].a;
