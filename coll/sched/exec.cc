@@ -131,6 +131,7 @@ bool Exec::advance() {
     // A failed message ends the run once the rest of its step is done: the pml holds requests of
     // this run until then.
     if (error_ != Status::kOk || step_ == s_->steps()) {
+      if (args_.finish != nullptr) args_.finish(args_.finish_ctx, error_);
       __atomic_store_n(&done_, true, __ATOMIC_RELEASE);
       break;
     }

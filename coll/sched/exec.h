@@ -30,6 +30,11 @@ struct RunArgs {
   size_t elem = 1;            // bytes per element of reduce
   const pml::Comm* comm = nullptr;
   int tag = 0;
+  // Runs once as the run ends (status: how it went), before done() turns true, under the
+  // progress lock: the MPI layer unpacks staged data here, so a request tested from another
+  // thread never sees the run done before the caller's buffers are.
+  void (*finish)(void* ctx, Status status) = nullptr;
+  void* finish_ctx = nullptr;
 };
 
 class Exec {

@@ -80,7 +80,11 @@ int bsend(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int des
                        a.size, b.bytes, MPI_BSEND_OVERHEAD, a.in_use);
   }
   uint8_t* copy = a.base + at;
-  if (b.bytes > 0) std::memcpy(copy, b.buf, b.bytes);
+  if (b.staged()) {
+    b.type->pack(b.user, b.count, copy);  // the packed stream: MPI_Pack_size's bytes
+  } else if (b.bytes > 0) {
+    std::memcpy(copy, b.buf, b.bytes);
+  }
   auto* m = new Buffered;
   m->offset = at;
   a.used.emplace(at, need);

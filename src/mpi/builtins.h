@@ -39,6 +39,8 @@ struct BuiltinTypeInfo {
 };
 
 const BuiltinTypeInfo& builtin_type(int index);
+// The predefined datatype's handle (MPI_INT for the index of "MPI_INT").
+MPI_Datatype builtin_datatype(int index);
 
 enum class BuiltinOp : int32_t {
 #define TORUSMPI_OP(obj, name) k_##obj,

@@ -2,160 +2,68 @@
 // implementation each (request == nullptr: blocking). Each checks its arguments (naming the call
 // and the argument), turns them into the engine's shape of the call (coll::Args: element counts
 // and symbolic buffers) and hands it to the communicator's team, which selects, builds (both
-// cached) and runs the schedule. Data that only moves travels as bytes (elem = 1); reductions
-// move whole elements of the datatype's extent. A call on an intercommunicator goes to
-// intercomm.cc right after the communicator check: its roots and buffers mean other things.
+// cached) and runs the schedule. Data that only moves travels as bytes (elem = 1) of the
+// datatypes' packed streams (coll_call.h: used in place unless a layout needs staging);
+// reductions move whole elements. A call on an intercommunicator goes to intercomm.cc right after
+// the communicator check: its roots and buffers mean other things.
 #include <vector>
 
 #include "coll/team.h"
+#include "mpi/coll_call.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/p2p.h"
-#include "mpi/reduction.h"
 
 namespace torusmpi::mpi {
 namespace {
 
-using coll::Args;
 using coll::Coll;
-using coll::RunArgs;
 
-// A call on its way to the engine; the arrays of vector collectives (in elements) live here
-// until the schedule is built, which happens before the call returns, blocking or not.
-struct Call {
-  Args a;
-  RunArgs r;
-  std::vector<size_t> arrays[4];
-
-  const size_t* keep(int i, std::vector<size_t> v) {
-    arrays[i] = std::move(v);
-    return arrays[i].data();
+// n blocks of one type: block i is counts[i] elements from buf + displs[i] * unit bytes.
+Side side_of(void* buf, const TypeArg* t, const int* counts, const int* displs, int n,
+             size_t unit) {
+  Side s;
+  s.buf = buf;
+  s.types.assign(1, t);
+  s.counts.resize(n);
+  s.at.resize(n);
+  for (int i = 0; i < n; ++i) {
+    s.counts[i] = static_cast<size_t>(counts[i]);
+    s.at[i] = static_cast<int64_t>(displs[i]) * static_cast<int64_t>(unit);
   }
-};
-
-int coll_failed(const char* fn, MPI_Comm comm, Status s, const std::string& why) {
-  if (!why.empty()) return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "%s", why.c_str());
-  return raise_error(comm, error_class_of(s), fn, "failed: %s", status_string(s));
+  return s;
 }
-
-void request_done(coll::Exec*, void*) {}
-
-// Runs the call, or starts it and makes *request.
-int execute(const char* fn, MPI_Comm comm, Comm* c, Call& call, MPI_Request* request) {
-  std::string why;
-  if (request == nullptr) {
-    Status s = c->team.run(call.a, call.r, &why);
-    return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
-  }
-  coll::Exec* e = nullptr;
-  Status s = c->team.start(call.a, call.r, &e, &why);
-  if (s != Status::kOk) return coll_failed(fn, comm, s, why);
-  Request* req = Request::make();
-  req->kind = Request::Kind::kColl;
-  req->comm = comm;
-  req->exec = e;
-  req->fn = fn;
-  e->set_on_complete(request_done, nullptr);
-  e->start_nonblocking();
-  *request = &req->handle;
-  return MPI_SUCCESS;
-}
-
-// The checks every collective starts with: MPI is up, comm is one, request (nonblocking) is there.
-int check_start(const char* fn, MPI_Comm comm, MPI_Request* request, bool nonblocking,
-                Comm** c) {
-  if (int err = require_active(fn)) return err;
-  if (int err = check_comm(fn, comm, c)) return err;
-  if (nonblocking && request == nullptr)
-    return raise_error(comm, MPI_ERR_REQUEST, fn, "request argument is NULL");
-  return MPI_SUCCESS;
-}
-
-// count elements of type, as bytes on the wire (count * extent); `what` ("send", "recv") names
-// the arguments in messages.
-int check_data(const char* fn, MPI_Comm comm, const char* what, int count, MPI_Datatype type,
-               Buffer* b) {
-  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
-  const BuiltinTypeInfo* info = nullptr;
-  if (int err = check_type(fn, comm, type, what, &info)) return err;
-  b->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->extent);
-  b->type_size = info->size;
-  b->type_extent = info->extent;
-  return MPI_SUCCESS;
-}
-
-// A send and a receive description of one block must move the same bytes.
-int check_same(const char* fn, MPI_Comm comm, const Buffer& s, const Buffer& r) {
-  if (s.bytes == r.bytes) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_TRUNCATE, fn,
-                     "sendcount and sendtype give %zu B, recvcount and recvtype %zu B: a "
-                     "collective's send and receive blocks must match",
-                     s.bytes, r.bytes);
-}
-
-// A reduction's datatype and op: the kernel and the element size.
-int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op,
-                    Call* call) {
-  Buffer probe;
-  if (int err = check_data(fn, comm, "", count, type, &probe)) return err;
-  if (int err = resolve_reduction(fn, comm, op, type, &call->r.reduce, &call->a.commutative))
-    return err;
-  call->a.count = static_cast<size_t>(count);
-  call->a.elem = static_cast<size_t>(probe.type_extent);
-  call->r.elem = call->a.elem;
-  return MPI_SUCCESS;
-}
-
-int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes) {
-  if (p != nullptr || bytes == 0) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_BUFFER, fn, "%s argument is NULL with %zu B to move", what,
-                     bytes);
-}
-
-// An array argument of p ints (counts, displacements): present, and counts not negative.
-int check_ints(const char* fn, MPI_Comm comm, const int* v, int p, const char* what,
-               bool counts) {
-  if (v == nullptr && p > 0) return raise_error(comm, MPI_ERR_ARG, fn, "%s argument is NULL", what);
-  for (int i = 0; counts && i < p; ++i) {
-    if (v[i] < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%s[%d] is %d", what, i, v[i]);
-  }
-  return MPI_SUCCESS;
-}
-
-std::vector<size_t> scaled(const int* v, int p, size_t unit) {
-  std::vector<size_t> out(p);
-  for (int i = 0; i < p; ++i) out[i] = static_cast<size_t>(v[i]) * unit;
-  return out;
-}
-
-size_t extent_of(MPI_Datatype type) { return static_cast<size_t>(datatype_info(type)->extent); }
 
 // --- The collectives, one implementation each.
 
 int barrier(const char* fn, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_barrier(fn, comm, c, request);
-  Call call;
+  CollCall call;
   call.a.coll = Coll::kBarrier;
-  return execute(fn, comm, c, call, request);
+  return run_collective(fn, comm, c, call, request);
 }
 
 int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
           MPI_Request* request) {
   Comm* c;
-  Buffer b;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_bcast(fn, buffer, count, type, root, comm, c, request);
-  if (int err = check_data(fn, comm, "", count, type, &b)) return err;
-  if (int err = check_nonnull(fn, comm, buffer, "buffer", b.bytes)) return err;
+  TypeArg t;
+  size_t bytes = 0;
+  if (int err = check_type_arg(fn, comm, "", type, &t)) return err;
+  if (int err = check_count(fn, comm, "", count, t, &bytes)) return err;
+  if (int err = check_nonnull(fn, comm, buffer, "buffer", bytes)) return err;
   if (int err = check_root(fn, comm, *c, root)) return err;
-  Call call;
+  CollCall call;
   call.a.coll = Coll::kBcast;
   call.a.root = root;
-  call.a.count = b.bytes;
-  call.r.recv = buffer;
-  return execute(fn, comm, c, call, request);
+  call.a.count = bytes;
+  const bool at_root = c->rank == root;
+  call.r.recv = t.dense ? static_cast<char*>(buffer) + t.offset
+                        : call.staging().blocks(buffer, t, count, 1, at_root, !at_root);
+  return run_collective(fn, comm, c, call, request);
 }
 
 // reduce, allreduce, scan, exscan: a vector of count elements; MPI_IN_PLACE puts it in recvbuf
@@ -163,7 +71,7 @@ int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, 
 int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) {
     if (kind == Coll::kScan || kind == Coll::kExscan) {
       return raise_error(comm, MPI_ERR_COMM, fn,
@@ -172,8 +80,10 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
     }
     return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
   }
-  Call call;
-  if (int err = check_reduction(fn, comm, count, type, op, &call)) return err;
+  CollCall call;
+  TypeArg t;
+  size_t per = 1;
+  if (int err = check_reduction(fn, comm, count, type, op, &call, &t, &per)) return err;
   bool rooted = kind == Coll::kReduce;
   if (rooted) {
     if (int err = check_root(fn, comm, *c, root)) return err;
@@ -195,9 +105,18 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
   call.a.coll = kind;
   call.a.root = rooted ? root : 0;
   call.a.in_place = in_place;
-  call.r.send = in_place ? nullptr : sendbuf;
-  call.r.recv = has_recv ? recvbuf : nullptr;
-  return execute(fn, comm, c, call, request);
+  const size_t n = static_cast<size_t>(count);
+  if (t.dense) {
+    call.r.send = in_place ? nullptr : static_cast<const char*>(sendbuf) + t.offset;
+    call.r.recv = has_recv ? static_cast<char*>(recvbuf) + t.offset : nullptr;
+  } else {
+    Staging& st = call.staging();
+    call.r.send = in_place ? nullptr : st.blocks(const_cast<void*>(sendbuf), t, n, 1, true, false);
+    // Exscan leaves rank 0's result undefined: staged, it gets back what it had.
+    call.r.recv = has_recv ? st.blocks(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true)
+                           : nullptr;
+  }
+  return run_collective(fn, comm, c, call, request);
 }
 
 // allgather, alltoall: blocks of recvcount * recvtype; MPI_IN_PLACE: the data is in recvbuf.
@@ -205,92 +124,118 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  Buffer s, r;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) {
     return inter_exchange(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           comm, c, request);
   }
   bool in_place = sendbuf == MPI_IN_PLACE;
-  if (int err = check_data(fn, comm, "recv", recvcount, recvtype, &r)) return err;
+  TypeArg st, rt;
+  size_t sbytes = 0, rbytes = 0;
+  if (int err = check_type_arg(fn, comm, "recv", recvtype, &rt)) return err;
+  if (int err = check_count(fn, comm, "recv", recvcount, rt, &rbytes)) return err;
   if (!in_place) {
-    if (int err = check_data(fn, comm, "send", sendcount, sendtype, &s)) return err;
-    if (int err = check_same(fn, comm, s, r)) return err;
+    if (int err = check_type_arg(fn, comm, "send", sendtype, &st)) return err;
+    if (int err = check_count(fn, comm, "send", sendcount, st, &sbytes)) return err;
+    if (int err = check_same(fn, comm, sbytes, rbytes)) return err;
   }
-  size_t total = r.bytes * c->size;
-  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", total)) return err;
+  const size_t p = static_cast<size_t>(c->size);
+  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", rbytes * p)) return err;
+  const size_t sent_blocks = kind == Coll::kAlltoall ? p : 1;
   if (!in_place) {
-    size_t sent = kind == Coll::kAlltoall ? total : r.bytes;
-    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sent)) return err;
+    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sbytes * sent_blocks)) return err;
   }
-  Call call;
+  CollCall call;
   call.a.coll = kind;
   call.a.in_place = in_place;
-  call.a.count = r.bytes;
-  call.r.send = in_place ? nullptr : sendbuf;
-  call.r.recv = recvbuf;
-  return execute(fn, comm, c, call, request);
+  call.a.count = rbytes;
+  if (!in_place) {
+    call.r.send = st.dense ? static_cast<const char*>(sendbuf) + st.offset
+                           : call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount,
+                                                   sent_blocks, true, false);
+  }
+  call.r.recv = rt.dense ? static_cast<char*>(recvbuf) + rt.offset
+                         : call.staging().blocks(recvbuf, rt, recvcount, p, in_place, true);
+  return run_collective(fn, comm, c, call, request);
 }
 
 int allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  Buffer s, r;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_unsupported(fn, comm);
   bool in_place = sendbuf == MPI_IN_PLACE;
-  if (int err = check_data(fn, comm, "recv", 0, recvtype, &r)) return err;
-  if (int err = check_ints(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
-  if (int err = check_ints(fn, comm, displs, c->size, "displs", false)) return err;
-  size_t ext = extent_of(recvtype);
+  TypeArg st, rt;
+  if (int err = check_type_arg(fn, comm, "recv", recvtype, &rt)) return err;
+  if (int err = check_counts(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
+  if (int err = check_counts(fn, comm, displs, c->size, "displs", false)) return err;
+  size_t sbytes = 0;
   if (!in_place) {
-    if (int err = check_data(fn, comm, "send", sendcount, sendtype, &s)) return err;
-    r.bytes = recvcounts[c->rank] * ext;
-    if (int err = check_same(fn, comm, s, r)) return err;
+    if (int err = check_type_arg(fn, comm, "send", sendtype, &st)) return err;
+    if (int err = check_count(fn, comm, "send", sendcount, st, &sbytes)) return err;
+    if (int err = check_same(fn, comm, sbytes, recvcounts[c->rank] * rt.size)) return err;
   }
-  Call call;
+  CollCall call;
   call.a.coll = Coll::kAllgatherv;
   call.a.in_place = in_place;
-  call.a.counts = call.keep(0, scaled(recvcounts, c->size, ext));
-  call.a.displs = call.keep(1, scaled(displs, c->size, ext));
-  call.r.send = in_place ? nullptr : sendbuf;
-  call.r.recv = recvbuf;
-  return execute(fn, comm, c, call, request);
+  std::vector<size_t> bytes, at;
+  call.r.recv = call.staging().side(side_of(recvbuf, &rt, recvcounts, displs, c->size, rt.extent),
+                                    in_place, true, &bytes, &at);
+  call.a.counts = call.keep(0, std::move(bytes));
+  call.a.displs = call.keep(1, std::move(at));
+  if (!in_place) {
+    call.r.send = st.dense ? static_cast<const char*>(sendbuf) + st.offset
+                           : call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount, 1,
+                                                   true, false);
+  }
+  return run_collective(fn, comm, c, call, request);
 }
 
 int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int* recvcounts,
                    int blockcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_unsupported(fn, comm);
   bool block = recvcounts == nullptr;
-  Call call;
+  CollCall call;
   if (!block) {
-    if (int err = check_ints(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
+    if (int err = check_counts(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
   }
-  if (int err = check_reduction(fn, comm, block ? blockcount : 0, type, op, &call)) return err;
-  size_t total = 0, mine = 0;
+  TypeArg t;
+  size_t per = 1;
+  if (int err = check_reduction(fn, comm, block ? blockcount : 0, type, op, &call, &t, &per))
+    return err;
+  size_t total = 0, mine = 0;  // elements of the datatype
   if (block) {
-    total = call.a.count * c->size;
-    mine = call.a.count;
+    total = static_cast<size_t>(blockcount) * c->size;
+    mine = static_cast<size_t>(blockcount);
   } else {
     for (int i = 0; i < c->size; ++i) total += static_cast<size_t>(recvcounts[i]);
     mine = static_cast<size_t>(recvcounts[c->rank]);
-    call.a.counts = call.keep(0, scaled(recvcounts, c->size, 1));
+    std::vector<size_t> counts(c->size);
+    for (int i = 0; i < c->size; ++i) counts[i] = static_cast<size_t>(recvcounts[i]) * per;
+    call.a.counts = call.keep(0, std::move(counts));
   }
   bool in_place = sendbuf == MPI_IN_PLACE;
+  const size_t unit = call.a.elem * per;  // bytes of one element of the datatype, as it travels
   if (!in_place) {
-    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", total * call.a.elem)) return err;
+    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", total * unit)) return err;
   }
-  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", (in_place ? total : mine) * call.a.elem))
+  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", (in_place ? total : mine) * unit))
     return err;
   call.a.coll = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
   call.a.in_place = in_place;
-  call.r.send = in_place ? nullptr : sendbuf;
-  call.r.recv = recvbuf;
-  return execute(fn, comm, c, call, request);
+  if (t.dense) {
+    call.r.send = in_place ? nullptr : static_cast<const char*>(sendbuf) + t.offset;
+    call.r.recv = static_cast<char*>(recvbuf) + t.offset;
+  } else {
+    Staging& s = call.staging();
+    call.r.send = in_place ? nullptr : s.blocks(const_cast<void*>(sendbuf), t, total, 1, true, false);
+    call.r.recv = s.blocks(recvbuf, t, in_place ? total : mine, 1, in_place, true);
+  }
+  return run_collective(fn, comm, c, call, request);
 }
 
 // alltoallv (types == nullptr: one type each way, displacements in its extents) and alltoallw
@@ -300,51 +245,62 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
                 const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
                 MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_unsupported(fn, comm);
   const int p = c->size;
   bool w = fn[std::char_traits<char>::length(fn) - 1] == 'w';
   bool in_place = sendbuf == MPI_IN_PLACE;
-  // Bytes per element of peer j's block, and per unit of displacement, each way.
-  auto unit = [&](const MPI_Datatype* types, int j, const char* what) -> long {
-    Buffer b;
-    if (check_data(fn, comm, what, 0, types[w ? j : 0], &b) != MPI_SUCCESS) return -1;
-    return b.type_extent;
-  };
-  auto layout = [&](const int* counts, const int* displs, const MPI_Datatype* types,
-                    const char* what, std::vector<size_t>* bytes, std::vector<size_t>* at) {
-    if (int err = check_ints(fn, comm, counts, p, what[0] == 's' ? "sendcounts" : "recvcounts", true))
+  // Each side's types (one, or one per peer for w) and its blocks.
+  auto layout = [&](const void* buf, const int* counts, const int* displs,
+                    const MPI_Datatype* types, const char* what, std::vector<TypeArg>* targs,
+                    Side* s) {
+    const bool sends = what[0] == 's';
+    if (int err = check_counts(fn, comm, counts, p, sends ? "sendcounts" : "recvcounts", true))
       return err;
-    if (int err = check_ints(fn, comm, displs, p, what[0] == 's' ? "sdispls" : "rdispls", false))
+    if (int err = check_counts(fn, comm, displs, p, sends ? "sdispls" : "rdispls", false))
       return err;
     if (types == nullptr) {
       return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
     }
-    bytes->resize(p);
-    at->resize(p);
+    targs->resize(w ? p : 1);
+    for (size_t j = 0; j < targs->size(); ++j) {
+      if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
+    }
+    s->buf = const_cast<void*>(buf);
+    s->types.clear();
+    for (const TypeArg& t : *targs) s->types.push_back(&t);
+    s->counts.resize(p);
+    s->at.resize(p);
     for (int j = 0; j < p; ++j) {
-      long e = unit(types, j, what);
-      if (e < 0) return MPI_ERR_TYPE;
-      (*bytes)[j] = static_cast<size_t>(counts[j]) * e;
-      (*at)[j] = static_cast<size_t>(displs[j]) * (w ? 1 : e);
+      s->counts[j] = static_cast<size_t>(counts[j]);
+      s->at[j] = static_cast<int64_t>(displs[j]) *
+                 static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
     }
     return MPI_SUCCESS;
   };
-  std::vector<size_t> rb, ra, sb, sa;
-  if (int err = layout(recvcounts, rdispls, recvtypes, "recv", &rb, &ra)) return err;
+  std::vector<TypeArg> rtypes, stypes;
+  Side rs, ss;
+  if (int err = layout(recvbuf, recvcounts, rdispls, recvtypes, "recv", &rtypes, &rs)) return err;
   if (!in_place) {
-    if (int err = layout(sendcounts, sdispls, sendtypes, "send", &sb, &sa)) return err;
+    if (int err = layout(sendbuf, sendcounts, sdispls, sendtypes, "send", &stypes, &ss))
+      return err;
   }
-  Call call;
+  CollCall call;
   call.a.coll = w ? Coll::kAlltoallw : Coll::kAlltoallv;
   call.a.in_place = in_place;
-  call.a.rcounts = call.keep(0, rb);
-  call.a.rdispls = call.keep(1, ra);
-  call.a.scounts = in_place ? call.a.rcounts : call.keep(2, sb);
-  call.a.sdispls = in_place ? call.a.rdispls : call.keep(3, sa);
-  call.r.send = in_place ? nullptr : sendbuf;
-  call.r.recv = recvbuf;
-  return execute(fn, comm, c, call, request);
+  std::vector<size_t> bytes, at;
+  call.r.recv = call.staging().side(rs, in_place, true, &bytes, &at);
+  call.a.rcounts = call.keep(0, std::move(bytes));
+  call.a.rdispls = call.keep(1, std::move(at));
+  if (in_place) {
+    call.a.scounts = call.a.rcounts;
+    call.a.sdispls = call.a.rdispls;
+  } else {
+    call.r.send = call.staging().side(ss, true, false, &bytes, &at);
+    call.a.scounts = call.keep(2, std::move(bytes));
+    call.a.sdispls = call.keep(3, std::move(at));
+  }
+  return run_collective(fn, comm, c, call, request);
 }
 
 // gather (scatter mirrors it): the root's blocks of recvcount * recvtype; MPI_IN_PLACE at the
@@ -353,7 +309,7 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) {
     return inter_rooted(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, c, request);
@@ -361,44 +317,60 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
   if (int err = check_root(fn, comm, *c, root)) return err;
   const bool gather = kind == Coll::kGather, at_root = c->rank == root;
   // The side every rank has (gather: send; scatter: recv) and the root's whole buffer.
-  const void* own_buf = gather ? sendbuf : recvbuf;
+  void* own_buf = const_cast<void*>(gather ? sendbuf : recvbuf);
+  void* whole_buf = const_cast<void*>(gather ? recvbuf : sendbuf);
   bool in_place = own_buf == MPI_IN_PLACE;
   if (in_place && !at_root) {
     return raise_error(comm, MPI_ERR_BUFFER, fn,
                        "%s is MPI_IN_PLACE on rank %d, which is not the root (%d)",
                        gather ? "sendbuf" : "recvbuf", c->rank, root);
   }
-  Buffer own, whole;
   const char* own_what = gather ? "send" : "recv";
+  const char* whole_what = gather ? "recv" : "send";
+  const int own_count = gather ? sendcount : recvcount;
+  const int whole_count = gather ? recvcount : sendcount;
+  TypeArg own, whole;
+  size_t own_bytes = 0, whole_bytes = 0;
   if (!in_place) {
-    if (int err = check_data(fn, comm, own_what, gather ? sendcount : recvcount,
-                             gather ? sendtype : recvtype, &own))
+    if (int err = check_type_arg(fn, comm, own_what, gather ? sendtype : recvtype, &own))
       return err;
-    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own.bytes))
+    if (int err = check_count(fn, comm, own_what, own_count, own, &own_bytes)) return err;
+    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own_bytes))
       return err;
   }
-  size_t block = own.bytes;
+  size_t block = own_bytes;
   if (at_root) {
-    if (int err = check_data(fn, comm, gather ? "recv" : "send",
-                             gather ? recvcount : sendcount, gather ? recvtype : sendtype, &whole))
+    if (int err = check_type_arg(fn, comm, whole_what, gather ? recvtype : sendtype, &whole))
       return err;
+    if (int err = check_count(fn, comm, whole_what, whole_count, whole, &whole_bytes)) return err;
     if (!in_place) {
-      if (int err = gather ? check_same(fn, comm, own, whole) : check_same(fn, comm, whole, own))
+      if (int err = gather ? check_same(fn, comm, own_bytes, whole_bytes)
+                           : check_same(fn, comm, whole_bytes, own_bytes))
         return err;
     }
-    block = whole.bytes;
-    if (int err = check_nonnull(fn, comm, gather ? recvbuf : sendbuf,
-                                gather ? "recvbuf" : "sendbuf", block * c->size))
+    block = whole_bytes;
+    if (int err = check_nonnull(fn, comm, whole_buf, gather ? "recvbuf" : "sendbuf",
+                                block * c->size))
       return err;
   }
-  Call call;
+  CollCall call;
   call.a.coll = kind;
   call.a.root = root;
   call.a.in_place = in_place;
   call.a.count = block;
-  call.r.send = (gather && in_place) || (!gather && !at_root) ? nullptr : sendbuf;
-  call.r.recv = (!gather && in_place) || (gather && !at_root) ? nullptr : recvbuf;
-  return execute(fn, comm, c, call, request);
+  // gather: own is read, whole written (an in-place root's block is in it already); scatter:
+  // whole is read, own written.
+  void* own_at = in_place ? nullptr
+                 : own.dense ? static_cast<char*>(own_buf) + own.offset
+                             : call.staging().blocks(own_buf, own, own_count, 1, gather, !gather);
+  void* whole_at = !at_root ? nullptr
+                   : whole.dense
+                       ? static_cast<char*>(whole_buf) + whole.offset
+                       : call.staging().blocks(whole_buf, whole, whole_count, c->size,
+                                               !gather || in_place, gather);
+  call.r.send = gather ? own_at : whole_at;
+  call.r.recv = gather ? whole_at : own_at;
+  return run_collective(fn, comm, c, call, request);
 }
 
 // gatherv, scatterv: the root's counts and displacements; elsewhere a rank knows its own count.
@@ -406,52 +378,61 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
                   const int* displs, int owncount, MPI_Datatype owntype, MPI_Datatype roottype,
                   void* recvbuf, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
-  if (int err = check_start(fn, comm, request, fn[4] == 'I', &c)) return err;
+  if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_unsupported(fn, comm);
   if (int err = check_root(fn, comm, *c, root)) return err;
   const bool gather = kind == Coll::kGatherv, at_root = c->rank == root;
-  const void* own_buf = gather ? sendbuf : recvbuf;
+  void* own_buf = const_cast<void*>(gather ? sendbuf : recvbuf);
+  void* whole_buf = const_cast<void*>(gather ? recvbuf : sendbuf);
   bool in_place = own_buf == MPI_IN_PLACE;
   if (in_place && !at_root) {
     return raise_error(comm, MPI_ERR_BUFFER, fn,
                        "%s is MPI_IN_PLACE on rank %d, which is not the root (%d)",
                        gather ? "sendbuf" : "recvbuf", c->rank, root);
   }
-  Buffer own;
+  const char* own_what = gather ? "send" : "recv";
+  TypeArg own, whole;
+  size_t own_bytes = 0;
   if (!in_place) {
-    if (int err = check_data(fn, comm, gather ? "send" : "recv", owncount, owntype, &own))
-      return err;
-    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own.bytes))
+    if (int err = check_type_arg(fn, comm, own_what, owntype, &own)) return err;
+    if (int err = check_count(fn, comm, own_what, owncount, own, &own_bytes)) return err;
+    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own_bytes))
       return err;
   }
-  Call call;
+  CollCall call;
   const int p = c->size;
+  void* whole_at = nullptr;
   if (at_root) {
     const char* cname = gather ? "recvcounts" : "sendcounts";
-    Buffer rt;
-    if (int err = check_data(fn, comm, gather ? "recv" : "send", 0, roottype, &rt))
+    if (int err = check_type_arg(fn, comm, gather ? "recv" : "send", roottype, &whole))
       return err;
-    if (int err = check_ints(fn, comm, counts, p, cname, true)) return err;
-    if (int err = check_ints(fn, comm, displs, p, "displs", false)) return err;
-    size_t ext = extent_of(roottype);
-    if (!in_place && own.bytes != counts[root] * ext) {
+    if (int err = check_counts(fn, comm, counts, p, cname, true)) return err;
+    if (int err = check_counts(fn, comm, displs, p, "displs", false)) return err;
+    const size_t root_bytes = counts[root] * whole.size;
+    if (!in_place && own_bytes != root_bytes) {
       return raise_error(comm, MPI_ERR_TRUNCATE, fn,
-                         "the root's own block is %zu B, but %s[%d] gives %zu B", own.bytes, cname,
-                         root, counts[root] * ext);
+                         "the root's own block is %zu B, but %s[%d] gives %zu B", own_bytes,
+                         cname, root, root_bytes);
     }
-    call.a.counts = call.keep(0, scaled(counts, p, ext));
-    call.a.displs = call.keep(1, scaled(displs, p, ext));
+    std::vector<size_t> bytes, at;
+    whole_at = call.staging().side(side_of(whole_buf, &whole, counts, displs, p, whole.extent),
+                                   !gather || in_place, gather, &bytes, &at);
+    call.a.counts = call.keep(0, std::move(bytes));
+    call.a.displs = call.keep(1, std::move(at));
   } else {
     std::vector<size_t> mine(p, 0);
-    mine[c->rank] = own.bytes;
-    call.a.counts = call.keep(0, mine);
+    mine[c->rank] = own_bytes;
+    call.a.counts = call.keep(0, std::move(mine));
   }
+  void* own_at = in_place ? nullptr
+                 : own.dense ? static_cast<char*>(own_buf) + own.offset
+                             : call.staging().blocks(own_buf, own, owncount, 1, gather, !gather);
   call.a.coll = kind;
   call.a.root = root;
   call.a.in_place = in_place;
-  call.r.send = (gather && in_place) || (!gather && !at_root) ? nullptr : sendbuf;
-  call.r.recv = (!gather && in_place) || (gather && !at_root) ? nullptr : recvbuf;
-  return execute(fn, comm, c, call, request);
+  call.r.send = gather ? own_at : whole_at;
+  call.r.recv = gather ? whole_at : own_at;
+  return run_collective(fn, comm, c, call, request);
 }
 
 }  // namespace

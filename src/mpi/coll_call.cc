@@ -1,6 +1,8 @@
 #include "mpi/coll_call.h"
 
+#include "mpi/datatype.h"
 #include "mpi/errors.h"
+#include "mpi/reduction.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -14,15 +16,127 @@ void request_done(coll::Exec*, void*) {}
 
 }  // namespace
 
+// --- Datatypes and staging
+
+int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype type,
+                   TypeArg* out) {
+  out->handle = type;
+  if (const BuiltinTypeInfo* info = datatype_info(type)) {
+    // Predefined: the fast path of every call, without the engine unless the layout needs it.
+    if (info->size == 0 || info->cls == TypeClass::kMarker) {
+      return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data", what,
+                         what[0] != '\0' ? "type" : "datatype", info->name);
+    }
+    out->size = static_cast<size_t>(info->size);
+    out->extent = static_cast<size_t>(info->extent);
+    out->derived = false;
+    out->dense = info->size == info->extent;
+    out->offset = 0;
+    out->t = out->dense ? nullptr : engine_type(type);
+    return MPI_SUCCESS;
+  }
+  char arg[32];
+  std::snprintf(arg, sizeof arg, "%s%s", what, what[0] != '\0' ? "type" : "datatype");
+  if (int err = check_data_type(fn, comm, type, arg, &out->t)) return err;
+  out->size = static_cast<size_t>(out->t->size());
+  out->extent = static_cast<size_t>(out->t->extent());
+  out->derived = true;
+  out->dense = out->t->size() == out->t->extent() && out->t->contiguous(2, &out->offset);
+  if (!out->dense) out->offset = 0;
+  return MPI_SUCCESS;
+}
+
+Staging::~Staging() {
+  for (MPI_Datatype t : retained_) release_type(t);
+}
+
+char* Staging::stage(size_t bytes) {
+  buffers_.emplace_back(new char[bytes > 0 ? bytes : 1]);
+  return buffers_.back().get();
+}
+
+void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, size_t count,
+                            int64_t at, bool fill, bool drain) {
+  if (count == 0) return;
+  char* user = static_cast<char*>(buf) + at;
+  if (fill) t->pack(user, static_cast<int64_t>(count), packed);
+  if (drain) drains_.push_back(Drain{t, packed, user, static_cast<int64_t>(count)});
+}
+
+void* Staging::blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
+                      bool drain) {
+  if (t.dense || buf == nullptr) return buf == nullptr ? nullptr : static_cast<char*>(buf) + t.offset;
+  const size_t block = count * t.size;
+  char* packed = stage(block * n);
+  const dtype::TypeRef ref = engine_type_ref(t.handle);
+  if (count == 0) return packed;
+  // Block j's elements follow block j - 1's: one run of n * count elements.
+  pack_or_drain(packed, buf, ref, count * n, 0, fill, drain);
+  return packed;
+}
+
+void* Staging::side(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+                    std::vector<size_t>* displs) {
+  const size_t n = s.counts.size();
+  auto type = [&](size_t i) { return s.types.size() == 1 ? s.types[0] : s.types[i]; };
+  bytes->resize(n);
+  displs->resize(n);
+  bool dense = true;
+  for (size_t i = 0; i < n; ++i) {
+    (*bytes)[i] = s.counts[i] * type(i)->size;
+    dense = dense && (type(i)->dense || s.counts[i] == 0);
+  }
+  if (dense || s.buf == nullptr) {
+    for (size_t i = 0; i < n; ++i) (*displs)[i] = static_cast<size_t>(s.at[i] + type(i)->offset);
+    return s.buf;
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    (*displs)[i] = total;
+    total += (*bytes)[i];
+  }
+  char* packed = stage(total);
+  for (size_t i = 0; i < n; ++i) {
+    pack_or_drain(packed + (*displs)[i], s.buf, engine_type_ref(type(i)->handle), s.counts[i],
+                  s.at[i], fill, drain);
+  }
+  return packed;
+}
+
+void Staging::retain(MPI_Datatype type) {
+  retain_type(type);
+  retained_.push_back(type);
+}
+
+void Staging::finish(void* ctx, Status status) {
+  auto* s = static_cast<Staging*>(ctx);
+  if (status == Status::kOk) {
+    for (const Drain& d : s->drains_) d.t->unpack(d.packed, d.count, d.user);
+  }
+  s->drains_.clear();
+  if (s->owned_by_run_) delete s;
+}
+
+// --- Running
+
 int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
   std::string why;
+  std::unique_ptr<Staging>& staging = call.staged;
+  if (staging && staging->idle()) staging.reset();
+  if (staging) {
+    call.r.finish = Staging::finish;
+    call.r.finish_ctx = staging.get();
+  }
   if (request == nullptr) {
     Status s = c->team.run(call.a, call.r, &why);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
   }
+  // The run outlives the call: its end deletes the staging.
+  if (staging) staging->set_owned_by_run();
   coll::Exec* e = nullptr;
   Status s = c->team.start(call.a, call.r, &e, &why);
   if (s != Status::kOk) return coll_failed(fn, comm, s, why);
+  (void)staging.release();  // the run's now
   Request* req = Request::make();
   req->kind = Request::Kind::kColl;
   req->comm = comm;
@@ -34,6 +148,8 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
   return MPI_SUCCESS;
 }
 
+// --- Checks
+
 int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {
   if (int err = require_active(fn)) return err;
   if (int err = check_comm(fn, comm, c)) return err;
@@ -43,23 +159,19 @@ int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {
   return MPI_SUCCESS;
 }
 
-int check_data(const char* fn, MPI_Comm comm, const char* what, int count, MPI_Datatype type,
-               Buffer* b) {
+int check_count(const char* fn, MPI_Comm comm, const char* what, int count, const TypeArg& t,
+                size_t* bytes) {
   if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
-  const BuiltinTypeInfo* info = nullptr;
-  if (int err = check_type(fn, comm, type, what, &info)) return err;
-  b->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->extent);
-  b->type_size = info->size;
-  b->type_extent = info->extent;
+  *bytes = static_cast<size_t>(count) * t.size;
   return MPI_SUCCESS;
 }
 
-int check_same(const char* fn, MPI_Comm comm, const Buffer& s, const Buffer& r) {
-  if (s.bytes == r.bytes) return MPI_SUCCESS;
+int check_same(const char* fn, MPI_Comm comm, size_t send_bytes, size_t recv_bytes) {
+  if (send_bytes == recv_bytes) return MPI_SUCCESS;
   return raise_error(comm, MPI_ERR_TRUNCATE, fn,
                      "sendcount and sendtype give %zu B, recvcount and recvtype %zu B: a "
                      "collective's send and receive blocks must match",
-                     s.bytes, r.bytes);
+                     send_bytes, recv_bytes);
 }
 
 int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes) {
@@ -74,6 +186,31 @@ int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char*
   for (int i = 0; counts && i < n; ++i) {
     if (v[i] < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%s[%d] is %d", what, i, v[i]);
   }
+  return MPI_SUCCESS;
+}
+
+int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op,
+                    CollCall* call, TypeArg* t, size_t* per) {
+  if (int err = check_type_arg(fn, comm, "", type, t)) return err;
+  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
+  size_t elem = t->extent;
+  *per = 1;
+  if (!t->derived) {
+    // The kernels work on the predefined type's own layout, padding of pair types included: every
+    // rank passes the same type, so it travels as it is.
+    if (int err = resolve_reduction(fn, comm, op, type, &call->r.reduce, &call->a.commutative))
+      return err;
+    t->size = t->extent;
+    t->dense = true;
+  } else {
+    if (int err = resolve_packed_reduction(fn, comm, op, type, *t->t, &call->r.reduce,
+                                           &call->a.commutative, &elem, per))
+      return err;
+    if (call->r.reduce.user_fn != nullptr) call->staging().retain(type);
+  }
+  call->a.count = static_cast<size_t>(count) * *per;
+  call->a.elem = elem;
+  call->r.elem = elem;
   return MPI_SUCCESS;
 }
 

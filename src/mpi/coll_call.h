@@ -1,15 +1,94 @@
 // What the collective entry points share (coll.cc, neighbor.cc): their argument checks, the call
 // on its way to the engine, and running it, blocking or not.
+//
+// Datatypes. The engine moves bytes; every datatype, predefined or derived, travels as its packed
+// stream (count * size bytes in type-map order), the same wire format as point-to-point. A type
+// whose elements tile memory with nothing between them (size == extent and one contiguous block:
+// every predefined type but the pair types, contiguous derived types) is used in place, so the
+// usual case costs nothing. Any other layout goes through a Staging: packed into a buffer of its
+// own before the run, and what the run received unpacked into the caller's layout as the run ends
+// (RunArgs::finish, before the request can be seen complete).
 #ifndef TORUSMPI_MPI_COLL_CALL_H_
 #define TORUSMPI_MPI_COLL_CALL_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "coll/team.h"
+#include "dtype/dtype.h"
 #include "mpi/p2p.h"
 
 namespace torusmpi::mpi {
+
+// A checked datatype argument.
+struct TypeArg {
+  MPI_Datatype handle = nullptr;
+  const dtype::Type* t = nullptr;
+  size_t size = 0;    // packed bytes of one element
+  size_t extent = 0;  // bytes from one element's origin to the next
+  bool derived = false;
+  // n elements at buf are n * size contiguous bytes at buf + offset, for every n.
+  bool dense = false;
+  int64_t offset = 0;
+};
+
+// The datatype argument of a collective: a committed datatype that carries data; `what` ("send",
+// "recv", "") prefixes the argument's name in messages.
+int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype type,
+                   TypeArg* out);
+
+// One side (what is sent, or received) of a call: block i is counts[i] elements of *types[i]
+// (of *types[0] for every block when types has one entry) from the element origin buf + at[i].
+struct Side {
+  void* buf = nullptr;
+  std::vector<const TypeArg*> types;
+  std::vector<size_t> counts;
+  std::vector<int64_t> at;
+};
+
+// The staged data of one call. A blocking call keeps it on its stack; a nonblocking one hands it
+// to its run, whose end deletes it.
+class Staging {
+ public:
+  Staging() = default;
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging();
+
+  // n equal blocks of count elements of t, block j at buf + j * count * extent, for the engine:
+  // the address of the first block's bytes, the others following it. `fill`: the run reads them
+  // (packed now when staged); `drain`: it writes them (unpacked when the run ends).
+  void* blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain);
+  // Any side, for the engine: the base address, and per block its bytes and byte displacement
+  // from the base.
+  void* side(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+             std::vector<size_t>* displs);
+  // Keeps a derived datatype alive until the run ends (a user op's argument).
+  void retain(MPI_Datatype type);
+
+  bool idle() const { return buffers_.empty() && retained_.empty(); }
+  // RunArgs::finish: unpacks what was received (the run went well) and, for a nonblocking call,
+  // deletes the staging.
+  static void finish(void* ctx, Status status);
+  void set_owned_by_run() { owned_by_run_ = true; }
+
+ private:
+  char* stage(size_t bytes);
+  void pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, size_t count, int64_t at,
+                     bool fill, bool drain);
+
+  struct Drain {
+    dtype::TypeRef t;
+    const char* packed;
+    char* user;  // element origin
+    int64_t count;
+  };
+  std::vector<std::unique_ptr<char[]>> buffers_;
+  std::vector<Drain> drains_;
+  std::vector<MPI_Datatype> retained_;
+  bool owned_by_run_ = false;
+};
 
 // A call on its way to the engine; the arrays of vector collectives live here until the schedule
 // is built, which happens before the call returns, blocking or not.
@@ -17,10 +96,15 @@ struct CollCall {
   coll::Args a;
   coll::RunArgs r;
   std::vector<size_t> arrays[4];
+  std::unique_ptr<Staging> staged;  // made when a datatype needs it
 
   const size_t* keep(int i, std::vector<size_t> v) {
     arrays[i] = std::move(v);
     return arrays[i].data();
+  }
+  Staging& staging() {
+    if (!staged) staged = std::make_unique<Staging>();
+    return *staged;
   }
 };
 
@@ -30,17 +114,22 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
 // MPI is up, comm is a communicator, and a nonblocking call (fn is "MPI_I...") has its request.
 int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c);
 
-// count elements of type as bytes on the wire (count * extent); `what` ("send", "recv") names
-// the arguments in messages.
-int check_data(const char* fn, MPI_Comm comm, const char* what, int count, MPI_Datatype type,
-               Buffer* b);
+// count elements of a checked type: their packed bytes, or MPI_ERR_COUNT for a negative count.
+int check_count(const char* fn, MPI_Comm comm, const char* what, int count, const TypeArg& t,
+                size_t* bytes);
 // A send and a receive description of one block must move the same bytes (MPI_ERR_TRUNCATE).
-int check_same(const char* fn, MPI_Comm comm, const Buffer& s, const Buffer& r);
+int check_same(const char* fn, MPI_Comm comm, size_t send_bytes, size_t recv_bytes);
 // A buffer with bytes to move is not NULL (MPI_ERR_BUFFER).
 int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes);
 // An array of n ints is there, and with counts = true none is negative.
 int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what,
                  bool counts);
+
+// A reduction of count elements of type with op, for the engine: sets call->a.count, a.elem,
+// a.commutative, r.reduce and r.elem, *t (the datatype as the engine sees it: a predefined one's
+// extent is its element, used in place) and *per (engine elements per element of the datatype).
+int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op,
+                    CollCall* call, TypeArg* t, size_t* per);
 
 }  // namespace torusmpi::mpi
 

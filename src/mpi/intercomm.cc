@@ -20,10 +20,10 @@
 #include <cstring>
 #include <vector>
 
+#include "mpi/coll_call.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/p2p.h"
-#include "mpi/reduction.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -410,14 +410,14 @@ int check_inter_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
 int check_data(const char* fn, MPI_Comm comm, const char* what, const void* buf, int count,
                MPI_Datatype type) {
   if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
-  const BuiltinTypeInfo* info = nullptr;
-  if (int err = check_type(fn, comm, type, what, &info)) return err;
+  TypeArg t;
+  if (int err = check_type_arg(fn, comm, what, type, &t)) return err;
   if (buf == MPI_IN_PLACE) {
     return raise_error(comm, MPI_ERR_BUFFER, fn,
                        "%sbuf is MPI_IN_PLACE, which intercommunicator collectives do not take",
                        what[0] != '\0' ? what : "");
   }
-  if (buf == nullptr && count > 0 && info->size > 0) {
+  if (buf == nullptr && count > 0 && t.size > 0) {
     return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d",
                        what[0] != '\0' ? what : "", what, count);
   }
@@ -504,9 +504,10 @@ int inter_reduce(const char* fn, coll::Coll kind, const void* sendbuf, void* rec
   const bool sends = all || (root != MPI_ROOT && root != MPI_PROC_NULL);
   const bool receives = all || root == MPI_ROOT;
   if (sends || receives) {
-    coll::Reduction reduction;
-    bool commutative = true;
-    if (int err = resolve_reduction(fn, comm, op, type, &reduction, &commutative)) return err;
+    CollCall probe;
+    TypeArg t;
+    size_t per = 1;
+    if (int err = check_reduction(fn, comm, count, type, op, &probe, &t, &per)) return err;
   }
   if (sends) {
     if (int err = check_data(fn, comm, "send", sendbuf, count, type)) return err;

@@ -1,7 +1,7 @@
 // Neighbourhood collectives: MPI_Neighbor_allgather(v), MPI_Neighbor_alltoall(v,w) and their
 // MPI_I forms, over the topology of the communicator (topo.h): blocks go to its out-neighbours
 // and come from its in-neighbours, in MPI's order, through the engine's neighbourhood algorithms.
-// Data travels as bytes (elem 1), so per-neighbour datatypes (the w form) need nothing more.
+// Data travels as bytes (elem 1) of the datatypes' packed streams (coll_call.h).
 #include <vector>
 
 #include "coll/team.h"
@@ -42,17 +42,6 @@ bool identity(const Topology& t) {
   return true;
 }
 
-// Per-neighbour counts and displacements in bytes; sends in the engine's order.
-std::vector<size_t> bytes_of(const int* v, const std::vector<size_t>& unit, size_t n,
-                             const std::vector<int>* order) {
-  std::vector<size_t> out(n);
-  for (size_t j = 0; j < n; ++j) {
-    size_t k = order != nullptr ? (*order)[j] : j;
-    out[j] = static_cast<size_t>(v[k]) * unit[k];
-  }
-  return out;
-}
-
 // neighbor_allgather(v) and neighbor_alltoall: one datatype each way.
 int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf, int recvcount, const int* recvcounts,
@@ -61,8 +50,11 @@ int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcoun
   Comm* c;
   Neighbors n;
   if (int err = start_neighbors(fn, comm, request, &c, &n)) return err;
-  Buffer s, r;
-  if (int err = check_data(fn, comm, "send", sendcount, sendtype, &s)) return err;
+  TypeArg st, rt;
+  size_t sbytes = 0, rbytes = 0;
+  if (int err = check_type_arg(fn, comm, "send", sendtype, &st)) return err;
+  if (int err = check_count(fn, comm, "send", sendcount, st, &sbytes)) return err;
+  if (int err = check_type_arg(fn, comm, "recv", recvtype, &rt)) return err;
   const size_t in = n.t->in.size(), out = n.t->out.size();
   CollCall call;
   coll::Args& a = call.a;
@@ -71,35 +63,42 @@ int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcoun
   a.dests = n.dests.data();
   a.outdegree = static_cast<int>(out);
   if (kind == Coll::kNeighborAllgatherv) {
-    if (int err = check_data(fn, comm, "recv", 0, recvtype, &r)) return err;
     if (int err = check_counts(fn, comm, recvcounts, static_cast<int>(in), "recvcounts", true))
       return err;
     if (int err = check_counts(fn, comm, displs, static_cast<int>(in), "displs", false)) return err;
-    std::vector<size_t> ext(in, static_cast<size_t>(r.type_extent));
-    a.counts = call.keep(0, bytes_of(recvcounts, ext, in, nullptr));
-    a.displs = call.keep(1, bytes_of(displs, ext, in, nullptr));
+    Side rs;
+    rs.buf = recvbuf;
+    rs.types.assign(1, &rt);
+    for (size_t i = 0; i < in; ++i) {
+      rs.counts.push_back(static_cast<size_t>(recvcounts[i]));
+      rs.at.push_back(static_cast<int64_t>(displs[i]) * static_cast<int64_t>(rt.extent));
+    }
+    std::vector<size_t> bytes, at;
+    call.r.recv = call.staging().side(rs, false, true, &bytes, &at);
+    a.counts = call.keep(0, std::move(bytes));
+    a.displs = call.keep(1, std::move(at));
   } else {
-    if (int err = check_data(fn, comm, "recv", recvcount, recvtype, &r)) return err;
-    if (int err = check_same(fn, comm, s, r)) return err;
+    if (int err = check_count(fn, comm, "recv", recvcount, rt, &rbytes)) return err;
+    if (int err = check_same(fn, comm, sbytes, rbytes)) return err;
+    call.r.recv = call.staging().blocks(recvbuf, rt, recvcount, in, false, true);
   }
-  if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf",
-                              kind == Coll::kNeighborAlltoall ? s.bytes * out : s.bytes))
-    return err;
+  const size_t sent_blocks = kind == Coll::kNeighborAlltoall ? out : 1;
+  if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sbytes * sent_blocks)) return err;
+  call.r.send =
+      call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
   a.coll = kind;
-  a.count = s.bytes;
+  a.count = sbytes;
   if (kind == Coll::kNeighborAlltoall && !identity(*n.t)) {
     // Blocks leave in the engine's order: say where each is, as the v form does.
-    std::vector<size_t> sc(out, s.bytes), sd(out), rc(in, s.bytes), rd(in);
-    for (size_t j = 0; j < out; ++j) sd[j] = n.t->send_order[j] * s.bytes;
-    for (size_t i = 0; i < in; ++i) rd[i] = i * s.bytes;
+    std::vector<size_t> sc(out, sbytes), sd(out), rc(in, sbytes), rd(in);
+    for (size_t j = 0; j < out; ++j) sd[j] = n.t->send_order[j] * sbytes;
+    for (size_t i = 0; i < in; ++i) rd[i] = i * sbytes;
     a.coll = Coll::kNeighborAlltoallv;
     a.scounts = call.keep(0, sc);
     a.sdispls = call.keep(1, sd);
     a.rcounts = call.keep(2, rc);
     a.rdispls = call.keep(3, rd);
   }
-  call.r.send = sendbuf;
-  call.r.recv = recvbuf;
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -113,24 +112,6 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   Neighbors n;
   if (int err = start_neighbors(fn, comm, request, &c, &n)) return err;
   const size_t in = n.t->in.size(), out = n.t->out.size();
-  // Bytes per count and per displacement unit of each neighbour, each way.
-  auto units = [&](const MPI_Datatype* types, size_t k, const char* what,
-                   std::vector<size_t>* ext, std::vector<size_t>* disp_unit) {
-    if (k > 0 && types == nullptr)
-      return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
-    ext->resize(k);
-    disp_unit->resize(k);
-    for (size_t j = 0; j < k; ++j) {
-      Buffer b;
-      if (int err = check_data(fn, comm, what, 0, types[w ? j : 0], &b)) return err;
-      (*ext)[j] = static_cast<size_t>(b.type_extent);
-      (*disp_unit)[j] = w ? 1 : (*ext)[j];
-    }
-    return MPI_SUCCESS;
-  };
-  std::vector<size_t> sext, sunit, rext, runit;
-  if (int err = units(sendtypes, out, "send", &sext, &sunit)) return err;
-  if (int err = units(recvtypes, in, "recv", &rext, &runit)) return err;
   if (int err = check_counts(fn, comm, sendcounts, static_cast<int>(out), "sendcounts", true))
     return err;
   if (int err = check_counts(fn, comm, recvcounts, static_cast<int>(in), "recvcounts", true))
@@ -138,14 +119,34 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   if ((out > 0 && (w ? sdispls_w == nullptr : sdispls == nullptr)) ||
       (in > 0 && (w ? rdispls_w == nullptr : rdispls == nullptr)))
     return raise_error(comm, MPI_ERR_ARG, fn, "sdispls or rdispls argument is NULL");
-  std::vector<int> sd_int, rd_int;
-  if (w) {
-    // MPI_Aint byte displacements; the engine's arrays are byte counts too.
-    sd_int.assign(sdispls_w, sdispls_w + out);
-    rd_int.assign(rdispls_w, rdispls_w + in);
-    sdispls = sd_int.data();
-    rdispls = rd_int.data();
-  }
+  // One side's types (one, or one per neighbour for w) and its blocks, in MPI's order.
+  auto layout = [&](void* buf, size_t k, const int* counts, const int* displs,
+                    const MPI_Aint* displs_w, const MPI_Datatype* types, const char* what,
+                    std::vector<TypeArg>* targs, Side* s) {
+    if (k > 0 && types == nullptr)
+      return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
+    targs->resize(w ? k : 1);
+    for (size_t j = 0; j < targs->size(); ++j) {
+      if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
+    }
+    s->buf = buf;
+    for (const TypeArg& t : *targs) s->types.push_back(&t);
+    for (size_t j = 0; j < k; ++j) {
+      s->counts.push_back(static_cast<size_t>(counts[j]));
+      s->at.push_back(w ? static_cast<int64_t>(displs_w[j])
+                        : static_cast<int64_t>(displs[j]) *
+                              static_cast<int64_t>((*targs)[0].extent));
+    }
+    return MPI_SUCCESS;
+  };
+  std::vector<TypeArg> stypes, rtypes;
+  Side ss, rs;
+  if (int err = layout(const_cast<void*>(sendbuf), out, sendcounts, sdispls, sdispls_w, sendtypes,
+                       "send", &stypes, &ss))
+    return err;
+  if (int err = layout(recvbuf, in, recvcounts, rdispls, rdispls_w, recvtypes, "recv", &rtypes,
+                       &rs))
+    return err;
   CollCall call;
   coll::Args& a = call.a;
   a.coll = w ? Coll::kNeighborAlltoallw : Coll::kNeighborAlltoallv;
@@ -153,12 +154,19 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   a.indegree = static_cast<int>(in);
   a.dests = n.dests.data();
   a.outdegree = static_cast<int>(out);
-  a.scounts = call.keep(0, bytes_of(sendcounts, sext, out, &n.t->send_order));
-  a.sdispls = call.keep(1, bytes_of(sdispls, sunit, out, &n.t->send_order));
-  a.rcounts = call.keep(2, bytes_of(recvcounts, rext, in, nullptr));
-  a.rdispls = call.keep(3, bytes_of(rdispls, runit, in, nullptr));
-  call.r.send = sendbuf;
-  call.r.recv = recvbuf;
+  std::vector<size_t> bytes, at;
+  call.r.send = call.staging().side(ss, true, false, &bytes, &at);
+  // Sends in the engine's order.
+  std::vector<size_t> sc(out), sd(out);
+  for (size_t j = 0; j < out; ++j) {
+    sc[j] = bytes[n.t->send_order[j]];
+    sd[j] = at[n.t->send_order[j]];
+  }
+  a.scounts = call.keep(0, std::move(sc));
+  a.sdispls = call.keep(1, std::move(sd));
+  call.r.recv = call.staging().side(rs, false, true, &bytes, &at);
+  a.rcounts = call.keep(2, std::move(bytes));
+  a.rdispls = call.keep(3, std::move(at));
   return run_collective(fn, comm, c, call, request);
 }
 

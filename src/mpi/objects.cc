@@ -74,6 +74,15 @@ const BuiltinTypeInfo& builtin_type(int index) { return kTypes[index]; }
 
 const char* builtin_op_name(int index) { return kOpNames[index]; }
 
+MPI_Datatype builtin_datatype(int index) {
+  static ompi_predefined_datatype_t* const kObjects[] = {
+#define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls) &ompi_mpi_##obj,
+#include "mpi/datatypes.def"
+#undef TORUSMPI_DATATYPE
+  };
+  return reinterpret_cast<MPI_Datatype>(kObjects[index]);
+}
+
 const BuiltinTypeInfo* datatype_info(MPI_Datatype type) {
   if (type == nullptr || type->magic != kMagicDatatype) return nullptr;
   if (type->builtin < 0 || type->builtin >= static_cast<int32_t>(BuiltinType::kCount)) {

@@ -2,11 +2,15 @@
 // probes, and the argument checks they share with the collectives.
 #include "mpi/p2p.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "core/progress.h"
+#include "mpi/datatype.h"
 #include "mpi/errors.h"
 
 namespace torusmpi::mpi {
@@ -52,6 +56,53 @@ int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_
   return MPI_SUCCESS;
 }
 
+int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                  const char* what, Buffer* out) {
+  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
+  const dtype::Type* t = nullptr;
+  if (const BuiltinTypeInfo* info = datatype_info(type)) {
+    // Predefined: whatever tiles memory (all but the pair types) is used in place without asking
+    // the engine, so the usual message costs what it did before derived datatypes.
+    if (info->size == 0 || info->cls == TypeClass::kMarker) {
+      return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data in this build", what,
+                         what[0] != '\0' ? "type" : "datatype", info->name);
+    }
+    out->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->size);
+    if (buf == nullptr && count > 0) {
+      return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d", what,
+                         what, count);
+    }
+    if (info->size == info->extent) {
+      out->buf = const_cast<void*>(buf);
+      return MPI_SUCCESS;
+    }
+    t = engine_type(type);
+  } else {
+    char arg[16];
+    std::snprintf(arg, sizeof arg, "%s%s", what, what[0] != '\0' ? "type" : "datatype");
+    if (int err = check_data_type(fn, comm, type, arg, &t)) return err;
+    int64_t bytes;
+    if (__builtin_mul_overflow(static_cast<int64_t>(count), t->size(), &bytes)) {
+      return raise_error(comm, MPI_ERR_COUNT, fn,
+                         "%scount argument is %d: %d elements of %lld B do not fit in 63 bits",
+                         what, count, count, static_cast<long long>(t->size()));
+    }
+    out->bytes = static_cast<size_t>(bytes);
+    // A NULL buf is MPI_BOTTOM here: a derived datatype may hold absolute addresses.
+  }
+  int64_t offset = 0;
+  if (t->contiguous(count, &offset)) {
+    out->buf = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(buf) + offset);
+    return MPI_SUCCESS;
+  }
+  out->buf = nullptr;
+  out->type = t;
+  out->datatype = type;
+  out->user = const_cast<void*>(buf);
+  out->count = count;
+  return MPI_SUCCESS;
+}
+
 // On an intercommunicator, dest and source are ranks of the remote group.
 int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest) {
   if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.peer_count())) return MPI_SUCCESS;
@@ -86,14 +137,11 @@ int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
                      root, c.name.c_str(), c.size);
 }
 
-void set_status(MPI_Status* st, int source, int tag, size_t bytes, const Buffer& b,
-                bool cancelled) {
+void set_status(MPI_Status* st, int source, int tag, size_t bytes, bool cancelled) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = source;
   st->MPI_TAG = tag;
-  // Elements count type_size bytes each, though they travel with their extent.
-  size_t whole = bytes / b.type_extent;
-  st->_ucount = whole * b.type_size + bytes % b.type_extent;
+  st->_ucount = bytes;
   st->_cancelled = cancelled;
 }
 
@@ -127,14 +175,49 @@ int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Bu
   }
 }
 
+void stage_send(Buffer* b, std::unique_ptr<char[]>* mem) {
+  stage_recv(b, mem);
+  b->type->pack(b->user, b->count, b->buf);
+}
+
+void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem) {
+  mem->reset(new char[b->bytes]);  // not zeroed: the pml writes what arrives, unpacking reads that
+  b->buf = mem->get();
+}
+
+void unpack_received(const Buffer& b, size_t received) {
+  if (received == 0) return;
+  b.type->unpack_range(b.buf, b.count, 0, static_cast<int64_t>(std::min(received, b.bytes)),
+                       b.user);
+}
+
+void stage_request(Request* req) {
+  if (!req->buffer.staged()) return;
+  if (req->kind != Request::Kind::kSend && req->kind != Request::Kind::kRecv) return;
+  req->type_ref = engine_type_ref(req->buffer.datatype);
+  req->buffer.type = req->type_ref.get();
+  stage_recv(&req->buffer, &req->staging);
+}
+
+void drain_request(Request* req) {
+  if (req->kind != Request::Kind::kRecv || !req->buffer.staged() || req->drained || req->immediate)
+    return;
+  req->drained = true;
+  if (!req->pml.cancelled) unpack_received(req->buffer, req->pml.bytes);
+}
+
 int start_request(const char* fn, Request* req) {
   Comm* c = comm_impl(req->comm);
   req->active = true;
+  req->drained = false;
   req->immediate = req->peer == MPI_PROC_NULL;
   if (req->immediate) return MPI_SUCCESS;
   Status s = Status::kOk;
   switch (req->kind) {
     case Request::Kind::kSend:
+      if (req->buffer.staged()) {
+        req->buffer.type->pack(req->buffer.user, req->buffer.count, req->buffer.buf);
+      }
       s = pml::isend(*c, c->context, req->buffer.buf, req->buffer.bytes, req->peer, req->tag,
                      req->mode, &req->pml);
       break;
@@ -169,20 +252,21 @@ namespace pml = torusmpi::pml;
 namespace {
 
 // The checks every send makes, in the order MPI lists its arguments.
+// `what` prefixes the buffer arguments' names ("send": sendbuf, sendcount, sendtype).
 int check_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest, int tag,
-               MPI_Comm comm, Comm** c, Buffer* b) {
+               MPI_Comm comm, Comm** c, Buffer* b, const char* what = "") {
   if (int err = require_active(fn)) return err;
   if (int err = mpi::check_comm(fn, comm, c)) return err;
-  if (int err = mpi::check_buffer(fn, comm, buf, count, type, b)) return err;
+  if (int err = mpi::check_message(fn, comm, buf, count, type, what, b)) return err;
   if (int err = mpi::check_dest(fn, comm, **c, dest)) return err;
   return mpi::check_send_tag(fn, comm, tag);
 }
 
 int check_recv(const char* fn, void* buf, int count, MPI_Datatype type, int source, int tag,
-               MPI_Comm comm, Comm** c, Buffer* b) {
+               MPI_Comm comm, Comm** c, Buffer* b, const char* what = "") {
   if (int err = require_active(fn)) return err;
   if (int err = mpi::check_comm(fn, comm, c)) return err;
-  if (int err = mpi::check_buffer(fn, comm, buf, count, type, b)) return err;
+  if (int err = mpi::check_message(fn, comm, buf, count, type, what, b)) return err;
   if (int err = mpi::check_source(fn, comm, **c, source)) return err;
   return mpi::check_recv_tag(fn, comm, tag);
 }
@@ -202,6 +286,8 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
   Buffer b;
   if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  std::unique_ptr<char[]> staging;
+  if (b.staged()) mpi::stage_send(&b, &staging);
   pml::Request req;
   torusmpi::Status s = pml::isend(*c, c->context, b.buf, b.bytes, dest, tag, mode, &req);
   if (s != torusmpi::Status::kOk) return unreachable(fn, comm, dest, s);
@@ -222,6 +308,7 @@ int make_request(const char* fn, Request::Kind kind, const Buffer& b, int peer, 
   req->mode = mode;
   req->persistent = persistent;
   req->active = !persistent;
+  if (b.staged()) mpi::stage_request(req);
   *request = &req->handle;
   if (persistent) return MPI_SUCCESS;
   int err = mpi::start_request(fn, req);
@@ -250,19 +337,22 @@ int nonblocking_recv(const char* fn, void* buf, int count, MPI_Datatype type, in
                       persistent, request);
 }
 
-// Receives into b and waits; fills status.
-int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int source,
-                  int tag, MPI_Status* status) {
+// Receives into b and waits (unpacking what arrived when staged); fills status.
+int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, Buffer b, int source, int tag,
+                  MPI_Status* status) {
   if (source == MPI_PROC_NULL) {
     mpi::set_proc_null_status(status);
     return MPI_SUCCESS;
   }
+  std::unique_ptr<char[]> staging;
+  if (b.staged()) mpi::stage_recv(&b, &staging);
   pml::Request req;
   torusmpi::Status s =
       pml::irecv(c, c.context, b.buf, b.bytes, source_of(source), tag_of(tag), &req);
   if (s != torusmpi::Status::kOk) return unreachable(fn, comm, source, s);
   pml::wait(&req);
-  mpi::set_status(status, req.source, req.tag, req.bytes, b, false);
+  if (b.staged()) mpi::unpack_received(b, req.bytes);
+  mpi::set_status(status, req.source, req.tag, req.bytes, false);
   return mpi::request_error(fn, comm, req, b);
 }
 
@@ -300,8 +390,7 @@ int probe(const char* fn, int source, int tag, MPI_Comm comm, bool block, bool t
   found = found || block;
   if (flag != nullptr) *flag = found;
   if (!found) return MPI_SUCCESS;
-  Buffer bytes;  // counts in bytes until a datatype says otherwise
-  mpi::set_status(status, info.source, info.tag, info.bytes, bytes, false);
+  mpi::set_status(status, info.source, info.tag, info.bytes, false);
   if (take) {
     auto* obj = new MessageObj{{mpi::kMagicMessage, nullptr}, msg, comm};
     obj->handle.impl = obj;
@@ -455,12 +544,16 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
   constexpr const char* kFn = "MPI_Sendrecv";
   Comm* c;
   Buffer sb, rb;
-  if (int err = check_send(kFn, sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &sb))
+  if (int err =
+          check_send(kFn, sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &sb, "send"))
     return err;
-  if (int err = check_recv(kFn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rb))
+  if (int err =
+          check_recv(kFn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rb, "recv"))
     return err;
+  std::unique_ptr<char[]> staging;
   pml::Request send;
   if (dest != MPI_PROC_NULL) {
+    if (sb.staged()) mpi::stage_send(&sb, &staging);
     torusmpi::Status s = pml::isend(*c, c->context, sb.buf, sb.bytes, dest, sendtag,
                                     pml::SendMode::kStandard, &send);
     if (s != torusmpi::Status::kOk) return unreachable(kFn, comm, dest, s);
@@ -481,26 +574,46 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   Buffer b;
   if (int err = check_send(kFn, buf, count, datatype, dest, sendtag, comm, &c, &b)) return err;
   if (int err = check_recv(kFn, buf, count, datatype, source, recvtag, comm, &c, &b)) return err;
-  // The message in comes into scratch while the one out still reads buf.
-  std::vector<uint8_t> scratch(b.bytes);
-  Buffer in = b;
-  in.buf = scratch.data();
+  // The message in comes into packed scratch while the one out still reads buf (or its packed
+  // copy); buf takes what arrived once both are done.
+  std::unique_ptr<char[]> out_staging;
+  Buffer out = b;
   pml::Request send;
   if (dest != MPI_PROC_NULL) {
-    torusmpi::Status s = pml::isend(*c, c->context, b.buf, b.bytes, dest, sendtag,
+    if (out.staged()) mpi::stage_send(&out, &out_staging);
+    torusmpi::Status s = pml::isend(*c, c->context, out.buf, out.bytes, dest, sendtag,
                                     pml::SendMode::kStandard, &send);
     if (s != torusmpi::Status::kOk) return unreachable(kFn, comm, dest, s);
   }
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int err = blocking_recv(kFn, comm, *c, in, source, recvtag, st);
-  if (dest != MPI_PROC_NULL) {
-    pml::wait(&send);
-    if (err == MPI_SUCCESS) err = mpi::request_error(kFn, comm, send, b);
+  Buffer in = b;
+  std::unique_ptr<char[]> scratch;
+  pml::Request recv;
+  torusmpi::Status posted = torusmpi::Status::kOk;
+  if (source != MPI_PROC_NULL) {
+    mpi::stage_recv(&in, &scratch);
+    posted = pml::irecv(*c, c->context, in.buf, in.bytes, source_of(source), tag_of(recvtag),
+                        &recv);
+    if (posted == torusmpi::Status::kOk) pml::wait(&recv);
   }
-  if (source != MPI_PROC_NULL && st->_ucount > 0) {
-    std::memcpy(b.buf, scratch.data(), std::min<size_t>(b.bytes, scratch.size()));
+  if (dest != MPI_PROC_NULL) pml::wait(&send);
+  size_t received = source != MPI_PROC_NULL && posted == torusmpi::Status::kOk ? recv.bytes : 0;
+  if (received > 0) {
+    if (b.staged()) {
+      mpi::unpack_received(in, received);
+    } else {
+      std::memcpy(b.buf, in.buf, std::min(received, b.bytes));
+    }
   }
+  int err = MPI_SUCCESS;
+  if (source == MPI_PROC_NULL) {
+    mpi::set_proc_null_status(status);
+  } else if (posted != torusmpi::Status::kOk) {
+    err = unreachable(kFn, comm, source, posted);
+  } else {
+    mpi::set_status(status, recv.source, recv.tag, recv.bytes, false);
+    err = mpi::request_error(kFn, comm, recv, b);
+  }
+  if (dest != MPI_PROC_NULL && err == MPI_SUCCESS) err = mpi::request_error(kFn, comm, send, out);
   return err;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Sendrecv_replace);
@@ -535,7 +648,7 @@ int matched_recv(const char* fn, void* buf, int count, MPI_Datatype type, MPI_Me
   if (message == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "message argument is NULL");
   if (*message == MPI_MESSAGE_NO_PROC) {
     Buffer b;
-    if (int err = mpi::check_buffer(fn, MPI_COMM_WORLD, buf, count, type, &b)) return err;
+    if (int err = mpi::check_message(fn, MPI_COMM_WORLD, buf, count, type, "", &b)) return err;
     req->kind = Request::Kind::kRecv;
     req->immediate = true;
     req->peer = MPI_PROC_NULL;
@@ -551,12 +664,13 @@ int matched_recv(const char* fn, void* buf, int count, MPI_Datatype type, MPI_Me
                                                     : "not a message from MPI_Mprobe/MPI_Improbe");
   }
   Buffer b;
-  if (int err = mpi::check_buffer(fn, m->comm, buf, count, type, &b)) return err;
+  if (int err = mpi::check_message(fn, m->comm, buf, count, type, "", &b)) return err;
   req->kind = Request::Kind::kRecv;
   req->comm = m->comm;
   req->buffer = b;
+  if (b.staged()) mpi::stage_request(req);
   *comm_out = m->comm;
-  pml::mrecv(m->msg, b.buf, b.bytes, &req->pml);
+  pml::mrecv(m->msg, req->buffer.buf, req->buffer.bytes, &req->pml);
   delete m;
   *message = MPI_MESSAGE_NULL;
   return MPI_SUCCESS;
@@ -575,7 +689,8 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
     return MPI_SUCCESS;
   }
   pml::wait(&req.pml);
-  mpi::set_status(status, req.pml.source, req.pml.tag, req.pml.bytes, req.buffer, false);
+  mpi::drain_request(&req);
+  mpi::set_status(status, req.pml.source, req.pml.tag, req.pml.bytes, false);
   return mpi::request_error(kFn, comm, req.pml, req.buffer);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Mrecv);

@@ -5,8 +5,11 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 #include "coll/sched/exec.h"
+#include "dtype/dtype.h"
 #include "mpi/builtins.h"
 #include "mpi/ompi_abi.h"
 #include "mpi/runtime.h"
@@ -17,18 +20,38 @@ namespace torusmpi::mpi {
 // The largest tag (the MPI_TAG_UB attribute).
 constexpr int kTagUb = INT_MAX;
 
-// A buffer of count elements of a predefined datatype, as the pml sees it: `bytes` on the wire.
-// Types whose extent exceeds their size (MPI_DOUBLE_INT...) travel with their padding, so a
-// contiguous buffer is one block; statuses count size bytes per element.
+// The data of a message as the pml sees it: `bytes` bytes at `buf`.
+//
+// Point-to-point (check_message): the bytes are the packed stream of count elements of the
+// datatype (count * size, in type-map order). When those elements are one contiguous block, buf
+// points at it in the user's memory and nothing is copied. Otherwise the message is staged: `type`
+// says how the elements lie from `user`, buf points at staging memory once the operation has some
+// (stage_send, stage_recv), packed at send start and unpacked when a receive completes.
+//
+// check_buffer (predefined datatypes, MPI_Reduce_local and the collectives' older checks): bytes
+// are count * extent, with type_size and type_extent set.
 struct Buffer {
   void* buf = nullptr;
   size_t bytes = 0;
   int type_size = 1;
   int type_extent = 1;
+  // Staged messages only: the layout, its handle (for engine_type_ref), the element origin and the
+  // element count in the user's memory.
+  const dtype::Type* type = nullptr;
+  MPI_Datatype datatype = nullptr;
+  void* user = nullptr;
+  int64_t count = 0;
+
+  bool staged() const { return type != nullptr; }
 };
 
 // Each check returns MPI_SUCCESS, or raises the error on comm's handler and returns its class.
 int check_comm(const char* fn, MPI_Comm comm, Comm** out);
+// count elements of any committed datatype at buf, for point-to-point. `what` prefixes the
+// arguments' names in messages ("": buf, count, datatype; "send": sendbuf, sendcount, sendtype).
+int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                  const char* what, Buffer* out);
+// count elements of a predefined datatype at buf (see Buffer).
 int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
                  Buffer* out);
 // A predefined datatype that carries data; `what` prefixes the argument's name in messages
@@ -43,9 +66,9 @@ int check_send_tag(const char* fn, MPI_Comm comm, int tag);
 int check_recv_tag(const char* fn, MPI_Comm comm, int tag);
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 
-// MPI_Status from a buffer's element size and what arrived.
-void set_status(MPI_Status* st, int source, int tag, size_t bytes, const Buffer& b,
-                bool cancelled);
+// MPI_Status of a receive: `bytes` of the packed stream arrived (MPI_Get_count and
+// MPI_Get_elements divide them by the datatype they are given).
+void set_status(MPI_Status* st, int source, int tag, size_t bytes, bool cancelled);
 void set_empty_status(MPI_Status* st);  // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
 void set_proc_null_status(MPI_Status* st);  // source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0
 
@@ -70,6 +93,12 @@ struct Request {
   int peer = 0;
   int tag = 0;
   pml::SendMode mode = pml::SendMode::kStandard;
+  // Staged sends and receives (buffer.staged()): the packed bytes, and the layout, kept alive
+  // while the request exists (MPI_Type_free may come right after MPI_Isend). Persistent requests
+  // reuse the memory at each start.
+  std::unique_ptr<char[]> staging;
+  dtype::TypeRef type_ref;
+  bool drained = false;  // a staged receive's data is unpacked (drain_request)
 
   Request() {
     handle.magic = kMagicRequest;
@@ -89,11 +118,25 @@ inline Request* request_impl(MPI_Request r) {
   return r != nullptr && r->magic == kMagicRequest ? static_cast<Request*>(r->impl) : nullptr;
 }
 
-// Starts a send or receive for req (fresh or persistent): MPI_PROC_NULL completes at once.
+// Starts a send or receive for req (fresh or persistent): MPI_PROC_NULL completes at once. A
+// staged send packs the user's data first.
 int start_request(const char* fn, Request* req);
+// A send or receive request whose message is staged gets its staging memory and keeps its type;
+// nothing for other requests. Before the first start.
+void stage_request(Request* req);
+// A complete receive whose message is staged: unpacks what arrived into the user's buffer, once
+// per start. Every path that sees such a request complete calls it before the user may look.
+void drain_request(Request* req);
 
-// Buffered sends (bsend.cc): copies the message into the attached buffer and starts sending the
-// copy; the caller's buffer is free on return.
+// Staged messages outside requests (blocking calls): memory of b->bytes in *mem, b->buf pointing
+// at it; stage_send also packs the user's data into it.
+void stage_send(Buffer* b, std::unique_ptr<char[]>* mem);
+void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem);
+// Unpacks the first `received` bytes of b's packed stream (at b.buf) into the user's buffer.
+void unpack_received(const Buffer& b, size_t received);
+
+// Buffered sends (bsend.cc): copies the message (packs it, when staged) into the attached buffer
+// and starts sending the copy; the caller's buffer is free on return.
 int bsend(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int dest, int tag);
 
 }  // namespace torusmpi::mpi

@@ -3,7 +3,9 @@
 #include "mpi/reduction.h"
 
 #include <climits>
+#include <vector>
 
+#include "mpi/datatype.h"
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
 
@@ -129,6 +131,74 @@ void call_user_op(const coll::Reduction& r, void* inout, const void* in, size_t 
   }
 }
 
+// An application's reduction on packed elements of a derived datatype: both operands are
+// unpacked into the datatype's layout (scratch of this thread, reused), the function runs there,
+// and the result is packed back.
+void call_user_op_packed(const coll::Reduction& r, void* inout, const void* in, size_t count) {
+  thread_local std::vector<char> in_layout, out_layout;
+  auto type = static_cast<MPI_Datatype>(r.user_type);
+  const dtype::Type* t = engine_type(type);
+  auto* fn = reinterpret_cast<MPI_User_function*>(r.user_fn);
+  auto* packed_out = static_cast<char*>(inout);
+  auto* packed_in = static_cast<const char*>(in);
+  // At most this many elements at a time: the scratch stays small for long vectors.
+  const size_t kPiece = 4096;
+  while (count > 0) {
+    int len = static_cast<int>(count < kPiece ? count : kPiece);
+    // The bytes n elements touch: from the first's true lower bound to the last's true upper.
+    size_t span = static_cast<size_t>((len - 1) * t->extent() + t->true_extent());
+    if (in_layout.size() < span) {
+      in_layout.resize(span);
+      out_layout.resize(span);
+    }
+    char* in_origin = in_layout.data() - t->true_lb();
+    char* out_origin = out_layout.data() - t->true_lb();
+    t->unpack(packed_in, len, in_origin);
+    t->unpack(packed_out, len, out_origin);
+    fn(in_origin, out_origin, &len, &type);
+    t->pack(out_origin, len, packed_out);
+    const size_t bytes = static_cast<size_t>(len) * static_cast<size_t>(t->size());
+    packed_in += bytes;
+    packed_out += bytes;
+    count -= static_cast<size_t>(len);
+  }
+}
+
+int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
+                             const dtype::Type& t, coll::Reduction* out, bool* commutative,
+                             size_t* elem, size_t* per) {
+  if (op != nullptr && op->magic == kMagicOp && op->builtin == kUserOp) {
+    if (int err = resolve_reduction(fn, comm, op, type, out, commutative)) return err;
+    out->call = call_user_op_packed;
+    *elem = static_cast<size_t>(t.size());
+    *per = 1;
+    return MPI_SUCCESS;
+  }
+  if (t.uniform_id() < 0) {
+    if (op == nullptr || op->magic != kMagicOp || op->builtin < 0) {
+      return resolve_reduction(fn, comm, op, type, out, commutative);  // names the bad op
+    }
+    return raise_error(comm, MPI_ERR_OP, fn,
+                       "%s is not defined on this derived datatype: its basic elements are not "
+                       "all one predefined type",
+                       builtin_op_name(op->builtin));
+  }
+  const BuiltinTypeInfo& b = builtin_type(t.uniform_id());
+  if (b.size != b.extent) {
+    // The kernels of pair types work on their padded layout, which the packed stream lacks.
+    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                       "a predefined op on a derived datatype made of %s (a pair type) is not "
+                       "implemented",
+                       b.name);
+  }
+  if (int err = resolve_reduction(fn, comm, op, builtin_datatype(t.uniform_id()), out,
+                                  commutative))
+    return err;
+  *elem = static_cast<size_t>(b.size);
+  *per = static_cast<size_t>(t.uniform_count());
+  return MPI_SUCCESS;
+}
+
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
                       coll::Reduction* out, bool* commutative) {
   *commutative = true;  // every predefined op is
@@ -176,16 +246,36 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   constexpr const char* kFn = "MPI_Reduce_local";
   if (int err = require_active(kFn)) return err;
   Buffer b;
-  if (int err = mpi::check_buffer(kFn, MPI_COMM_SELF, inoutbuf, count, datatype, &b)) return err;
+  if (int err = mpi::check_message(kFn, MPI_COMM_SELF, inoutbuf, count, datatype, "", &b))
+    return err;
   if (inbuf == nullptr && count > 0) {
     return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn, "inbuf argument is NULL with count %d",
                             count);
   }
   torusmpi::coll::Reduction r;
   bool commutative;
-  if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
+  const torusmpi::dtype::Type* t = mpi::derived_type(datatype) != nullptr
+                                       ? mpi::engine_type(datatype)
+                                       : nullptr;
+  if (t == nullptr || (op != nullptr && op->magic == mpi::kMagicOp && op->builtin == mpi::kUserOp)) {
+    // A predefined datatype, or the application's function, which takes the datatype's layout.
+    if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
+      return err;
+    if (count > 0) r.apply(inoutbuf, inbuf, static_cast<size_t>(count));
+    return MPI_SUCCESS;
+  }
+  // A predefined op on a derived datatype: on the packed streams, then back into place.
+  size_t elem = 0, per = 0;
+  if (int err = mpi::resolve_packed_reduction(kFn, MPI_COMM_SELF, op, datatype, *t, &r,
+                                              &commutative, &elem, &per))
     return err;
-  if (count > 0) r.apply(inoutbuf, inbuf, static_cast<size_t>(count));
+  if (count == 0) return MPI_SUCCESS;
+  const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(t->size());
+  std::vector<char> in(bytes), inout(bytes);
+  t->pack(inbuf, count, in.data());
+  t->pack(inoutbuf, count, inout.data());
+  r.apply(inout.data(), in.data(), static_cast<size_t>(count) * per);
+  t->unpack(inout.data(), count, inoutbuf);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Reduce_local);

@@ -3,7 +3,10 @@
 #ifndef TORUSMPI_MPI_REDUCTION_H_
 #define TORUSMPI_MPI_REDUCTION_H_
 
+#include <cstddef>
+
 #include "coll/ops/ops.h"
+#include "dtype/dtype.h"
 #include "mpi/ompi_abi.h"
 
 namespace torusmpi::mpi {
@@ -13,6 +16,15 @@ namespace torusmpi::mpi {
 // MPI_NO_OP are for one-sided accumulates only.
 int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
                       coll::Reduction* out, bool* commutative);
+
+// The same for a derived datatype t (type's engine type), on its packed stream (the collectives'
+// wire format): a predefined op works on the one predefined type that every basic element of t
+// is, *elem bytes each and *per of them in an element of t; a user op gets its elements unpacked
+// into the datatype's own layout, *elem = t's size and *per = 1. A predefined op on a datatype
+// that mixes basic types is MPI_ERR_OP.
+int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
+                             const dtype::Type& t, coll::Reduction* out, bool* commutative,
+                             size_t* elem, size_t* per);
 
 }  // namespace torusmpi::mpi
 

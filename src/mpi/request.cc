@@ -40,6 +40,8 @@ void Request::release(Request* r) {
   r->handle.magic = kMagicFreed;  // a stale handle is reported, not misread
   if (r->exec != nullptr) coll::Exec::release(r->exec);
   r->exec = nullptr;
+  r->staging.reset();  // a pooled request holds no message memory and keeps no datatype
+  r->type_ref.reset();
   g_free_requests.push_back(r);
 }
 
@@ -86,7 +88,7 @@ void fill_status(const Request& r, MPI_Status* st) {
     if (r.immediate) {
       mpi::set_proc_null_status(st);
     } else {
-      mpi::set_status(st, r.pml.source, r.pml.tag, r.pml.bytes, r.buffer, r.pml.cancelled);
+      mpi::set_status(st, r.pml.source, r.pml.tag, r.pml.bytes, r.pml.cancelled);
     }
   } else {
     // A send's status says only whether it was cancelled (never, here).
@@ -99,6 +101,7 @@ void fill_status(const Request& r, MPI_Status* st) {
 // multiple-completion calls (in_status) put it in the status and raise MPI_ERR_IN_STATUS later.
 int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
   Request* r = request_impl(*handle);
+  if (r->buffer.staged()) mpi::drain_request(r);
   fill_status(*r, st);
   int err = error_class(*r);
   if (in_status) {
@@ -175,7 +178,12 @@ bool all_complete(int count, const MPI_Request* requests, int* first) {
   return true;
 }
 
-void delete_on_completion(pml::Request* p) { Request::release(static_cast<Request*>(p->user)); }
+// A freed request's operation is over: a staged receive's data still goes to the user's buffer.
+void delete_on_completion(pml::Request* p) {
+  auto* r = static_cast<Request*>(p->user);
+  mpi::drain_request(r);
+  Request::release(r);
+}
 
 }  // namespace
 
@@ -371,7 +379,11 @@ int PMPI_Request_free(MPI_Request* request) {
                        r->fn);
   }
   *request = MPI_REQUEST_NULL;
+  // Under the progress lock, so that the progress thread cannot complete the operation between
+  // the test and the hand-over (the request would then be left to no one).
+  progress::Lock lock;
   if (!r->active || r->complete()) {
+    if (r->active) mpi::drain_request(r);
     Request::release(r);
   } else {
     // The operation goes on; its request goes when the pml is done with it.
@@ -395,7 +407,11 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   }
   if (!r->complete()) progress::poll();
   *flag = r->complete();
-  if (*flag) fill_status(*r, status);
+  if (*flag) {
+    // Complete means the receive buffer holds the message, though the request lives on.
+    if (r->buffer.staged()) mpi::drain_request(r);
+    fill_status(*r, status);
+  }
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Request_get_status);

@@ -16,6 +16,7 @@ lines tests/progs/check.h prints, so the integration scripts read both alike. Ch
    (int, double), a contiguous type, committed and freed, sent and received, and an allgather
    of the vector type.
 """
+import os
 import sys
 
 from mpi4py import MPI
@@ -26,14 +27,20 @@ size = comm.Get_size()
 checks = failed = 0
 
 
+def say(line):
+    # One write per line: the ranks share mpirun's output, and print() writes the text and its
+    # newline separately, so lines of two ranks could run together.
+    os.write(1, (line + "\n").encode())
+
+
 def check(passed, what, why=""):
     global checks, failed
     checks += 1
     if passed:
-        print(f"ok {rank} {what}", flush=True)
+        say(f"ok {rank} {what}")
     else:
         failed += 1
-        print(f"FAIL {rank} {what}: {why}", flush=True)
+        say(f"FAIL {rank} {what}: {why}")
 
 
 def matmul(a, b):  # 2x2 integer matrices as 4-tuples, mod a prime so values stay small
@@ -145,5 +152,5 @@ except Exception as e:  # a missing function is a failure, said plainly
     check(False, "derived-datatypes", repr(e))
 
 comm.Barrier()
-print(f"done {rank} of {size}: {checks} checks, {failed} failed", flush=True)
+say(f"done {rank} of {size}: {checks} checks, {failed} failed")
 sys.exit(1 if failed else 0)
