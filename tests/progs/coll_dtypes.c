@@ -1,0 +1,1295 @@
+/* coll_dtypes: every collective on derived datatypes, against the same collective on MPI_INT.
+ *
+ *   coll_dtypes      any number of ranks (1 to 6 tested)
+ *
+ * A collective moves a datatype's packed stream (count * size bytes in type-map order) whatever
+ * its layout in memory. Five layouts, each a datatype of K ints per element within an extent of E
+ * ints, the MPI buffer being the layout's start + S ints (S: the lower bound, in ints, below the
+ * element's origin):
+ *   L1-vector    MPI_Type_vector(2, 1, 2, MPI_INT) resized to 16 B     ints {0, 2}, E = 4
+ *   L2-struct    one int at byte 4 (a struct), resized to lb 0, 12 B   ints {1},    E = 3
+ *   L3-contig    MPI_Type_contiguous(3, MPI_INT): dense, used in place ints {0,1,2}, E = 3
+ *   L4-indexed   blocks {2, 1} at {3, 0}, resized to 24 B              ints {3,4,0} in type-map
+ *                                                                      order, E = 6
+ *   L5-lb        MPI_INT resized to lb -4, extent 8                    ints {1}, S = 1, E = 2
+ * For each layout, each collective and each count (0, 1, 7 and 3001: 12 to 36 KB a block, past
+ * the eager limit of coll_dtypes.sh's TORUSMPI_EAGER_LIMIT=4096 job; buffers of several blocks go
+ * past the default 64 KiB too), the reference is the same collective on MPI_INT over the packed
+ * data (count * K ints where the call has count elements); then the call runs on the derived type
+ * over the same data spread into the layout, the gaps between its ints filled with a sentinel
+ * (-777), and the whole receive buffer is compared with the reference spread the same way: every
+ * int of every element, every gap, the gaps between the blocks of vector collectives and 16 guard
+ * ints either side. Receive buffers start with a pattern (not the sentinel) in their elements, so
+ * that an element left unwritten shows, and so does one written where MPI leaves it alone. Send
+ * buffers, guards and gaps included, must be left as they were. The order of the packed stream
+ * (L4's type map is not in memory order) shows where one side is MPI_INT, in MPI_Pack (the
+ * layout/<layout> checks) and in Alltoallw's mix of layouts.
+ *
+ * The collectives: Bcast and Reduce (MPI_SUM; also in place at the root) at every root; Allreduce
+ * (MPI_SUM, MPI_MAX, MPI_SUM in place); Scan (also in place), Exscan (rank 0's result is undefined:
+ * only its gaps and guards are checked); Reduce_scatter_block (also in place: the first block of
+ * the result checked, the rest undefined); Reduce_scatter (uneven counts, rank 1's 0); Allgather
+ * (also in place, also sending the derived type and receiving K * count MPI_INT); Allgatherv
+ * (uneven counts, blocks in reverse rank order with gaps); Alltoall (also in place, also sending
+ * K * count MPI_INT and receiving the derived type); Alltoallv (uneven counts, some 0; sent blocks
+ * in rank order with gaps, received in reverse with gaps); Alltoallw (the layout under test and the
+ * next one, chosen by pair of ranks, byte displacements with gaps); Gather, Gatherv, Scatter,
+ * Scatterv at every root (Gather and Scatter also in place at the root); Neighbor_allgather and
+ * Neighbor_alltoall on a periodic 1-D Cartesian communicator (one rank: its own neighbour twice);
+ * and MPI_Iallreduce, MPI_Ialltoallv, MPI_Igather (every root), MPI_Ibcast (every root) with a
+ * datatype made for the call and freed as soon as the call has started, before MPI_Wait (MPI
+ * allows it).
+ *
+ * Then: a user-defined non-commutative operation on L1 (an element is an affine map x -> a*x + b
+ * stored as (a, b), a in {1, 2}, b in 0..4; the operation composes maps in rank order) with
+ * Allreduce, Reduce at root p-1 and Scan, against the serial composition computed here; the
+ * operation also checks the datatype it is called with (L1's size, lb and extent). MPI_Allgather
+ * of MPI_DOUBLE_INT (extent 16, size 12: the padding between elements must not be written). And
+ * under MPI_ERRORS_RETURN: MPI_SUM over a struct of {int, double} is MPI_ERR_OP; an uncommitted
+ * datatype is MPI_ERR_TYPE (Allreduce and Bcast); the communicator works afterwards.
+ *
+ * On a library that is not torusmpi (no "torusmpi" in MPI_Get_library_version): where its error
+ * class differs, a "skip <rank> <check>: ..." line instead of the check. Open MPI 4.1 deviates
+ * twice more: it refuses MPI_SUM and MPI_MAX on derived datatypes (MPI_ERR_OP), so there the
+ * reductions on derived types use user-defined equivalents (a "#" line says so) and everything else
+ * of those checks runs; and its one-rank Alltoallw is wrong (skipped, a "skip" line). torusmpi gets
+ * every check, with the predefined operations.
+ *
+ * Output: one "ok/FAIL <rank> <collective>/<layout>" line per collective (or form) and layout,
+ * every count and root in it, with the number of problems and the first (its count and root) on
+ * FAIL; "done <rank> of <p>: ..." last. All calls return errors (MPI_ERRORS_RETURN): a failing call
+ * is a problem of its check. COLL_DTYPES_VERBOSE=1 prints every problem on a "# problem" line. */
+#include <mpi.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static int g_size;
+static int g_torusmpi;
+static int g_open_mpi;  /* MPI_Get_library_version starts with "Open MPI" */
+static MPI_Comm g_cart; /* periodic 1-D, all ranks, for the neighbourhood collectives */
+
+/* --- Reporting: problems of one check, the first kept with the case it came from ------------ */
+static char g_name[128]; /* the open check: "<collective>/<layout>" */
+static char g_ctx[128];  /* the case being run: "count 7, root 2" */
+static int g_count;      /* the count of the case */
+static char g_first[512];
+static int g_bad;
+static int g_verbose;
+static unsigned g_salt; /* changes with every case */
+
+static void problem(const char* fmt, ...) {
+  char text[sizeof g_first];
+  int n = snprintf(text, sizeof text, "%s%s", g_ctx, g_ctx[0] ? ": " : "");
+  if (n < 0 || (size_t)n >= sizeof text) n = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (g_bad++ == 0) memcpy(g_first, text, sizeof text);
+  if (g_verbose) printf("# problem %d %s: %s\n", g_rank, g_name, text);
+}
+/* Reports the open check, if any. */
+static void flush(void) {
+  if (g_name[0]) check(g_bad == 0, g_name, "%d problems, the first: %s", g_bad, g_first);
+  g_name[0] = '\0';
+}
+/* The cases of one check run one after another (each count, each root): a case of the open check
+ * adds to it; another name reports it and opens the next. */
+static void begin(const char* fmt, ...) {
+  char name[sizeof g_name];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  snprintf(g_ctx, sizeof g_ctx, "count %d", g_count);
+  if (strcmp(name, g_name) == 0) return;
+  flush();
+  memcpy(g_name, name, sizeof name);
+  g_bad = 0;
+  g_first[0] = '\0';
+}
+static void set_ctx(const char* fmt, ...) {
+  int n = snprintf(g_ctx, sizeof g_ctx, "count %d", g_count);
+  if (fmt[0] && n > 0 && (size_t)n < sizeof g_ctx - 2) {
+    memcpy(g_ctx + n, ", ", 3);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_ctx + n + 2, sizeof g_ctx - (size_t)n - 2, fmt, ap);
+    va_end(ap);
+  }
+  ++g_salt;
+}
+/* An MPI call returned rc. */
+static int call(int rc, const char* fn) {
+  if (rc == MPI_SUCCESS) return 1;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  problem("%s returned %d (%s)", fn, rc, text);
+  return 0;
+}
+
+/* --- Layouts ------------------------------------------------------------------------------- */
+enum { kLayouts = 5, kInt = kLayouts };
+typedef struct {
+  const char* name;
+  int k, e, s; /* ints per element, extent in ints, lower bound shift in ints */
+  int pos[3];  /* the ints of an element from the layout's start, in type-map order */
+  MPI_Datatype type;
+  int id;
+} Layout;
+static Layout g_layout[kLayouts + 1] = {
+    {"L1-vector", 2, 4, 0, {0, 2}, MPI_DATATYPE_NULL, 0},
+    {"L2-struct", 1, 3, 0, {1}, MPI_DATATYPE_NULL, 1},
+    {"L3-contig", 3, 3, 0, {0, 1, 2}, MPI_DATATYPE_NULL, 2},
+    {"L4-indexed", 3, 6, 0, {3, 4, 0}, MPI_DATATYPE_NULL, 3},
+    {"L5-lb", 1, 2, 1, {1}, MPI_DATATYPE_NULL, 4},
+    {"int", 1, 1, 0, {0}, MPI_DATATYPE_NULL, 5}, /* MPI_INT itself, for mixed calls */
+};
+
+/* A new committed datatype of layout id. */
+static MPI_Datatype make_type(int id) {
+  MPI_Datatype t = MPI_DATATYPE_NULL, inner = MPI_DATATYPE_NULL;
+  switch (id) {
+    case 0:
+      MPI_Type_vector(2, 1, 2, MPI_INT, &inner);
+      MPI_Type_create_resized(inner, 0, 16, &t);
+      break;
+    case 1: {
+      int len = 1;
+      MPI_Aint at = 4;
+      MPI_Datatype type = MPI_INT;
+      MPI_Type_create_struct(1, &len, &at, &type, &inner);
+      MPI_Type_create_resized(inner, 0, 12, &t);
+      break;
+    }
+    case 2:
+      MPI_Type_contiguous(3, MPI_INT, &t);
+      break;
+    case 3: {
+      const int lens[] = {2, 1}, displs[] = {3, 0};
+      MPI_Type_indexed(2, lens, displs, MPI_INT, &inner);
+      MPI_Type_create_resized(inner, 0, 24, &t);
+      break;
+    }
+    case 4:
+      MPI_Type_create_resized(MPI_INT, -4, 8, &t);
+      break;
+    default:
+      return MPI_INT;
+  }
+  if (inner != MPI_DATATYPE_NULL) MPI_Type_free(&inner);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+/* The datatype has the size, bounds and packed ints its layout says. */
+static void check_layout(const Layout* l) {
+  g_count = 0;
+  begin("layout/%s", l->name);
+  g_ctx[0] = '\0';
+  int size = -1;
+  MPI_Aint lb = -1, extent = -1;
+  MPI_Type_size(l->type, &size);
+  MPI_Type_get_extent(l->type, &lb, &extent);
+  if (size != 4 * l->k || lb != -4 * l->s || extent != 4 * l->e)
+    problem("size %d lb %ld extent %ld, expected %d %d %d", size, (long)lb, (long)extent, 4 * l->k,
+            -4 * l->s, 4 * l->e);
+  int mem[12], packed[6] = {0};
+  for (int i = 0; i < 12; ++i) mem[i] = 100 + i;
+  int position = 0;
+  if (call(MPI_Pack(mem + l->s, 2, l->type, packed, sizeof packed, &position, MPI_COMM_SELF),
+           "MPI_Pack")) {
+    for (int i = 0; i < 2 * l->k; ++i) {
+      int want = 100 + (i / l->k) * l->e + l->pos[i % l->k];
+      if (packed[i] != want) {
+        problem("packed int %d is %d, expected %d", i, packed[i], want);
+        break;
+      }
+    }
+  }
+}
+
+/* --- Data ---------------------------------------------------------------------------------- */
+static uint32_t hash3(uint32_t a, uint32_t b, uint32_t c) {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  const uint32_t v[3] = {a, b, c};
+  for (int k = 0; k < 3; ++k) {
+    h ^= v[k] + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  return (uint32_t)(h >> 17);
+}
+/* n packed ints of rank r's input in this case: distinct-looking values, or for a reduction
+ * -100..100 (so sums stay exact). */
+static int* input(long n, int r, int reduction) {
+  int* v = malloc((size_t)(n + 1) * sizeof *v);
+  for (long i = 0; i < n; ++i) {
+    uint32_t h = hash3((uint32_t)r, (uint32_t)i, g_salt);
+    v[i] = reduction ? (int)(h % 201u) - 100 : (int)(h & 0x3fffffffu) + 1;
+  }
+  return v;
+}
+/* n packed ints a receive buffer starts with: not the sentinel, not anything sent. */
+static int* initial(long n) {
+  int* v = malloc((size_t)(n + 1) * sizeof *v);
+  for (long i = 0; i < n; ++i) v[i] = -1000000 - (int)i;
+  return v;
+}
+static int* copy_ints(const int* v, long n) {
+  int* c = malloc((size_t)(n + 1) * sizeof *c);
+  if (n > 0) memcpy(c, v, (size_t)n * sizeof *c);
+  return c;
+}
+
+/* Uneven counts from a base n: rank 1 (of 2 or more) 0, the others n to n+2. */
+static int uneven(int j, int n) {
+  if (n == 0 || (g_size > 1 && j == 1)) return 0;
+  return n + j % 3;
+}
+/* Alltoallv/w: what rank a sends rank b; some pairs 0. */
+static int pair_count(int a, int b, int n) {
+  if (n == 0 || (g_size > 1 && (a + 2 * b) % 3 == 1)) return 0;
+  return n + (a + b) % 3;
+}
+/* Blocks in reverse rank order, a gap of (j % 2 + 1) elements before each; or in rank order with a
+ * gap of 2. Displacements in elements; returns the elements spanned, a gap after the last. */
+static long spaced(const int* counts, int* displs, int reverse) {
+  long at = 0;
+  for (int k = 0; k < g_size; ++k) {
+    int j = reverse ? g_size - 1 - k : k;
+    at += reverse ? 1 + j % 2 : 2;
+    displs[j] = (int)at;
+    at += counts[j];
+  }
+  return at + 1;
+}
+/* The reference's: packed in rank order, in ints. Returns the ints. */
+static long packed_displs(const int* counts, int k, int* displs) {
+  long at = 0;
+  for (int j = 0; j < g_size; ++j) {
+    displs[j] = (int)at;
+    at += (long)counts[j] * k;
+  }
+  return at;
+}
+static int* scaled(const int* counts, int k) {
+  int* v = malloc((size_t)g_size * sizeof *v);
+  for (int j = 0; j < g_size; ++j) v[j] = counts[j] * k;
+  return v;
+}
+
+/* --- Buffers in a layout ------------------------------------------------------------------- *
+ * A Side is the memory of one buffer argument: kGuard ints, a region, kGuard ints, all the
+ * sentinel but for the ints of its elements. where[j] maps packed int j of the reference's buffer
+ * to its int in the region; blocks are added in the reference's order. */
+enum { kGuard = 16 };
+static const int kSentinel = -777;
+typedef struct {
+  long* where;
+  long n, cap;
+  long region; /* ints */
+  int* mem;
+  int* snap;
+} Side;
+
+/* count elements of layout l whose first element's origin is int `origin` of the region. */
+static void side_block(Side* s, const Layout* l, long origin, long count) {
+  if (count <= 0) return;
+  if (origin - l->s < 0) abort(); /* a bug of this program */
+  if (s->n + count * l->k > s->cap) {
+    s->cap = 2 * (s->n + count * l->k);
+    s->where = realloc(s->where, (size_t)s->cap * sizeof *s->where);
+  }
+  for (long e = 0; e < count; ++e)
+    for (int k = 0; k < l->k; ++k) s->where[s->n++] = origin + e * l->e + l->pos[k] - l->s;
+  long end = origin + count * l->e - l->s;
+  if (end > s->region) s->region = end;
+}
+static void side_span(Side* s, long ints) {
+  if (ints > s->region) s->region = ints;
+}
+/* Allocates the memory and puts the packed ints (s->n of them; none when NULL) in place. */
+static void side_alloc(Side* s, const int* packed) {
+  long total = s->region + 2 * kGuard;
+  s->mem = malloc((size_t)total * sizeof *s->mem);
+  for (long i = 0; i < total; ++i) s->mem[i] = kSentinel;
+  for (long j = 0; packed && j < s->n; ++j) s->mem[kGuard + s->where[j]] = packed[j];
+}
+/* One buffer of count elements of l at the region's start, holding packed. */
+static void side_one(Side* s, const Layout* l, long count, const int* packed) {
+  side_block(s, l, l->s, count);
+  side_alloc(s, packed);
+}
+/* The address of int `at` of the region (the MPI buffer argument: at = the layout's s). */
+static void* side_at(const Side* s, long at) { return s->mem + kGuard + at; }
+static void* side_buf(const Side* s, const Layout* l) { return side_at(s, l->s); }
+static void side_snap(Side* s) {
+  long total = s->region + 2 * kGuard;
+  s->snap = copy_ints(s->mem, total);
+}
+static void side_free(Side* s) {
+  free(s->where);
+  free(s->mem);
+  free(s->snap);
+  memset(s, 0, sizeof *s);
+}
+
+/* Where int i of the memory is, for messages. */
+static void describe(const Side* s, const long* index, long i, char* text, size_t size) {
+  if (i < kGuard)
+    snprintf(text, size, "guard int %ld before the buffer", kGuard - i);
+  else if (i >= kGuard + s->region)
+    snprintf(text, size, "guard int %ld after the buffer", i - kGuard - s->region + 1);
+  else if (index[i] >= 0)
+    snprintf(text, size, "int %ld of the region (packed int %ld)", i - kGuard, index[i]);
+  else
+    snprintf(text, size, "int %ld of the region (a gap)", i - kGuard);
+}
+/* The memory holds the packed ints `want` in place, the sentinel everywhere else. Only the first
+ * `defined` packed ints are checked (the rest: what MPI leaves undefined); their gaps always. */
+static void side_expect_first(const Side* s, const int* want, long defined, const char* what) {
+  long total = s->region + 2 * kGuard;
+  long* index = malloc((size_t)total * sizeof *index);
+  for (long i = 0; i < total; ++i) index[i] = -1;
+  for (long j = 0; j < s->n; ++j) index[kGuard + s->where[j]] = j;
+  long bad = 0, first = -1;
+  int got = 0, expected = 0;
+  for (long i = 0; i < total; ++i) {
+    if (index[i] >= defined) continue;
+    int w = index[i] >= 0 ? want[index[i]] : kSentinel;
+    if (s->mem[i] == w) continue;
+    if (bad++ == 0) {
+      first = i;
+      got = s->mem[i];
+      expected = w;
+    }
+  }
+  if (bad > 0) {
+    char where[96];
+    describe(s, index, first, where, sizeof where);
+    problem("%s: %ld ints wrong, the first %s: %d, expected %d", what, bad, where, got, expected);
+  }
+  free(index);
+}
+static void side_expect(const Side* s, const int* want, int data, const char* what) {
+  side_expect_first(s, want, data ? s->n : 0, what);
+}
+/* The memory is as side_snap saw it. */
+static void side_unchanged(const Side* s, const char* what) {
+  long total = s->region + 2 * kGuard;
+  long bad = 0, first = -1;
+  for (long i = 0; i < total; ++i)
+    if (s->mem[i] != s->snap[i] && bad++ == 0) first = i;
+  if (bad == 0) return;
+  long* index = malloc((size_t)total * sizeof *index);
+  for (long i = 0; i < total; ++i) index[i] = -1;
+  for (long j = 0; j < s->n; ++j) index[kGuard + s->where[j]] = j;
+  char where[96];
+  describe(s, index, first, where, sizeof where);
+  problem("%s changed: %ld ints, the first %s: %d, was %d", what, bad, where, s->mem[first],
+          s->snap[first]);
+  free(index);
+}
+
+/* A nonblocking call's datatype: made for the call, freed once it has started. */
+typedef struct {
+  MPI_Request req;
+  MPI_Datatype type;
+} Nb;
+static void nb_wait(Nb* nb, int rc, const char* fn) {
+  MPI_Type_free(&nb->type);
+  if (call(rc, fn)) call(MPI_Wait(&nb->req, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+/* --- Predefined operations on derived datatypes ------------------------------------------- *
+ * MPI_SUM and MPI_MAX apply to a derived datatype built of one predefined type (torusmpi, MPICH);
+ * Open MPI 4.1 refuses them with MPI_ERR_OP (only MPI_Accumulate takes them there). Probed once: on
+ * a reference library that refuses them, the reductions on derived datatypes use user-defined
+ * equivalents (packing the operands, adding or taking the maximum, unpacking the result), so that
+ * the rest of each check still runs there. torusmpi always gets MPI_SUM and MPI_MAX. */
+static MPI_Op g_sum = MPI_SUM, g_max = MPI_MAX;
+static void packed_op(void* in, void* inout, int* len, MPI_Datatype* type, int max) {
+  int size = 0, position = 0;
+  MPI_Type_size(*type, &size);
+  long n = (long)*len * size / (long)sizeof(int);
+  int* a = malloc((size_t)(n + 1) * sizeof *a);
+  int* b = malloc((size_t)(n + 1) * sizeof *b);
+  MPI_Pack(in, *len, *type, a, (int)(n * 4), &position, MPI_COMM_SELF);
+  position = 0;
+  MPI_Pack(inout, *len, *type, b, (int)(n * 4), &position, MPI_COMM_SELF);
+  for (long i = 0; i < n; ++i) b[i] = max ? (a[i] > b[i] ? a[i] : b[i]) : a[i] + b[i];
+  position = 0;
+  MPI_Unpack(b, (int)(n * 4), &position, inout, *len, *type, MPI_COMM_SELF);
+  free(a);
+  free(b);
+}
+static void packed_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  packed_op(in, inout, len, type, 0);
+}
+static void packed_max(void* in, void* inout, int* len, MPI_Datatype* type) {
+  packed_op(in, inout, len, type, 1);
+}
+static void choose_ops(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int in[3] = {1, 2, 3}, out[3] = {0};
+  int rc = MPI_Allreduce(in, out, 1, g_layout[2].type, MPI_SUM, comm);
+  MPI_Comm_free(&comm);
+  if (rc == MPI_SUCCESS || g_torusmpi) return;
+  if (g_rank == 0)
+    printf(
+        "# the reference library refuses MPI_SUM on a derived datatype (error %d): the "
+        "reductions on derived datatypes use user-defined sum and max\n",
+        rc);
+  MPI_Op_create(packed_sum, 1, &g_sum);
+  MPI_Op_create(packed_max, 1, &g_max);
+}
+
+/* --- Rooted and reducing collectives ------------------------------------------------------ */
+static void t_bcast(const Layout* l, int n, int nonblocking) {
+  const char* fn = nonblocking ? "MPI_Ibcast" : "MPI_Bcast";
+  begin("%s/%s", nonblocking ? "ibcast" : "bcast", l->name);
+  long nk = (long)n * l->k;
+  for (int root = 0; root < g_size; ++root) {
+    set_ctx("root %d", root);
+    int* ref = g_rank == root ? input(nk, root, 0) : initial(nk);
+    Side b = {0};
+    side_one(&b, l, n, ref);
+    call(MPI_Bcast(ref, (int)nk, MPI_INT, root, MPI_COMM_WORLD), "MPI_Bcast(MPI_INT)");
+    if (nonblocking) {
+      Nb nb = {MPI_REQUEST_NULL, make_type(l->id)};
+      nb_wait(&nb, MPI_Ibcast(side_buf(&b, l), n, nb.type, root, MPI_COMM_WORLD, &nb.req), fn);
+    } else {
+      call(MPI_Bcast(side_buf(&b, l), n, l->type, root, MPI_COMM_WORLD), fn);
+    }
+    side_expect(&b, ref, 1, "buffer");
+    side_free(&b);
+    free(ref);
+  }
+}
+
+/* Reduce, also in place at the root. */
+static void t_reduce(const Layout* l, int n, int in_place_root) {
+  begin("%s/%s", in_place_root ? "reduce-inplace" : "reduce-sum", l->name);
+  long nk = (long)n * l->k;
+  for (int root = 0; root < g_size; ++root) {
+    set_ctx("root %d", root);
+    int here = g_rank == root, in_place = in_place_root && here;
+    int* in = input(nk, g_rank, 1);
+    int* ref = in_place ? copy_ints(in, nk) : initial(nk);
+    Side s = {0}, r = {0};
+    side_one(&s, l, in_place ? 0 : n, in);
+    side_snap(&s);
+    side_one(&r, l, here ? n : 0, ref);
+    call(MPI_Reduce(in_place ? MPI_IN_PLACE : in, here ? ref : NULL, (int)nk, MPI_INT, MPI_SUM,
+                    root, MPI_COMM_WORLD),
+         "MPI_Reduce(MPI_INT)");
+    call(MPI_Reduce(in_place ? MPI_IN_PLACE : side_buf(&s, l), here ? side_buf(&r, l) : NULL, n,
+                    l->type, g_sum, root, MPI_COMM_WORLD),
+         "MPI_Reduce");
+    side_unchanged(&s, "send buffer");
+    if (here) side_expect(&r, ref, 1, "receive buffer");
+    side_free(&s);
+    side_free(&r);
+    free(in);
+    free(ref);
+  }
+}
+
+/* Allreduce (which: 0 sum, 1 max, 2 sum in place, 3 Iallreduce sum), Scan (4; 6 in place),
+ * Exscan (5). */
+static void t_allreduce(const Layout* l, int n, int which) {
+  static const char* const names[] = {"allreduce-sum",  "allreduce-max", "allreduce-inplace",
+                                      "iallreduce-sum", "scan-sum",      "exscan-sum",
+                                      "scan-inplace"};
+  begin("%s/%s", names[which], l->name);
+  set_ctx("");
+  long nk = (long)n * l->k;
+  MPI_Op op = which == 1 ? MPI_MAX : MPI_SUM, dop = which == 1 ? g_max : g_sum;
+  int in_place = which == 2 || which == 6;
+  int* in = input(nk, g_rank, 1);
+  int* ref = in_place ? copy_ints(in, nk) : initial(nk);
+  Side s = {0}, r = {0};
+  side_one(&s, l, in_place ? 0 : n, in);
+  side_snap(&s);
+  side_one(&r, l, n, ref);
+  const void* ref_in = in_place ? MPI_IN_PLACE : in;
+  const void* buf_in = in_place ? MPI_IN_PLACE : side_buf(&s, l);
+  MPI_Comm w = MPI_COMM_WORLD;
+  int data = 1;
+  switch (which) {
+    case 4:
+    case 6:
+      call(MPI_Scan(ref_in, ref, (int)nk, MPI_INT, op, w), "MPI_Scan(MPI_INT)");
+      call(MPI_Scan(buf_in, side_buf(&r, l), n, l->type, dop, w), "MPI_Scan");
+      break;
+    case 5:
+      call(MPI_Exscan(in, ref, (int)nk, MPI_INT, op, w), "MPI_Exscan(MPI_INT)");
+      call(MPI_Exscan(buf_in, side_buf(&r, l), n, l->type, dop, w), "MPI_Exscan");
+      data = g_rank != 0;
+      break;
+    case 3: {
+      MPI_Request req;
+      call(MPI_Iallreduce(in, ref, (int)nk, MPI_INT, op, w, &req), "MPI_Iallreduce(MPI_INT)");
+      call(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait(MPI_INT)");
+      Nb nb = {MPI_REQUEST_NULL, make_type(l->id)};
+      nb_wait(&nb, MPI_Iallreduce(buf_in, side_buf(&r, l), n, nb.type, dop, w, &nb.req),
+              "MPI_Iallreduce");
+      break;
+    }
+    default:
+      call(MPI_Allreduce(ref_in, ref, (int)nk, MPI_INT, op, w), "MPI_Allreduce(MPI_INT)");
+      call(MPI_Allreduce(buf_in, side_buf(&r, l), n, l->type, dop, w), "MPI_Allreduce");
+  }
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, data, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(in);
+  free(ref);
+}
+
+/* Reduce_scatter_block (mode 0; 2 in place) or Reduce_scatter with uneven counts (1). In place,
+ * the input is the whole receive buffer and the result its first block, the rest undefined. */
+static void t_reduce_scatter(const Layout* l, int n, int mode) {
+  static const char* const names[] = {"reduce_scatter_block", "reduce_scatter",
+                                      "reduce_scatter_block-inplace"};
+  begin("%s/%s", names[mode], l->name);
+  set_ctx("");
+  const int p = g_size, vary = mode == 1, in_place = mode == 2;
+  int* counts = malloc((size_t)p * sizeof *counts);
+  long total = 0;
+  for (int j = 0; j < p; ++j) total += counts[j] = vary ? uneven(j, n) : n;
+  int mine = counts[g_rank];
+  int* in = input(total * l->k, g_rank, 1);
+  int* ref = in_place ? copy_ints(in, total * l->k) : initial((long)mine * l->k);
+  Side s = {0}, r = {0};
+  side_one(&s, l, in_place ? 0 : total, in);
+  side_snap(&s);
+  side_one(&r, l, in_place ? total : mine, ref);
+  if (in_place) {
+    call(MPI_Reduce_scatter_block(MPI_IN_PLACE, ref, n * l->k, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+         "MPI_Reduce_scatter_block(MPI_INT)");
+    call(MPI_Reduce_scatter_block(MPI_IN_PLACE, side_buf(&r, l), n, l->type, g_sum, MPI_COMM_WORLD),
+         "MPI_Reduce_scatter_block");
+  } else if (vary) {
+    int* kcounts = scaled(counts, l->k);
+    call(MPI_Reduce_scatter(in, ref, kcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+         "MPI_Reduce_scatter(MPI_INT)");
+    call(MPI_Reduce_scatter(side_buf(&s, l), side_buf(&r, l), counts, l->type, g_sum,
+                            MPI_COMM_WORLD),
+         "MPI_Reduce_scatter");
+    free(kcounts);
+  } else {
+    call(MPI_Reduce_scatter_block(in, ref, n * l->k, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+         "MPI_Reduce_scatter_block(MPI_INT)");
+    call(MPI_Reduce_scatter_block(side_buf(&s, l), side_buf(&r, l), n, l->type, g_sum,
+                                  MPI_COMM_WORLD),
+         "MPI_Reduce_scatter_block");
+  }
+  side_unchanged(&s, "send buffer");
+  side_expect_first(&r, ref, (long)mine * l->k, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(counts);
+  free(in);
+  free(ref);
+}
+
+/* --- Gathering and scattering -------------------------------------------------------------- */
+/* Allgather: mode 0 plain, 1 in place, 2 sending the derived type and receiving K * n MPI_INT. */
+static void t_allgather(const Layout* l, int n, int mode) {
+  static const char* const names[] = {"allgather", "allgather-inplace", "allgather-recv-int"};
+  begin("%s/%s", names[mode], l->name);
+  set_ctx("");
+  const int p = g_size;
+  long nk = (long)n * l->k;
+  int* in = input(nk, g_rank, 0);
+  int* ref = initial(p * nk);
+  if (mode == 1 && nk > 0) memcpy(ref + g_rank * nk, in, (size_t)nk * sizeof *in);
+  Side s = {0}, r = {0};
+  side_one(&s, l, mode == 1 ? 0 : n, in);
+  side_snap(&s);
+  if (mode == 2)
+    side_one(&r, &g_layout[kInt], p * nk, ref);
+  else
+    side_one(&r, l, (long)p * n, ref);
+  call(MPI_Allgather(mode == 1 ? MPI_IN_PLACE : in, (int)nk, MPI_INT, ref, (int)nk, MPI_INT,
+                     MPI_COMM_WORLD),
+       "MPI_Allgather(MPI_INT)");
+  if (mode == 2)
+    call(MPI_Allgather(side_buf(&s, l), n, l->type, side_at(&r, 0), (int)nk, MPI_INT,
+                       MPI_COMM_WORLD),
+         "MPI_Allgather");
+  else
+    call(MPI_Allgather(mode == 1 ? MPI_IN_PLACE : side_buf(&s, l), n, l->type, side_buf(&r, l), n,
+                       l->type, MPI_COMM_WORLD),
+         "MPI_Allgather");
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(in);
+  free(ref);
+}
+
+/* Receive side of a vector collective: counts[j] elements from rank j at displs[j] (elements),
+ * added in rank order. */
+static void side_spaced(Side* s, const Layout* l, const int* counts, const int* displs, long span) {
+  for (int j = 0; j < g_size; ++j) side_block(s, l, l->s + (long)displs[j] * l->e, counts[j]);
+  side_span(s, span * l->e);
+}
+
+static void t_allgatherv(const Layout* l, int n, int mode) {
+  (void)mode;
+  begin("allgatherv/%s", l->name);
+  set_ctx("");
+  const int p = g_size;
+  int* counts = malloc((size_t)p * sizeof *counts);
+  int* displs = malloc((size_t)p * sizeof *displs);
+  int* rdispls = malloc((size_t)p * sizeof *rdispls);
+  for (int j = 0; j < p; ++j) counts[j] = uneven(j, n);
+  int mine = counts[g_rank];
+  int* kcounts = scaled(counts, l->k);
+  long total = packed_displs(counts, l->k, rdispls);
+  long span = spaced(counts, displs, 1);
+  int* in = input((long)mine * l->k, g_rank, 0);
+  int* ref = initial(total);
+  Side s = {0}, r = {0};
+  side_one(&s, l, mine, in);
+  side_snap(&s);
+  side_spaced(&r, l, counts, displs, span);
+  side_alloc(&r, ref);
+  call(MPI_Allgatherv(in, kcounts[g_rank], MPI_INT, ref, kcounts, rdispls, MPI_INT, MPI_COMM_WORLD),
+       "MPI_Allgatherv(MPI_INT)");
+  call(MPI_Allgatherv(side_buf(&s, l), mine, l->type, side_buf(&r, l), counts, displs, l->type,
+                      MPI_COMM_WORLD),
+       "MPI_Allgatherv");
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(counts);
+  free(displs);
+  free(rdispls);
+  free(kcounts);
+  free(in);
+  free(ref);
+}
+
+/* Gather (mode 0), in place at the root (1), Igather with a freed type (2). */
+static void t_gather(const Layout* l, int n, int mode) {
+  static const char* const names[] = {"gather", "gather-inplace", "igather"};
+  begin("%s/%s", names[mode], l->name);
+  const int p = g_size;
+  long nk = (long)n * l->k;
+  for (int root = 0; root < p; ++root) {
+    set_ctx("root %d", root);
+    int here = g_rank == root, in_place = mode == 1 && here;
+    int* in = input(nk, g_rank, 0);
+    int* ref = initial(here ? p * nk : 0);
+    if (in_place && nk > 0) memcpy(ref + g_rank * nk, in, (size_t)nk * sizeof *in);
+    Side s = {0}, r = {0};
+    side_one(&s, l, in_place ? 0 : n, in);
+    side_snap(&s);
+    side_one(&r, l, here ? (long)p * n : 0, ref);
+    const void* ref_in = in_place ? MPI_IN_PLACE : in;
+    const void* buf_in = in_place ? MPI_IN_PLACE : side_buf(&s, l);
+    void* buf_out = here ? side_buf(&r, l) : NULL;
+    call(MPI_Gather(ref_in, (int)nk, MPI_INT, here ? ref : NULL, (int)nk, MPI_INT, root,
+                    MPI_COMM_WORLD),
+         "MPI_Gather(MPI_INT)");
+    if (mode == 2) {
+      Nb nb = {MPI_REQUEST_NULL, make_type(l->id)};
+      nb_wait(&nb,
+              MPI_Igather(buf_in, n, nb.type, buf_out, n, nb.type, root, MPI_COMM_WORLD, &nb.req),
+              "MPI_Igather");
+    } else {
+      call(MPI_Gather(buf_in, n, l->type, buf_out, n, l->type, root, MPI_COMM_WORLD), "MPI_Gather");
+    }
+    side_unchanged(&s, "send buffer");
+    if (here) side_expect(&r, ref, 1, "receive buffer");
+    side_free(&s);
+    side_free(&r);
+    free(in);
+    free(ref);
+  }
+}
+
+static void t_gatherv(const Layout* l, int n, int mode) {
+  (void)mode;
+  begin("gatherv/%s", l->name);
+  const int p = g_size;
+  int* counts = malloc((size_t)p * sizeof *counts);
+  int* displs = malloc((size_t)p * sizeof *displs);
+  int* rdispls = malloc((size_t)p * sizeof *rdispls);
+  for (int j = 0; j < p; ++j) counts[j] = uneven(j, n);
+  int* kcounts = scaled(counts, l->k);
+  long total = packed_displs(counts, l->k, rdispls);
+  long span = spaced(counts, displs, 1);
+  int mine = counts[g_rank];
+  for (int root = 0; root < p; ++root) {
+    set_ctx("root %d", root);
+    int here = g_rank == root;
+    int* in = input((long)mine * l->k, g_rank, 0);
+    int* ref = initial(here ? total : 0);
+    Side s = {0}, r = {0};
+    side_one(&s, l, mine, in);
+    side_snap(&s);
+    if (here) side_spaced(&r, l, counts, displs, span);
+    side_alloc(&r, ref);
+    call(MPI_Gatherv(in, kcounts[g_rank], MPI_INT, here ? ref : NULL, here ? kcounts : NULL,
+                     here ? rdispls : NULL, MPI_INT, root, MPI_COMM_WORLD),
+         "MPI_Gatherv(MPI_INT)");
+    call(MPI_Gatherv(side_buf(&s, l), mine, l->type, here ? side_buf(&r, l) : NULL,
+                     here ? counts : NULL, here ? displs : NULL, l->type, root, MPI_COMM_WORLD),
+         "MPI_Gatherv");
+    side_unchanged(&s, "send buffer");
+    if (here) side_expect(&r, ref, 1, "receive buffer");
+    side_free(&s);
+    side_free(&r);
+    free(in);
+    free(ref);
+  }
+  free(counts);
+  free(displs);
+  free(rdispls);
+  free(kcounts);
+}
+
+/* Scatter, also in place at the root. */
+static void t_scatter(const Layout* l, int n, int in_place_root) {
+  begin("%s/%s", in_place_root ? "scatter-inplace" : "scatter", l->name);
+  const int p = g_size;
+  long nk = (long)n * l->k;
+  for (int root = 0; root < p; ++root) {
+    set_ctx("root %d", root);
+    int here = g_rank == root, in_place = in_place_root && here;
+    int* in = input(here ? p * nk : 0, g_rank, 0);
+    int* ref = initial(nk);
+    Side s = {0}, r = {0};
+    side_one(&s, l, here ? (long)p * n : 0, in);
+    side_snap(&s);
+    side_one(&r, l, in_place ? 0 : n, ref);
+    call(MPI_Scatter(here ? in : NULL, (int)nk, MPI_INT, in_place ? MPI_IN_PLACE : ref, (int)nk,
+                     MPI_INT, root, MPI_COMM_WORLD),
+         "MPI_Scatter(MPI_INT)");
+    call(MPI_Scatter(here ? side_buf(&s, l) : NULL, n, l->type,
+                     in_place ? MPI_IN_PLACE : side_buf(&r, l), n, l->type, root, MPI_COMM_WORLD),
+         "MPI_Scatter");
+    side_unchanged(&s, "send buffer");
+    side_expect(&r, ref, 1, "receive buffer");
+    side_free(&s);
+    side_free(&r);
+    free(in);
+    free(ref);
+  }
+}
+
+static void t_scatterv(const Layout* l, int n, int mode) {
+  (void)mode;
+  begin("scatterv/%s", l->name);
+  const int p = g_size;
+  int* counts = malloc((size_t)p * sizeof *counts);
+  int* displs = malloc((size_t)p * sizeof *displs);
+  int* sdispls = malloc((size_t)p * sizeof *sdispls);
+  for (int j = 0; j < p; ++j) counts[j] = uneven(j, n);
+  int* kcounts = scaled(counts, l->k);
+  long total = packed_displs(counts, l->k, sdispls);
+  long span = spaced(counts, displs, 1);
+  int mine = counts[g_rank];
+  for (int root = 0; root < p; ++root) {
+    set_ctx("root %d", root);
+    int here = g_rank == root;
+    int* in = input(here ? total : 0, g_rank, 0);
+    int* ref = initial((long)mine * l->k);
+    Side s = {0}, r = {0};
+    if (here) side_spaced(&s, l, counts, displs, span);
+    side_alloc(&s, in);
+    side_snap(&s);
+    side_one(&r, l, mine, ref);
+    call(MPI_Scatterv(here ? in : NULL, here ? kcounts : NULL, here ? sdispls : NULL, MPI_INT, ref,
+                      kcounts[g_rank], MPI_INT, root, MPI_COMM_WORLD),
+         "MPI_Scatterv(MPI_INT)");
+    call(MPI_Scatterv(here ? side_buf(&s, l) : NULL, here ? counts : NULL, here ? displs : NULL,
+                      l->type, side_buf(&r, l), mine, l->type, root, MPI_COMM_WORLD),
+         "MPI_Scatterv");
+    side_unchanged(&s, "send buffer");
+    side_expect(&r, ref, 1, "receive buffer");
+    side_free(&s);
+    side_free(&r);
+    free(in);
+    free(ref);
+  }
+  free(counts);
+  free(displs);
+  free(sdispls);
+  free(kcounts);
+}
+
+/* --- All to all ---------------------------------------------------------------------------- */
+/* Alltoall: mode 0 plain, 1 sending K * n MPI_INT and receiving the derived type, 2 in place. */
+static void t_alltoall(const Layout* l, int n, int mode) {
+  static const char* const names[] = {"alltoall", "alltoall-send-int", "alltoall-inplace"};
+  begin("%s/%s", names[mode], l->name);
+  set_ctx("");
+  const int p = g_size;
+  long nk = (long)n * l->k;
+  int* in = input(p * nk, g_rank, 0);
+  int* ref = mode == 2 ? copy_ints(in, p * nk) : initial(p * nk);
+  Side s = {0}, r = {0};
+  if (mode == 1)
+    side_one(&s, &g_layout[kInt], p * nk, in);
+  else
+    side_one(&s, l, mode == 2 ? 0 : (long)p * n, in);
+  side_snap(&s);
+  side_one(&r, l, (long)p * n, ref);
+  call(MPI_Alltoall(mode == 2 ? MPI_IN_PLACE : in, (int)nk, MPI_INT, ref, (int)nk, MPI_INT,
+                    MPI_COMM_WORLD),
+       "MPI_Alltoall(MPI_INT)");
+  if (mode == 2)
+    call(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, side_buf(&r, l), n, l->type,
+                      MPI_COMM_WORLD),
+         "MPI_Alltoall");
+  else if (mode == 1)
+    call(
+        MPI_Alltoall(side_at(&s, 0), (int)nk, MPI_INT, side_buf(&r, l), n, l->type, MPI_COMM_WORLD),
+        "MPI_Alltoall");
+  else
+    call(MPI_Alltoall(side_buf(&s, l), n, l->type, side_buf(&r, l), n, l->type, MPI_COMM_WORLD),
+         "MPI_Alltoall");
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(in);
+  free(ref);
+}
+
+/* Alltoallv (or Ialltoallv with a freed type): uneven counts, sent blocks in rank order with gaps,
+ * received in reverse with gaps. */
+static void t_alltoallv(const Layout* l, int n, int nonblocking) {
+  begin("%s/%s", nonblocking ? "ialltoallv" : "alltoallv", l->name);
+  set_ctx("");
+  const int p = g_size;
+  int *sc = malloc((size_t)p * sizeof(int)), *rc = malloc((size_t)p * sizeof(int));
+  int *sd = malloc((size_t)p * sizeof(int)), *rd = malloc((size_t)p * sizeof(int));
+  int *psd = malloc((size_t)p * sizeof(int)), *prd = malloc((size_t)p * sizeof(int));
+  for (int j = 0; j < p; ++j) {
+    sc[j] = pair_count(g_rank, j, n);
+    rc[j] = pair_count(j, g_rank, n);
+  }
+  int *ksc = scaled(sc, l->k), *krc = scaled(rc, l->k);
+  long stotal = packed_displs(sc, l->k, psd), rtotal = packed_displs(rc, l->k, prd);
+  long sspan = spaced(sc, sd, 0), rspan = spaced(rc, rd, 1);
+  int* in = input(stotal, g_rank, 0);
+  int* ref = initial(rtotal);
+  Side s = {0}, r = {0};
+  side_spaced(&s, l, sc, sd, sspan);
+  side_alloc(&s, in);
+  side_snap(&s);
+  side_spaced(&r, l, rc, rd, rspan);
+  side_alloc(&r, ref);
+  call(MPI_Alltoallv(in, ksc, psd, MPI_INT, ref, krc, prd, MPI_INT, MPI_COMM_WORLD),
+       "MPI_Alltoallv(MPI_INT)");
+  if (nonblocking) {
+    Nb nb = {MPI_REQUEST_NULL, make_type(l->id)};
+    nb_wait(&nb,
+            MPI_Ialltoallv(side_buf(&s, l), sc, sd, nb.type, side_buf(&r, l), rc, rd, nb.type,
+                           MPI_COMM_WORLD, &nb.req),
+            "MPI_Ialltoallv");
+  } else {
+    call(MPI_Alltoallv(side_buf(&s, l), sc, sd, l->type, side_buf(&r, l), rc, rd, l->type,
+                       MPI_COMM_WORLD),
+         "MPI_Alltoallv");
+  }
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(sc), free(rc), free(sd), free(rd), free(psd), free(prd), free(ksc), free(krc);
+  free(in);
+  free(ref);
+}
+
+/* Alltoallw: between ranks a and b, layout l when a + b is even, the next layout when odd (both
+ * ways). */
+static void t_alltoallw(const Layout* l, int n, int mode) {
+  (void)mode;
+  const Layout* other = &g_layout[(l->id + 1) % kLayouts];
+  static int said;
+  if (g_open_mpi && g_size == 1) {
+    if (!said++)
+      printf(
+          "skip %d alltoallw: known Open MPI deviation: coll/self's Alltoallw multiplies the "
+          "byte displacements by the extent (4.1)\n",
+          g_rank);
+    return;
+  }
+  begin("alltoallw/%s+%s", l->name, other->name);
+  set_ctx("");
+  const int p = g_size;
+  const size_t bytes = (size_t)p * sizeof(int);
+  int *sc = malloc(bytes), *rc = malloc(bytes), *sd = malloc(bytes), *rd = malloc(bytes);
+  int *ksc = malloc(bytes), *krc = malloc(bytes), *psd = malloc(bytes), *prd = malloc(bytes);
+  MPI_Datatype* types = malloc((size_t)p * sizeof *types);
+  MPI_Datatype* ints = malloc((size_t)p * sizeof *ints);
+  const Layout** lay = malloc((size_t)p * sizeof *lay);
+  long stotal = 0, rtotal = 0;
+  for (int j = 0; j < p; ++j) {
+    lay[j] = (g_rank + j) % 2 ? other : l;
+    types[j] = lay[j]->type;
+    ints[j] = MPI_INT;
+    sc[j] = pair_count(g_rank, j, n);
+    rc[j] = pair_count(j, g_rank, n);
+    ksc[j] = sc[j] * lay[j]->k;
+    krc[j] = rc[j] * lay[j]->k;
+    psd[j] = (int)(4 * stotal);
+    prd[j] = (int)(4 * rtotal);
+    stotal += ksc[j];
+    rtotal += krc[j];
+  }
+  int* in = input(stotal, g_rank, 0);
+  int* ref = initial(rtotal);
+  /* Blocks in ints from the buffer (the region's start): sent in rank order after a gap of 2 ints,
+   * received in reverse order after a gap of 1 or 2. */
+  Side s = {0}, r = {0};
+  long at = 0;
+  for (int j = 0; j < p; ++j) {
+    at += 2;
+    sd[j] = (int)(4 * (at + lay[j]->s));
+    at += (long)sc[j] * lay[j]->e;
+  }
+  side_span(&s, at + 1);
+  at = 0;
+  for (int j = p - 1; j >= 0; --j) {
+    at += 1 + j % 2;
+    rd[j] = (int)(4 * (at + lay[j]->s));
+    at += (long)rc[j] * lay[j]->e;
+  }
+  side_span(&r, at + 1);
+  for (int j = 0; j < p; ++j) {
+    side_block(&s, lay[j], sd[j] / 4, sc[j]);
+    side_block(&r, lay[j], rd[j] / 4, rc[j]);
+  }
+  side_alloc(&s, in);
+  side_snap(&s);
+  side_alloc(&r, ref);
+  call(MPI_Alltoallw(in, ksc, psd, ints, ref, krc, prd, ints, MPI_COMM_WORLD),
+       "MPI_Alltoallw(MPI_INT)");
+  call(MPI_Alltoallw(side_at(&s, 0), sc, sd, types, side_at(&r, 0), rc, rd, types, MPI_COMM_WORLD),
+       "MPI_Alltoallw");
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(sc), free(rc), free(sd), free(rd), free(ksc), free(krc), free(psd), free(prd);
+  free(types), free(ints), free(lay);
+  free(in);
+  free(ref);
+}
+
+/* Neighbor_allgather (alltoall = 0) or Neighbor_alltoall on the periodic ring g_cart: two
+ * neighbours, the left then the right (one rank: itself twice). */
+static void t_neighbor(const Layout* l, int n, int alltoall) {
+  begin("%s/%s", alltoall ? "neighbor_alltoall" : "neighbor_allgather", l->name);
+  set_ctx("");
+  long nk = (long)n * l->k;
+  long sent = alltoall ? 2 : 1;
+  int* in = input(sent * nk, g_rank, 0);
+  int* ref = initial(2 * nk);
+  Side s = {0}, r = {0};
+  side_one(&s, l, sent * n, in);
+  side_snap(&s);
+  side_one(&r, l, 2L * n, ref);
+  if (alltoall) {
+    call(MPI_Neighbor_alltoall(in, (int)nk, MPI_INT, ref, (int)nk, MPI_INT, g_cart),
+         "MPI_Neighbor_alltoall(MPI_INT)");
+    call(MPI_Neighbor_alltoall(side_buf(&s, l), n, l->type, side_buf(&r, l), n, l->type, g_cart),
+         "MPI_Neighbor_alltoall");
+  } else {
+    call(MPI_Neighbor_allgather(in, (int)nk, MPI_INT, ref, (int)nk, MPI_INT, g_cart),
+         "MPI_Neighbor_allgather(MPI_INT)");
+    call(MPI_Neighbor_allgather(side_buf(&s, l), n, l->type, side_buf(&r, l), n, l->type, g_cart),
+         "MPI_Neighbor_allgather");
+  }
+  side_unchanged(&s, "send buffer");
+  side_expect(&r, ref, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(in);
+  free(ref);
+}
+
+/* --- A non-commutative operation ----------------------------------------------------------- *
+ * An element of L1 is a map x -> a*x + b, a in {1, 2}, b in 0..4; in op inout is "in, then inout":
+ * (a, b) = (a_in * a_io, a_io * b_in + b_io). Over ranks 0..p-1 the maps compose in rank order. */
+static int g_op_bad;
+static void compose(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int size = 0;
+  MPI_Aint lb = -1, extent = 0;
+  MPI_Type_size(*type, &size);
+  MPI_Type_get_extent(*type, &lb, &extent);
+  if (size != 8 || lb != 0 || extent != 16) {
+    ++g_op_bad; /* not called with L1's type */
+    return;
+  }
+  const int* x = in;
+  int* y = inout;
+  for (int i = 0; i < *len; ++i) {
+    int a = x[4 * i] * y[4 * i], b = y[4 * i] * x[4 * i + 2] + y[4 * i + 2];
+    y[4 * i] = a;
+    y[4 * i + 2] = b;
+  }
+}
+static void affine(int r, long i, int* ab) {
+  uint32_t h = hash3((uint32_t)r, (uint32_t)i, g_salt ^ 0xAFu);
+  ab[0] = 1 + (int)(h & 1u);
+  ab[1] = (int)((h >> 1) % 5u);
+}
+/* which: 0 Allreduce, 1 Reduce at root p-1, 2 Scan. */
+static void t_noncommutative(MPI_Op op, int n, int which) {
+  static const char* const names[] = {"allreduce", "reduce", "scan"};
+  const Layout* l = &g_layout[0];
+  begin("noncommutative-%s/%s", names[which], l->name);
+  set_ctx("");
+  const int p = g_size, root = p - 1;
+  int here = which != 1 || g_rank == root;
+  int last = which == 2 ? g_rank : p - 1; /* the result composes ranks 0..last */
+  long nk = 2L * n;
+  int* in = malloc((size_t)(nk + 1) * sizeof *in);
+  int* want = malloc((size_t)(nk + 1) * sizeof *want);
+  for (long i = 0; i < n; ++i) {
+    affine(g_rank, i, in + 2 * i);
+    int a = 1, b = 0, f[2];
+    for (int q = 0; q <= last; ++q) {
+      affine(q, i, f);
+      a *= f[0];
+      b = f[0] * b + f[1];
+    }
+    want[2 * i] = a;
+    want[2 * i + 1] = b;
+  }
+  int* init = initial(nk);
+  Side s = {0}, r = {0};
+  side_one(&s, l, n, in);
+  side_snap(&s);
+  side_one(&r, l, here ? n : 0, init);
+  g_op_bad = 0;
+  void* out = here ? side_buf(&r, l) : NULL;
+  if (which == 0)
+    call(MPI_Allreduce(side_buf(&s, l), out, n, l->type, op, MPI_COMM_WORLD), "MPI_Allreduce");
+  else if (which == 1)
+    call(MPI_Reduce(side_buf(&s, l), out, n, l->type, op, root, MPI_COMM_WORLD), "MPI_Reduce");
+  else
+    call(MPI_Scan(side_buf(&s, l), out, n, l->type, op, MPI_COMM_WORLD), "MPI_Scan");
+  if (g_op_bad) problem("the operation was called %d times with a type other than L1's", g_op_bad);
+  side_unchanged(&s, "send buffer");
+  if (here) side_expect(&r, want, 1, "receive buffer");
+  side_free(&s);
+  side_free(&r);
+  free(in);
+  free(want);
+  free(init);
+}
+
+/* --- MPI_DOUBLE_INT: 12 bytes of data in 16 of extent -------------------------------------- */
+typedef struct {
+  double d;
+  int i;
+} DoubleInt;
+static void t_double_int(int n) {
+  begin("allgather-double_int");
+  set_ctx("");
+  const int p = g_size;
+  MPI_Aint lb, extent;
+  MPI_Type_get_extent(MPI_DOUBLE_INT, &lb, &extent);
+  if (extent != (MPI_Aint)sizeof(DoubleInt)) {
+    problem("MPI_DOUBLE_INT's extent is %ld, expected %zu", (long)extent, sizeof(DoubleInt));
+    return;
+  }
+  const unsigned char kFill = 0xA5;
+  size_t guard = 64, rbytes = (size_t)p * (size_t)n * sizeof(DoubleInt);
+  DoubleInt* in = malloc((size_t)(n + 1) * sizeof *in);
+  memset(in, kFill, (size_t)(n + 1) * sizeof *in);
+  for (int i = 0; i < n; ++i) {
+    in[i].d = (double)g_rank * 1e6 + i + 0.5;
+    in[i].i = -(g_rank * 100000 + i);
+  }
+  unsigned char* snap = malloc((size_t)(n + 1) * sizeof *in);
+  memcpy(snap, in, (size_t)(n + 1) * sizeof *in);
+  unsigned char* mem = malloc(rbytes + 2 * guard);
+  memset(mem, kFill, rbytes + 2 * guard);
+  call(MPI_Allgather(in, n, MPI_DOUBLE_INT, mem + guard, n, MPI_DOUBLE_INT, MPI_COMM_WORLD),
+       "MPI_Allgather");
+  if (memcmp(in, snap, (size_t)(n + 1) * sizeof *in) != 0) problem("send buffer changed");
+  long bad = 0;
+  char first[160] = "";
+  for (size_t b = 0; b < rbytes + 2 * guard; ++b) {
+    size_t at = b - guard;
+    int inside = b >= guard && b < guard + rbytes;
+    size_t field = at % sizeof(DoubleInt);
+    if (inside && field < offsetof(DoubleInt, i) + sizeof(int)) continue; /* data: below */
+    if (mem[b] != kFill && bad++ == 0)
+      snprintf(first, sizeof first, "byte %ld from the buffer (%s) is 0x%02x",
+               (long)b - (long)guard, inside ? "padding" : "guard", mem[b]);
+  }
+  const DoubleInt* out = (const DoubleInt*)(mem + guard);
+  for (int q = 0; q < p; ++q)
+    for (int i = 0; i < n; ++i) {
+      DoubleInt e;
+      memcpy(&e, &out[(long)q * n + i], sizeof e);
+      if ((e.d != (double)q * 1e6 + i + 0.5 || e.i != -(q * 100000 + i)) && bad++ == 0)
+        snprintf(first, sizeof first, "element %d from rank %d is (%.17g, %d)", i, q, e.d, e.i);
+    }
+  if (bad) problem("%ld wrong, the first: %s", bad, first);
+  free(in);
+  free(snap);
+  free(mem);
+}
+
+/* --- Errors -------------------------------------------------------------------------------- */
+static void expect_class(int rc, int want, const char* what) {
+  int cls = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (rc != MPI_SUCCESS) MPI_Error_string(rc, text, &len);
+  if (cls != want && !g_torusmpi) {
+    printf("skip %d %s: the reference library returned class %d (%s), not %d\n", g_rank, what, cls,
+           text, want);
+    return;
+  }
+  check(cls == want, what, "returned class %d (%s), expected %d", cls, text, want);
+}
+static void t_errors(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  struct {
+    int i;
+    double d;
+  } a[2] = {{1, 1.0}, {2, 2.0}}, b[2];
+  int lens[] = {1, 1};
+  MPI_Aint displs[] = {0, 8};
+  MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE}, st, vec;
+  MPI_Type_create_struct(2, lens, displs, types, &st);
+  MPI_Type_commit(&st);
+  expect_class(MPI_Allreduce(a, b, 1, st, MPI_SUM, comm), MPI_ERR_OP,
+               "error/allreduce-sum-on-struct");
+  MPI_Type_free(&st);
+  int v[8] = {0}, w[8] = {0};
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec); /* not committed */
+  expect_class(MPI_Allreduce(v, w, 1, vec, MPI_SUM, comm), MPI_ERR_TYPE,
+               "error/allreduce-uncommitted");
+  expect_class(MPI_Bcast(v, 1, vec, 0, comm), MPI_ERR_TYPE, "error/bcast-uncommitted");
+  MPI_Type_free(&vec);
+  /* The communicator still works. */
+  int one = 1, sum = 0;
+  check_rc(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm), "error/after");
+  check(sum == g_size, "error/after-sum", "sum %d, expected %d", sum, g_size);
+  MPI_Comm_free(&comm);
+}
+
+/* --- The sweep ----------------------------------------------------------------------------- */
+static const int kCounts[] = {0, 1, 7, 3001};
+enum { kNumCounts = sizeof kCounts / sizeof *kCounts };
+
+/* The sweep of one layout, in this order, each test at every count. */
+typedef void (*Test)(const Layout* l, int n, int mode);
+static const struct {
+  Test run;
+  int mode;
+} kSweep[] = {
+    {t_bcast, 0},
+    {t_reduce, 0},
+    {t_reduce, 1},         /* in place at the root */
+    {t_allreduce, 0},      /* sum */
+    {t_allreduce, 1},      /* max */
+    {t_allreduce, 2},      /* sum in place */
+    {t_allreduce, 4},      /* scan */
+    {t_allreduce, 6},      /* scan in place */
+    {t_allreduce, 5},      /* exscan */
+    {t_reduce_scatter, 0}, /* block */
+    {t_reduce_scatter, 1}, /* uneven */
+    {t_reduce_scatter, 2}, /* block, in place */
+    {t_allgather, 0},
+    {t_allgather, 1}, /* in place */
+    {t_allgather, 2}, /* received as MPI_INT */
+    {t_allgatherv, 0},
+    {t_alltoall, 0},
+    {t_alltoall, 1}, /* sent as MPI_INT */
+    {t_alltoall, 2}, /* in place */
+    {t_alltoallv, 0},
+    {t_alltoallw, 0},
+    {t_gather, 0},
+    {t_gather, 1}, /* in place at the root */
+    {t_gatherv, 0},
+    {t_scatter, 0},
+    {t_scatter, 1}, /* in place at the root */
+    {t_scatterv, 0},
+    {t_neighbor, 0}, /* allgather */
+    {t_neighbor, 1}, /* alltoall */
+    /* Nonblocking, the datatype freed before the wait. */
+    {t_allreduce, 3},
+    {t_alltoallv, 1},
+    {t_gather, 2},
+    {t_bcast, 1},
+};
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  g_torusmpi = strstr(version, "torusmpi") != NULL;
+  g_open_mpi = strncmp(version, "Open MPI", 8) == 0;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char* verbose = getenv("COLL_DTYPES_VERBOSE");
+  g_verbose = verbose && strcmp(verbose, "1") == 0;
+
+  int dims[1] = {g_size}, periods[1] = {1};
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &g_cart);
+  /* A call that fails is a problem of its check, not the end of the job. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(g_cart, MPI_ERRORS_RETURN);
+  for (int i = 0; i < kLayouts; ++i) {
+    g_layout[i].type = make_type(i);
+    check_layout(&g_layout[i]);
+  }
+  g_layout[kInt].type = MPI_INT;
+  choose_ops();
+
+  for (int i = 0; i < kLayouts; ++i) {
+    for (size_t t = 0; t < sizeof kSweep / sizeof *kSweep; ++t)
+      for (int c = 0; c < kNumCounts; ++c)
+        kSweep[t].run(&g_layout[i], g_count = kCounts[c], kSweep[t].mode);
+  }
+  MPI_Op op;
+  MPI_Op_create(compose, 0, &op);
+  for (int which = 0; which < 3; ++which)
+    for (int c = 0; c < kNumCounts; ++c) t_noncommutative(op, g_count = kCounts[c], which);
+  for (int c = 0; c < kNumCounts; ++c) t_double_int(g_count = kCounts[c]);
+  flush();
+  MPI_Op_free(&op);
+  t_errors();
+
+  for (int i = 0; i < kLayouts; ++i) MPI_Type_free(&g_layout[i].type);
+  if (g_sum != MPI_SUM) MPI_Op_free(&g_sum);
+  if (g_max != MPI_MAX) MPI_Op_free(&g_max);
+  MPI_Comm_free(&g_cart);
+  int status = check_done(g_size);
+  MPI_Finalize();
+  return status;
+}
