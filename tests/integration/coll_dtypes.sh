@@ -8,7 +8,8 @@
 # MPI_DOUBLE_INT, and the error classes of an invalid operation and an uncommitted type.
 # First on Open MPI (the reference: its refusal of MPI_SUM on derived types and its one-rank
 # Alltoallw are skipped there), then on torusmpi at 1 to 5 ranks, with large messages by
-# rendezvous, with the asynchronous progress thread, and the clang build. A job takes 1 to 3 s.
+# rendezvous, with the asynchronous progress thread, with each algorithm of the registry forced,
+# and the clang build. A job takes 1 to 3 s.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/coll_dtypes
@@ -33,6 +34,33 @@ run_job 60 "${mpirun[@]}" -np 4 -x TORUSMPI_EAGER_LIMIT=4096 "${via_preload[@]}"
 check "coll_dtypes.gcc, LD_PRELOAD, np=4, TORUSMPI_EAGER_LIMIT=4096" passed 4 || diag_job
 run_job 60 "${mpirun[@]}" -np 3 -x TORUSMPI_ASYNC_PROGRESS=1 "${via_preload[@]}" "$bin.gcc"
 check "coll_dtypes.gcc, LD_PRELOAD, np=3, TORUSMPI_ASYNC_PROGRESS=1" passed 3 || diag_job
+# Every algorithm of the registry: job k forces the k-th of every collective at once (cycling
+# through shorter lists), at 5 ranks. Automatic fallback stays on: the algorithms that need a
+# commutative op hand the program's non-commutative one to another, as they must.
+info=$work/algorithms.txt
+"$TM_BINDIR/torusmpi_info" --algorithms --parsable >"$info" 2>&1
+colls=()
+while IFS= read -r c; do colls+=("$c"); done < <(
+  awk -F: '$1 == "algorithm" && $4 == "restrictions" && !seen[$2]++ { print $2 }' "$info")
+tokens() { awk -F: -v c="$1" '$1 == "algorithm" && $4 == "restrictions" && $2 == c { print $3 }' "$info"; }
+most=0
+for c in ${colls[@]+"${colls[@]}"}; do
+  n=$(tokens "$c" | wc -l)
+  [ "$n" -gt "$most" ] && most=$n
+done
+check "torusmpi_info lists the collectives' algorithms" test "$most" -gt 0 || diag_file "$info"
+for ((k = 0; k < most; k++)); do
+  forced=() names=()
+  for c in "${colls[@]}"; do
+    list=()
+    while IFS= read -r t; do list+=("$t"); done < <(tokens "$c")
+    t=${list[$((k % ${#list[@]}))]}
+    forced+=(-x "TORUSMPI_$(echo "$c" | tr a-z A-Z)_ALGORITHM=$t")
+    names+=("$c/$t")
+  done
+  run_job 60 "${mpirun[@]}" -np 5 "${via_preload[@]}" "${forced[@]}" "$bin.gcc"
+  check "coll_dtypes.gcc, np=5, forced: ${names[*]}" passed 5 || diag_job
+done
 if [ -x "$bin.clang" ]; then
   run_job 60 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang"
   check "coll_dtypes.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
