@@ -61,8 +61,7 @@ int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, 
   call.a.root = root;
   call.a.count = bytes;
   const bool at_root = c->rank == root;
-  call.r.recv = t.dense ? static_cast<char*>(buffer) + t.offset
-                        : call.staging().blocks(buffer, t, count, 1, at_root, !at_root);
+  call.r.recv = call.place(buffer, t, count, 1, at_root, !at_root);
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -106,16 +105,10 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
   call.a.root = rooted ? root : 0;
   call.a.in_place = in_place;
   const size_t n = static_cast<size_t>(count);
-  if (t.dense) {
-    call.r.send = in_place ? nullptr : static_cast<const char*>(sendbuf) + t.offset;
-    call.r.recv = has_recv ? static_cast<char*>(recvbuf) + t.offset : nullptr;
-  } else {
-    Staging& st = call.staging();
-    call.r.send = in_place ? nullptr : st.blocks(const_cast<void*>(sendbuf), t, n, 1, true, false);
-    // Exscan leaves rank 0's result undefined: staged, it gets back what it had.
-    call.r.recv = has_recv ? st.blocks(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true)
-                           : nullptr;
-  }
+  call.r.send = in_place ? nullptr : call.place(const_cast<void*>(sendbuf), t, n, 1, true, false);
+  // Exscan leaves rank 0's result undefined: staged, it gets back what it had.
+  call.r.recv = has_recv ? call.place(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true)
+                         : nullptr;
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -150,12 +143,9 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
   call.a.in_place = in_place;
   call.a.count = rbytes;
   if (!in_place) {
-    call.r.send = st.dense ? static_cast<const char*>(sendbuf) + st.offset
-                           : call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount,
-                                                   sent_blocks, true, false);
+    call.r.send = call.place(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
   }
-  call.r.recv = rt.dense ? static_cast<char*>(recvbuf) + rt.offset
-                         : call.staging().blocks(recvbuf, rt, recvcount, p, in_place, true);
+  call.r.recv = call.place(recvbuf, rt, recvcount, p, in_place, true);
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -180,14 +170,12 @@ int allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype 
   call.a.coll = Coll::kAllgatherv;
   call.a.in_place = in_place;
   std::vector<size_t> bytes, at;
-  call.r.recv = call.staging().side(side_of(recvbuf, &rt, recvcounts, displs, c->size, rt.extent),
-                                    in_place, true, &bytes, &at);
+  call.r.recv = call.place(side_of(recvbuf, &rt, recvcounts, displs, c->size, rt.extent), in_place,
+                           true, &bytes, &at);
   call.a.counts = call.keep(0, std::move(bytes));
   call.a.displs = call.keep(1, std::move(at));
   if (!in_place) {
-    call.r.send = st.dense ? static_cast<const char*>(sendbuf) + st.offset
-                           : call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount, 1,
-                                                   true, false);
+    call.r.send = call.place(const_cast<void*>(sendbuf), st, sendcount, 1, true, false);
   }
   return run_collective(fn, comm, c, call, request);
 }
@@ -227,14 +215,9 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
     return err;
   call.a.coll = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
   call.a.in_place = in_place;
-  if (t.dense) {
-    call.r.send = in_place ? nullptr : static_cast<const char*>(sendbuf) + t.offset;
-    call.r.recv = static_cast<char*>(recvbuf) + t.offset;
-  } else {
-    Staging& s = call.staging();
-    call.r.send = in_place ? nullptr : s.blocks(const_cast<void*>(sendbuf), t, total, 1, true, false);
-    call.r.recv = s.blocks(recvbuf, t, in_place ? total : mine, 1, in_place, true);
-  }
+  call.r.send =
+      in_place ? nullptr : call.place(const_cast<void*>(sendbuf), t, total, 1, true, false);
+  call.r.recv = call.place(recvbuf, t, in_place ? total : mine, 1, in_place, true);
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -289,14 +272,14 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   call.a.coll = w ? Coll::kAlltoallw : Coll::kAlltoallv;
   call.a.in_place = in_place;
   std::vector<size_t> bytes, at;
-  call.r.recv = call.staging().side(rs, in_place, true, &bytes, &at);
+  call.r.recv = call.place(rs, in_place, true, &bytes, &at);
   call.a.rcounts = call.keep(0, std::move(bytes));
   call.a.rdispls = call.keep(1, std::move(at));
   if (in_place) {
     call.a.scounts = call.a.rcounts;
     call.a.sdispls = call.a.rdispls;
   } else {
-    call.r.send = call.staging().side(ss, true, false, &bytes, &at);
+    call.r.send = call.place(ss, true, false, &bytes, &at);
     call.a.scounts = call.keep(2, std::move(bytes));
     call.a.sdispls = call.keep(3, std::move(at));
   }
@@ -360,14 +343,10 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
   call.a.count = block;
   // gather: own is read, whole written (an in-place root's block is in it already); scatter:
   // whole is read, own written.
-  void* own_at = in_place ? nullptr
-                 : own.dense ? static_cast<char*>(own_buf) + own.offset
-                             : call.staging().blocks(own_buf, own, own_count, 1, gather, !gather);
+  void* own_at = in_place ? nullptr : call.place(own_buf, own, own_count, 1, gather, !gather);
   void* whole_at = !at_root ? nullptr
-                   : whole.dense
-                       ? static_cast<char*>(whole_buf) + whole.offset
-                       : call.staging().blocks(whole_buf, whole, whole_count, c->size,
-                                               !gather || in_place, gather);
+                            : call.place(whole_buf, whole, whole_count, c->size,
+                                         !gather || in_place, gather);
   call.r.send = gather ? own_at : whole_at;
   call.r.recv = gather ? whole_at : own_at;
   return run_collective(fn, comm, c, call, request);
@@ -415,8 +394,8 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
                          cname, root, root_bytes);
     }
     std::vector<size_t> bytes, at;
-    whole_at = call.staging().side(side_of(whole_buf, &whole, counts, displs, p, whole.extent),
-                                   !gather || in_place, gather, &bytes, &at);
+    whole_at = call.place(side_of(whole_buf, &whole, counts, displs, p, whole.extent),
+                          !gather || in_place, gather, &bytes, &at);
     call.a.counts = call.keep(0, std::move(bytes));
     call.a.displs = call.keep(1, std::move(at));
   } else {
@@ -424,9 +403,7 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
     mine[c->rank] = own_bytes;
     call.a.counts = call.keep(0, std::move(mine));
   }
-  void* own_at = in_place ? nullptr
-                 : own.dense ? static_cast<char*>(own_buf) + own.offset
-                             : call.staging().blocks(own_buf, own, owncount, 1, gather, !gather);
+  void* own_at = in_place ? nullptr : call.place(own_buf, own, owncount, 1, gather, !gather);
   call.a.coll = kind;
   call.a.root = root;
   call.a.in_place = in_place;

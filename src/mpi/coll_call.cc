@@ -21,12 +21,10 @@ void request_done(coll::Exec*, void*) {}
 int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype type,
                    TypeArg* out) {
   out->handle = type;
-  if (const BuiltinTypeInfo* info = datatype_info(type)) {
+  const BuiltinTypeInfo* info = nullptr;
+  if (int err = check_datatype(fn, comm, type, what, &info, &out->t)) return err;
+  if (info != nullptr) {
     // Predefined: the fast path of every call, without the engine unless the layout needs it.
-    if (info->size == 0 || info->cls == TypeClass::kMarker) {
-      return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data", what,
-                         what[0] != '\0' ? "type" : "datatype", info->name);
-    }
     out->size = static_cast<size_t>(info->size);
     out->extent = static_cast<size_t>(info->extent);
     out->derived = false;
@@ -35,9 +33,6 @@ int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype
     out->t = out->dense ? nullptr : engine_type(type);
     return MPI_SUCCESS;
   }
-  char arg[32];
-  std::snprintf(arg, sizeof arg, "%s%s", what, what[0] != '\0' ? "type" : "datatype");
-  if (int err = check_data_type(fn, comm, type, arg, &out->t)) return err;
   out->size = static_cast<size_t>(out->t->size());
   out->extent = static_cast<size_t>(out->t->extent());
   out->derived = true;
@@ -65,18 +60,37 @@ void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, si
 
 void* Staging::blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
                       bool drain) {
-  if (t.dense || buf == nullptr) return buf == nullptr ? nullptr : static_cast<char*>(buf) + t.offset;
-  const size_t block = count * t.size;
-  char* packed = stage(block * n);
-  const dtype::TypeRef ref = engine_type_ref(t.handle);
-  if (count == 0) return packed;
+  char* packed = stage(count * t.size * n);
   // Block j's elements follow block j - 1's: one run of n * count elements.
-  pack_or_drain(packed, buf, ref, count * n, 0, fill, drain);
+  pack_or_drain(packed, buf, engine_type_ref(t.handle), count * n, 0, fill, drain);
   return packed;
 }
 
-void* Staging::side(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+void* Staging::side(const Side& s, bool fill, bool drain, const std::vector<size_t>& bytes,
                     std::vector<size_t>* displs) {
+  auto type = [&](size_t i) { return s.types.size() == 1 ? s.types[0] : s.types[i]; };
+  size_t total = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    (*displs)[i] = total;
+    total += bytes[i];
+  }
+  char* packed = stage(total);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    pack_or_drain(packed + (*displs)[i], s.buf, engine_type_ref(type(i)->handle), s.counts[i],
+                  s.at[i], fill, drain);
+  }
+  return packed;
+}
+
+void* CollCall::place(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
+                      bool drain) {
+  if (buf == nullptr) return nullptr;
+  if (t.dense) return static_cast<char*>(buf) + t.offset;
+  return staging().blocks(buf, t, count, n, fill, drain);
+}
+
+void* CollCall::place(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+                      std::vector<size_t>* displs) {
   const size_t n = s.counts.size();
   auto type = [&](size_t i) { return s.types.size() == 1 ? s.types[0] : s.types[i]; };
   bytes->resize(n);
@@ -84,23 +98,11 @@ void* Staging::side(const Side& s, bool fill, bool drain, std::vector<size_t>* b
   bool dense = true;
   for (size_t i = 0; i < n; ++i) {
     (*bytes)[i] = s.counts[i] * type(i)->size;
+    (*displs)[i] = static_cast<size_t>(s.at[i] + type(i)->offset);
     dense = dense && (type(i)->dense || s.counts[i] == 0);
   }
-  if (dense || s.buf == nullptr) {
-    for (size_t i = 0; i < n; ++i) (*displs)[i] = static_cast<size_t>(s.at[i] + type(i)->offset);
-    return s.buf;
-  }
-  size_t total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    (*displs)[i] = total;
-    total += (*bytes)[i];
-  }
-  char* packed = stage(total);
-  for (size_t i = 0; i < n; ++i) {
-    pack_or_drain(packed + (*displs)[i], s.buf, engine_type_ref(type(i)->handle), s.counts[i],
-                  s.at[i], fill, drain);
-  }
-  return packed;
+  if (dense || s.buf == nullptr) return s.buf;
+  return staging().side(s, fill, drain, *bytes, displs);
 }
 
 void Staging::retain(MPI_Datatype type) {

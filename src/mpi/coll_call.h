@@ -56,13 +56,11 @@ class Staging {
   Staging& operator=(const Staging&) = delete;
   ~Staging();
 
-  // n equal blocks of count elements of t, block j at buf + j * count * extent, for the engine:
-  // the address of the first block's bytes, the others following it. `fill`: the run reads them
-  // (packed now when staged); `drain`: it writes them (unpacked when the run ends).
+  // Packs (fill) or stages for unpacking at the end (drain) a side that cannot be used in place
+  // (CollCall::place): blocks() for n equal blocks of count elements of t, one after the other;
+  // side() for any side, each block packed after the one before (*displs gets where).
   void* blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain);
-  // Any side, for the engine: the base address, and per block its bytes and byte displacement
-  // from the base.
-  void* side(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+  void* side(const Side& s, bool fill, bool drain, const std::vector<size_t>& bytes,
              std::vector<size_t>* displs);
   // Keeps a derived datatype alive until the run ends (a user op's argument).
   void retain(MPI_Datatype type);
@@ -106,6 +104,15 @@ struct CollCall {
     if (!staged) staged = std::make_unique<Staging>();
     return *staged;
   }
+
+  // Where the engine finds a side of the call. n equal blocks of count elements of t, block j at
+  // buf + j * count * extent: the first block's bytes, the others following them. Any side: the
+  // base address, and per block its bytes and byte displacement from it. A side whose types are
+  // dense is used in place (no Staging is made); otherwise it is staged: `fill`, the run reads it
+  // (packed now); `drain`, the run writes it (unpacked when the run ends).
+  void* place(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain);
+  void* place(const Side& s, bool fill, bool drain, std::vector<size_t>* bytes,
+              std::vector<size_t>* displs);
 };
 
 // Runs the call (request == nullptr), or starts it and makes *request.

@@ -74,18 +74,18 @@ int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcoun
       rs.at.push_back(static_cast<int64_t>(displs[i]) * static_cast<int64_t>(rt.extent));
     }
     std::vector<size_t> bytes, at;
-    call.r.recv = call.staging().side(rs, false, true, &bytes, &at);
+    call.r.recv = call.place(rs, false, true, &bytes, &at);
     a.counts = call.keep(0, std::move(bytes));
     a.displs = call.keep(1, std::move(at));
   } else {
     if (int err = check_count(fn, comm, "recv", recvcount, rt, &rbytes)) return err;
     if (int err = check_same(fn, comm, sbytes, rbytes)) return err;
-    call.r.recv = call.staging().blocks(recvbuf, rt, recvcount, in, false, true);
+    call.r.recv = call.place(recvbuf, rt, recvcount, in, false, true);
   }
   const size_t sent_blocks = kind == Coll::kNeighborAlltoall ? out : 1;
   if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sbytes * sent_blocks)) return err;
   call.r.send =
-      call.staging().blocks(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
+      call.place(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
   a.coll = kind;
   a.count = sbytes;
   if (kind == Coll::kNeighborAlltoall && !identity(*n.t)) {
@@ -155,7 +155,7 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   a.dests = n.dests.data();
   a.outdegree = static_cast<int>(out);
   std::vector<size_t> bytes, at;
-  call.r.send = call.staging().side(ss, true, false, &bytes, &at);
+  call.r.send = call.place(ss, true, false, &bytes, &at);
   // Sends in the engine's order.
   std::vector<size_t> sc(out), sd(out);
   for (size_t j = 0; j < out; ++j) {
@@ -164,7 +164,7 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   }
   a.scounts = call.keep(0, std::move(sc));
   a.sdispls = call.keep(1, std::move(sd));
-  call.r.recv = call.staging().side(rs, false, true, &bytes, &at);
+  call.r.recv = call.place(rs, false, true, &bytes, &at);
   a.rcounts = call.keep(2, std::move(bytes));
   a.rdispls = call.keep(3, std::move(at));
   return run_collective(fn, comm, c, call, request);

@@ -22,51 +22,30 @@ int check_comm(const char* fn, MPI_Comm comm, Comm** out) {
                      comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
 }
 
-int check_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
-               const BuiltinTypeInfo** out) {
-  const char* arg = what[0] != '\0' ? "type" : "datatype";
-  const BuiltinTypeInfo* info = datatype_info(type);
-  if (info == nullptr) {
-    return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s argument is %s", what, arg,
-                       type == MPI_DATATYPE_NULL
-                           ? "MPI_DATATYPE_NULL"
-                           : "not a predefined datatype (derived datatypes are not implemented "
-                             "yet)");
+int check_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+                   const BuiltinTypeInfo** info, const dtype::Type** t) {
+  *t = nullptr;
+  if ((*info = datatype_info(type)) != nullptr) {
+    if ((*info)->size == 0 || (*info)->cls == TypeClass::kMarker) {
+      return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data in this build", what,
+                         what[0] != '\0' ? "type" : "datatype", (*info)->name);
+    }
+    return MPI_SUCCESS;
   }
-  if (info->size == 0 || info->cls == TypeClass::kMarker) {
-    return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data in this build", what,
-                       arg, info->name);
-  }
-  *out = info;
-  return MPI_SUCCESS;
-}
-
-int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
-                 Buffer* out) {
-  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
-  const BuiltinTypeInfo* info = nullptr;
-  if (int err = check_type(fn, comm, type, "", &info)) return err;
-  if (buf == nullptr && count > 0) {
-    return raise_error(comm, MPI_ERR_BUFFER, fn, "buf argument is NULL with count %d", count);
-  }
-  out->buf = const_cast<void*>(buf);
-  out->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->extent);
-  out->type_size = info->size;
-  out->type_extent = info->extent;
-  return MPI_SUCCESS;
+  char arg[16];
+  std::snprintf(arg, sizeof arg, "%s%s", what, what[0] != '\0' ? "type" : "datatype");
+  return check_data_type(fn, comm, type, arg, t);
 }
 
 int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
                   const char* what, Buffer* out) {
   if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
+  const BuiltinTypeInfo* info = nullptr;
   const dtype::Type* t = nullptr;
-  if (const BuiltinTypeInfo* info = datatype_info(type)) {
+  if (int err = check_datatype(fn, comm, type, what, &info, &t)) return err;
+  if (info != nullptr) {
     // Predefined: whatever tiles memory (all but the pair types) is used in place without asking
     // the engine, so the usual message costs what it did before derived datatypes.
-    if (info->size == 0 || info->cls == TypeClass::kMarker) {
-      return raise_error(comm, MPI_ERR_TYPE, fn, "%s%s %s cannot carry data in this build", what,
-                         what[0] != '\0' ? "type" : "datatype", info->name);
-    }
     out->bytes = static_cast<size_t>(count) * static_cast<size_t>(info->size);
     if (buf == nullptr && count > 0) {
       return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d", what,
@@ -78,9 +57,6 @@ int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI
     }
     t = engine_type(type);
   } else {
-    char arg[16];
-    std::snprintf(arg, sizeof arg, "%s%s", what, what[0] != '\0' ? "type" : "datatype");
-    if (int err = check_data_type(fn, comm, type, arg, &t)) return err;
     int64_t bytes;
     if (__builtin_mul_overflow(static_cast<int64_t>(count), t->size(), &bytes)) {
       return raise_error(comm, MPI_ERR_COUNT, fn,

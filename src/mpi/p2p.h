@@ -27,14 +27,9 @@ constexpr int kTagUb = INT_MAX;
 // points at it in the user's memory and nothing is copied. Otherwise the message is staged: `type`
 // says how the elements lie from `user`, buf points at staging memory once the operation has some
 // (stage_send, stage_recv), packed at send start and unpacked when a receive completes.
-//
-// check_buffer (predefined datatypes, MPI_Reduce_local and the collectives' older checks): bytes
-// are count * extent, with type_size and type_extent set.
 struct Buffer {
   void* buf = nullptr;
   size_t bytes = 0;
-  int type_size = 1;
-  int type_extent = 1;
   // Staged messages only: the layout, its handle (for engine_type_ref), the element origin and the
   // element count in the user's memory.
   const dtype::Type* type = nullptr;
@@ -51,13 +46,11 @@ int check_comm(const char* fn, MPI_Comm comm, Comm** out);
 // arguments' names in messages ("": buf, count, datatype; "send": sendbuf, sendcount, sendtype).
 int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
                   const char* what, Buffer* out);
-// count elements of a predefined datatype at buf (see Buffer).
-int check_buffer(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
-                 Buffer* out);
-// A predefined datatype that carries data; `what` prefixes the argument's name in messages
-// ("": datatype, "send": sendtype).
-int check_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
-               const BuiltinTypeInfo** out);
+// The datatype argument of a call that moves data: a predefined one that carries data (*info;
+// *t stays nullptr, the engine being asked only when a layout needs it) or a committed derived
+// one (*t). `what` prefixes the argument's name in messages ("": datatype, "send": sendtype).
+int check_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+                   const BuiltinTypeInfo** info, const dtype::Type** t);
 // dest: a rank of comm or MPI_PROC_NULL; source: also MPI_ANY_SOURCE.
 int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest);
 int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source);

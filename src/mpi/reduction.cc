@@ -257,7 +257,8 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   const torusmpi::dtype::Type* t = mpi::derived_type(datatype) != nullptr
                                        ? mpi::engine_type(datatype)
                                        : nullptr;
-  if (t == nullptr || (op != nullptr && op->magic == mpi::kMagicOp && op->builtin == mpi::kUserOp)) {
+  const bool user_op = op != nullptr && op->magic == mpi::kMagicOp && op->builtin == mpi::kUserOp;
+  if (t == nullptr || user_op) {
     // A predefined datatype, or the application's function, which takes the datatype's layout.
     if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
       return err;
