@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace torusmpi::coll {
 
@@ -66,6 +67,18 @@ struct BufRef {
 inline BufRef send_buf(uint64_t offset = 0) { return {Buf::kSend, offset}; }
 inline BufRef recv_buf(uint64_t offset = 0) { return {Buf::kRecv, offset}; }
 
+// Where a communicator's ranks sit on the emulated machine (src/topo), as builders of torus
+// algorithms need it. The chips form a torus of `dims` (x fastest: chip = x + dims[0] * (y +
+// dims[1] * z)); ndims 0 means no emulation (the host: every rank on one chip, chip[r] = 0).
+// Built once per communicator (coll/team.cc) and by the simulator's calls (coll/sim/calls.cc).
+struct TopoView {
+  int ndims = 0;
+  int dims[3] = {1, 1, 1};
+  std::vector<int> instance;  // per rank of the communicator
+  std::vector<int> chip;      // per rank: its chip within its instance
+  std::vector<int> core;      // per rank: its core within its chip
+};
+
 // One collective call as its builder sees it. Amounts count elements of `elem` bytes: for
 // reductions the op's element (blocks are split on element boundaries), for data movement
 // whatever unit the caller chose (bytes, with elem = 1, is always right).
@@ -112,6 +125,9 @@ struct Args {
   int indegree = 0;
   const int* dests = nullptr;
   int outdegree = 0;
+  // The ranks' placement; nullptr is the host (one chip). Every algorithm runs any placement;
+  // the torus algorithms follow the links when the communicator fills a torus.
+  const TopoView* topo = nullptr;
   // Where the builder finds the data: the call's buffers, or (in compositions) parts of them.
   BufRef send = send_buf();
   BufRef recv = recv_buf();

@@ -17,13 +17,35 @@ enum Restriction : unsigned {
   kNeedsCommutative = 1u << 0,  // combines blocks out of rank order
 };
 
+// The emulated machine as the cost model sees one communicator on it (coll/select/model.cc fills
+// it from src/topo's figures; the simulator uses the same figures per link).
+//   shaped    the communicator fills its torus: every chip of the torus holds `cores` of its
+//             ranks (the torus algorithms then follow the links; otherwise they run as one ring)
+//   hop_alpha, link_beta    per hop and per byte on one NeuronLink link, one direction
+//   chip_alpha, chip_beta   per message and per byte between two cores of one chip
+//   gamma     per byte reduced by a chip's reduction kernels
+struct TorusModel {
+  int ndims = 0;
+  int dims[3] = {1, 1, 1};
+  int cores = 1;
+  bool shaped = false;
+  double hop_alpha = 0;
+  double link_beta = 0;
+  double chip_alpha = 0;
+  double chip_beta = 0;
+  double gamma = 0;
+};
+
 // Figures of the flat cost model, in seconds: per message, per byte moved between ranks, per
-// byte reduced, per byte copied within a rank.
+// byte reduced, per byte copied within a rank. On an emulated machine alpha and beta are those of
+// a message between two ranks placed as the average pair of the communicator is (hops, sharing
+// of links), and `torus` has the per-link figures.
 struct Model {
   double alpha;
   double beta;
   double gamma;
   double copy;
+  const TorusModel* torus = nullptr;  // nullptr: the host, no emulation
 };
 
 using BuildFn = void (*)(Builder&, const Args&);
