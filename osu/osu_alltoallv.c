@@ -75,14 +75,14 @@ int main(int argc, char** argv) {
   if (rc >= 0) return rc;
 
   struct state s = {.o = &o,
-                    .sbuf = osu_alloc(o.max_size * (size_t)o.nranks),
-                    .rbuf = osu_alloc(o.max_size * (size_t)o.nranks),
+                    .sbuf = osu_alloc_buf(&o, o.max_size * (size_t)o.nranks),
+                    .rbuf = osu_alloc_buf(&o, o.max_size * (size_t)o.nranks),
                     .counts = osu_alloc((size_t)o.nranks * sizeof(int)),
                     .displs = osu_alloc((size_t)o.nranks * sizeof(int))};
   const struct osu_coll_ops ops = {prepare, fill, call, check};
   long errors = osu_coll_run(&kBench, &o, &ops, &s);
-  free(s.sbuf);
-  free(s.rbuf);
+  osu_free_buf(&o, s.sbuf);
+  osu_free_buf(&o, s.rbuf);
   free(s.counts);
   free(s.displs);
   return osu_finish(errors);

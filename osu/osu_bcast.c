@@ -61,9 +61,9 @@ int main(int argc, char** argv) {
   int rc = osu_start(&kBench, &argc, &argv, &o);
   if (rc >= 0) return rc;
 
-  struct state s = {.o = &o, .buf = osu_alloc(o.max_size)};
+  struct state s = {.o = &o, .buf = osu_alloc_buf(&o, o.max_size)};
   const struct osu_coll_ops ops = {prepare, fill, call, check};
   long errors = osu_coll_run(&kBench, &o, &ops, &s);
-  free(s.buf);
+  osu_free_buf(&o, s.buf);
   return osu_finish(errors);
 }

@@ -23,7 +23,7 @@ static const struct osu_bench kBench = {
     .name = "osu_bibw",
     .title = "Bi-Directional Bandwidth Test",
     .metric = OSU_BANDWIDTH,
-    .extra_opts = OSU_OPT_WINDOW,
+    .extra_opts = OSU_OPT_WINDOW | OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .min_size = 1,
     .max_size = 1 << 22,
@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
   long all_errors = 0;
   if (o.rank < 2) {
     const int peer = 1 - o.rank;
-    char* sbuf = osu_alloc(o.max_size);
-    char* rbuf = osu_alloc(o.max_size);
+    char* sbuf = osu_alloc_buf(&o, o.max_size);
+    char* rbuf = osu_alloc_buf(&o, o.max_size);
     MPI_Request* reqs = malloc(2 * (size_t)o.window * sizeof *reqs);
     /* Not MPI_STATUSES_IGNORE: gcc 12 takes MPICH's (MPI_Status*)1 for an empty array. */
     MPI_Status* stats = malloc(2 * (size_t)o.window * sizeof *stats);
@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
     }
     free(stats);
     free(reqs);
-    free(sbuf);
-    free(rbuf);
+    osu_free_buf(&o, sbuf);
+    osu_free_buf(&o, rbuf);
   }
   return osu_finish(all_errors);
 }

@@ -23,7 +23,7 @@ static const struct osu_bench kBench = {
     .name = "osu_bw",
     .title = "Bandwidth Test",
     .metric = OSU_BANDWIDTH,
-    .extra_opts = OSU_OPT_WINDOW,
+    .extra_opts = OSU_OPT_WINDOW | OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .min_size = 1,
     .max_size = 1 << 22,
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   long all_errors = 0;
   if (o.rank < 2) {
     const int peer = 1 - o.rank;
-    char* buf = osu_alloc(o.max_size); /* rank 0 sends from it, rank 1 receives into it */
+    char* buf = osu_alloc_buf(&o, o.max_size); /* rank 0 sends from it, rank 1 receives into it */
     char ack[kAckBytes] = {0};
     MPI_Request* reqs = malloc((size_t)o.window * sizeof *reqs);
     /* Not MPI_STATUSES_IGNORE: gcc 12 takes MPICH's (MPI_Status*)1 for an empty array. */
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     }
     free(stats);
     free(reqs);
-    free(buf);
+    osu_free_buf(&o, buf);
   }
   return osu_finish(all_errors);
 }

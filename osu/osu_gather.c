@@ -66,11 +66,11 @@ int main(int argc, char** argv) {
   if (rc >= 0) return rc;
 
   struct state s = {.o = &o,
-                    .sbuf = osu_alloc(o.max_size),
-                    .rbuf = osu_alloc(o.rank == kRoot ? o.max_size * o.nranks : 0)};
+                    .sbuf = osu_alloc_buf(&o, o.max_size),
+                    .rbuf = osu_alloc_buf(&o, o.rank == kRoot ? o.max_size * o.nranks : 0)};
   const struct osu_coll_ops ops = {prepare, fill, call, check};
   long errors = osu_coll_run(&kBench, &o, &ops, &s);
-  free(s.sbuf);
-  free(s.rbuf);
+  osu_free_buf(&o, s.sbuf);
+  osu_free_buf(&o, s.rbuf);
   return osu_finish(errors);
 }

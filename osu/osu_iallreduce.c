@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   int rc = osu_start(&kBench, &argc, &argv, &o);
   if (rc >= 0) return rc;
 
-  struct state s = {.o = &o, .sbuf = osu_alloc(o.max_size), .rbuf = osu_alloc(o.max_size)};
+  struct state s = {.o = &o, .sbuf = osu_alloc_buf(&o, o.max_size), .rbuf = osu_alloc_buf(&o, o.max_size)};
   long all_errors = 0;
   osu_print_nbc_header(&kBench, &o);
 
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     all_errors += errors;
     osu_print_nbc_row(&kBench, &o, size, &t, errors, (double)size);
   }
-  free(s.sbuf);
-  free(s.rbuf);
+  osu_free_buf(&o, s.sbuf);
+  osu_free_buf(&o, s.rbuf);
   return osu_finish(all_errors);
 }

@@ -21,6 +21,7 @@ static const struct osu_bench kBench = {
     .name = "osu_latency",
     .title = "Latency Test",
     .metric = OSU_LATENCY,
+    .extra_opts = OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .min_size = 0,
     .max_size = 1 << 22,
@@ -42,8 +43,8 @@ int main(int argc, char** argv) {
   long all_errors = 0;
   if (o.rank < 2) {
     const int peer = 1 - o.rank;
-    char* sbuf = osu_alloc(o.max_size);
-    char* rbuf = osu_alloc(o.max_size);
+    char* sbuf = osu_alloc_buf(&o, o.max_size);
+    char* rbuf = osu_alloc_buf(&o, o.max_size);
     osu_print_header(&kBench, &o);
 
     for (size_t size = o.min_size; size <= o.max_size; size = osu_next_size(size)) {
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
       osu_print_row(&o, size, total * 1e6 / (2.0 * iters), tmin * 1e6 / 2, tmax * 1e6 / 2, iters,
                     errors);
     }
-    free(sbuf);
-    free(rbuf);
+    osu_free_buf(&o, sbuf);
+    osu_free_buf(&o, rbuf);
   }
   return osu_finish(all_errors);
 }

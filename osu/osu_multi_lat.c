@@ -19,6 +19,7 @@ static const struct osu_bench kBench = {
     .name = "osu_multi_lat",
     .title = "Multi Latency Test",
     .metric = OSU_LATENCY,
+    .extra_opts = OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .even_ranks = 1,
     .min_size = 0,
@@ -41,8 +42,8 @@ int main(int argc, char** argv) {
   const int half = o.nranks / 2;
   const int sender = o.rank < half; /* the pair's rank that times */
   const int peer = sender ? o.rank + half : o.rank - half;
-  char* sbuf = osu_alloc(o.max_size);
-  char* rbuf = osu_alloc(o.max_size);
+  char* sbuf = osu_alloc_buf(&o, o.max_size);
+  char* rbuf = osu_alloc_buf(&o, o.max_size);
   double* lat = malloc((size_t)o.nranks * sizeof *lat); /* rank 0: every rank's latency */
   long all_errors = 0;
   osu_print_header(&kBench, &o);
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
     }
   }
   free(lat);
-  free(sbuf);
-  free(rbuf);
+  osu_free_buf(&o, sbuf);
+  osu_free_buf(&o, rbuf);
   return osu_finish(all_errors);
 }

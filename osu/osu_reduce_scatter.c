@@ -72,13 +72,13 @@ int main(int argc, char** argv) {
   /* The largest part, ceil(count / p) elements of the largest size, is at most that many bytes. */
   const size_t part = o.max_size / (size_t)o.nranks + (size_t)o.type_size;
   struct state s = {.o = &o,
-                    .sbuf = osu_alloc(o.max_size),
-                    .rbuf = osu_alloc(part),
+                    .sbuf = osu_alloc_buf(&o, o.max_size),
+                    .rbuf = osu_alloc_buf(&o, part),
                     .recvcounts = osu_alloc((size_t)o.nranks * sizeof(int))};
   const struct osu_coll_ops ops = {prepare, fill, call, check};
   long errors = osu_coll_run(&kBench, &o, &ops, &s);
-  free(s.sbuf);
-  free(s.rbuf);
+  osu_free_buf(&o, s.sbuf);
+  osu_free_buf(&o, s.rbuf);
   free(s.recvcounts);
   return osu_finish(errors);
 }

@@ -24,6 +24,7 @@ static const struct osu_bench kBench = {
     .name = "osu_ring_lat",
     .title = "Ring Latency Test",
     .metric = OSU_LATENCY,
+    .extra_opts = OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .min_size = 0,
     .max_size = 1 << 22,
@@ -44,8 +45,8 @@ int main(int argc, char** argv) {
 
   const int p = o.nranks;
   const int next = (o.rank + 1) % p, prev = (o.rank + p - 1) % p;
-  char* sbuf = osu_alloc(o.max_size);
-  char* rbuf = osu_alloc(o.max_size);
+  char* sbuf = osu_alloc_buf(&o, o.max_size);
+  char* rbuf = osu_alloc_buf(&o, o.max_size);
   long all_errors = 0;
   osu_print_header(&kBench, &o);
 
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
     osu_print_row(&o, size, total * 1e6 / ((double)iters * p), tmin * 1e6 / p, tmax * 1e6 / p,
                   iters, errors);
   }
-  free(sbuf);
-  free(rbuf);
+  osu_free_buf(&o, sbuf);
+  osu_free_buf(&o, rbuf);
   return osu_finish(all_errors);
 }

@@ -1,9 +1,10 @@
 /* osu_util: options, buffers, data patterns, output, point-to-point helpers and the collective
  * driver of torusmpi's OSU-compatible benchmarks. See osu_util.h. */
-#define _POSIX_C_SOURCE 200112L /* posix_memalign, sysconf */
+#define _GNU_SOURCE /* posix_memalign, sysconf, dlsym's RTLD_DEFAULT */
 
 #include "osu_util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@ enum { kPatternMod = 101 };
 
 /* Options that only a benchmark with a message size takes (-m, -T, -c); not an OSU_OPT_*. */
 enum { kOptData = 0x100 };
+/* -a: only collectives with a size have an algorithm to show. */
+enum { kOptAlgorithm = 0x200 };
 
 static const struct {
   const char* option; /* -T argument */
@@ -61,6 +64,13 @@ static void usage(const struct osu_bench* b, FILE* out) {
         "                                bytes (count = size / sizeof type)\n"
         "  -c, --validation              check the received data: adds a Validation column,\n"
         "                                exit status 1 on a failure\n");
+  fprintf(out,
+          "  -d, --accelerator neuron      data buffers in torusmpi's emulated device memory%s\n",
+          (b->extra_opts & OSU_OPT_BUFFERS) ? ";\n                                then H|D H|D after the options place even and odd\n"
+                                              "                                ranks' buffers (default D D)"
+                                            : "");
+  if (b->bus != OSU_BUS_NONE)
+    fprintf(out, "  -a, --show-algorithm          add the algorithm torusmpi ran for each size\n");
   if (b->full_usage)
     fprintf(out, "  -f, --full                    %s\n", b->full_usage);
   else
@@ -135,10 +145,14 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       {'T', "type", 1, kOptData},
       {'c', "validation", 0, kOptData},
       {'f', "full", 0, 0},
+      {'d', "accelerator", 1, 0},
+      {'a', "show-algorithm", 0, kOptAlgorithm},
       {'h', "help", 0, 0},
   };
+  int places = 0; /* positional H|D given */
   FILE* err = o->rank == 0 ? stderr : NULL;
-  const unsigned takes = b->extra_opts | (b->sizeless ? 0u : (unsigned)kOptData);
+  const unsigned takes = b->extra_opts | (b->sizeless ? 0u : (unsigned)kOptData) |
+                         (b->bus != OSU_BUS_NONE ? (unsigned)kOptAlgorithm : 0u);
 
   for (int a = 1; a < argc; a++) {
     const char* arg = argv[a];
@@ -156,6 +170,10 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       for (size_t k = 0; k < sizeof kOptions / sizeof kOptions[0]; k++)
         if (kOptions[k].letter == arg[1]) found = (int)k;
       if (arg[2] != '\0') value = arg + 2;
+    } else if ((b->extra_opts & OSU_OPT_BUFFERS) && o->device && places < 2 &&
+               (strcmp(arg, "H") == 0 || strcmp(arg, "D") == 0)) {
+      o->where[places++] = arg[0];
+      continue;
     }
     if (found < 0 || (kOptions[found].needs & ~takes) != 0) {
       if (err) fprintf(err, "%s: unknown option '%s'\n", b->name, arg);
@@ -195,6 +213,13 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       case 'f':
         o->full = 1;
         break;
+      case 'd':
+        ok = strcmp(value, "neuron") == 0;
+        o->device = ok;
+        break;
+      case 'a':
+        o->show_algorithm = 1;
+        break;
       case 'h':
         if (o->rank == 0) usage(b, stdout);
         return 0;
@@ -204,9 +229,43 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       goto bad;
     }
   }
+  if (places == 1) {
+    if (err) fprintf(err, "%s: give the places of both sides' buffers (H|D H|D), or none\n", b->name);
+    goto bad;
+  }
   return -1;
 bad:
   if (err) usage(b, err);
+  return 1;
+}
+
+/* torusmpi's extension calls (torusmpi.h), looked up at run time so that the benchmarks build
+ * with any mpicc and run on any MPI without -d and -a. */
+static struct {
+  int (*device_malloc)(void** ptr, size_t bytes);
+  int (*device_free)(void* ptr);
+  int (*memcpy)(void* dst, const void* src, size_t bytes);
+  int (*memset)(void* dst, int value, size_t bytes);
+  int (*pointer_kind)(const void* ptr, int* kind, int* chip);
+  int (*coll_algorithm)(MPI_Comm comm, char* token, int len);
+} g_ext;
+enum { kMemoryDevice = 1 }; /* TORUSMPI_MEMORY_DEVICE */
+
+static int find_torusmpi(const struct osu_bench* b, const struct osu_options* o) {
+  *(void**)&g_ext.device_malloc = dlsym(RTLD_DEFAULT, "torusmpi_device_malloc");
+  *(void**)&g_ext.device_free = dlsym(RTLD_DEFAULT, "torusmpi_device_free");
+  *(void**)&g_ext.memcpy = dlsym(RTLD_DEFAULT, "torusmpi_memcpy");
+  *(void**)&g_ext.memset = dlsym(RTLD_DEFAULT, "torusmpi_memset");
+  *(void**)&g_ext.pointer_kind = dlsym(RTLD_DEFAULT, "torusmpi_pointer_kind");
+  *(void**)&g_ext.coll_algorithm = dlsym(RTLD_DEFAULT, "torusmpi_coll_algorithm");
+  int have_device = g_ext.device_malloc && g_ext.device_free && g_ext.memcpy && g_ext.memset &&
+                    g_ext.pointer_kind;
+  if ((o->device && !have_device) || (o->show_algorithm && !g_ext.coll_algorithm)) {
+    if (o->rank == 0)
+      fprintf(stderr, "%s: %s needs torusmpi (this MPI library has no %s)\n", b->name,
+              o->device ? "-d neuron" : "-a", o->device ? "device memory" : "algorithm query");
+    return 0;
+  }
   return 1;
 }
 
@@ -222,7 +281,9 @@ int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_opt
   o->window = b->window;
   parse_type(kTypes[0].option, o);
 
+  o->where[0] = o->where[1] = 'D';
   int rc = parse_options(b, *argc, *argv, o);
+  if (rc < 0 && (o->device || o->show_algorithm) && !find_torusmpi(b, o)) rc = 1;
   if (rc < 0 && (o->nranks < b->min_ranks || (b->even_ranks && o->nranks % 2 != 0))) {
     if (o->rank == 0 && b->even_ranks)
       fprintf(stderr, "%s: needs an even number of ranks, at least %d (got %d)\n", b->name,
@@ -268,6 +329,57 @@ void* osu_alloc(size_t bytes) {
   return p;
 }
 
+static int on_device(const struct osu_options* o) {
+  return o->device && o->where[o->rank % 2] == 'D';
+}
+
+void* osu_alloc_buf(const struct osu_options* o, size_t bytes) {
+  if (!on_device(o)) return osu_alloc(bytes);
+  void* p = NULL;
+  if (bytes == 0) bytes = 1;
+  if (g_ext.device_malloc(&p, bytes) != MPI_SUCCESS) {
+    fprintf(stderr, "osu: cannot allocate %zu bytes of device memory\n", bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+  }
+  g_ext.memset(p, 0, bytes);
+  return p;
+}
+
+void osu_free_buf(const struct osu_options* o, void* buf) {
+  if (on_device(o))
+    g_ext.device_free(buf);
+  else
+    free(buf);
+}
+
+/* Device data is written and read through a host copy (untimed). */
+static void* g_stage;
+static size_t g_stage_bytes;
+
+static int is_device(const struct osu_options* o, const void* buf) {
+  int kind = 0;
+  return o->device && g_ext.pointer_kind(buf, &kind, NULL) == MPI_SUCCESS &&
+         kind == kMemoryDevice;
+}
+
+/* Where to write or read `bytes` of buf from host code: buf itself, or the host copy (holding
+ * buf's bytes when `load`). */
+static void* stage(const struct osu_options* o, const void* buf, size_t bytes, int load) {
+  if (!is_device(o, buf)) return (void*)buf;
+  if (g_stage_bytes < bytes) {
+    free(g_stage);
+    g_stage = osu_alloc(bytes);
+    g_stage_bytes = bytes;
+  }
+  if (load) g_ext.memcpy(g_stage, buf, bytes);
+  return g_stage;
+}
+
+static void unstage(void* buf, const void* host, size_t bytes) {
+  if (host != buf) g_ext.memcpy(buf, host, bytes);
+}
+
 /* Consecutive iterations (13) and neighbouring ranks (29) get seeds that differ modulo
  * kPatternMod, so data left from the previous iteration or sent by the wrong rank fails. */
 unsigned osu_seed(size_t size, int iteration, int rank) {
@@ -281,7 +393,7 @@ unsigned osu_seed_to(size_t size, int iteration, int from, int to) {
 
 static int pattern(unsigned seed, int i) { return (int)((seed + (unsigned)i) % kPatternMod); }
 
-void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed) {
+static void fill_host(void* buf, int count, const struct osu_options* o, unsigned seed) {
   if (o->type == MPI_INT) {
     for (int i = 0; i < count; i++) ((int*)buf)[i] = pattern(seed, i);
   } else if (o->type == MPI_FLOAT) {
@@ -291,7 +403,7 @@ void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed) 
   }
 }
 
-long osu_check(const void* buf, int count, const struct osu_options* o, unsigned seed) {
+static long check_host(const void* buf, int count, const struct osu_options* o, unsigned seed) {
   long bad = 0;
   if (o->type == MPI_INT) {
     for (int i = 0; i < count; i++) bad += ((const int*)buf)[i] != pattern(seed, i);
@@ -301,6 +413,20 @@ long osu_check(const void* buf, int count, const struct osu_options* o, unsigned
     for (int i = 0; i < count; i++) bad += ((const char*)buf)[i] != (char)pattern(seed, i);
   }
   return bad;
+}
+
+static size_t bytes_of(const struct osu_options* o, int count) {
+  return (size_t)count * (size_t)o->type_size;
+}
+
+void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed) {
+  void* h = stage(o, buf, bytes_of(o, count), 0);
+  fill_host(h, count, o, seed);
+  unstage(buf, h, bytes_of(o, count));
+}
+
+long osu_check(const void* buf, int count, const struct osu_options* o, unsigned seed) {
+  return check_host(stage(o, buf, bytes_of(o, count), 1), count, o, seed);
 }
 
 void* osu_elem(void* buf, const struct osu_options* o, size_t k) {
@@ -357,7 +483,9 @@ void osu_fill_sum(void* buf, int count, const struct osu_options* o, size_t size
   const unsigned seed = osu_seed(size, iteration, rank);
   const int mod = sum_max(o) + 1;
   for (int k = 0; k < kPatternMod; k++) period[k] = pattern(seed, k) % mod;
-  store_periodic(buf, count, o, period, 0);
+  void* h = stage(o, buf, bytes_of(o, count), 0);
+  store_periodic(h, count, o, period, 0);
+  unstage(buf, h, bytes_of(o, count));
 }
 
 long osu_check_sum(const void* buf, size_t first, int count, const struct osu_options* o,
@@ -368,11 +496,21 @@ long osu_check_sum(const void* buf, size_t first, int count, const struct osu_op
     const unsigned seed = osu_seed(size, iteration, r);
     for (int k = 0; k < kPatternMod; k++) period[k] += pattern(seed, k) % mod;
   }
-  return count_periodic(buf, count, o, period, (int)(first % kPatternMod));
+  return count_periodic(stage(o, buf, bytes_of(o, count), 1), count, o, period,
+                        (int)(first % kPatternMod));
 }
 
-/* All ones: -1 as a char or an int, a NaN as a float; never a pattern value nor a sum of them. */
-void osu_poison(void* buf, size_t bytes) { memset(buf, 0xff, bytes); }
+/* All ones: -1 as a char or an int, a NaN as a float; never a pattern value nor a sum of them.
+ * Only the data helpers see device buffers, and they take an osu_options: poison finds the kind
+ * through the extension alone. */
+void osu_poison(void* buf, size_t bytes) {
+  int kind = 0;
+  if (g_ext.pointer_kind != NULL && g_ext.pointer_kind(buf, &kind, NULL) == MPI_SUCCESS &&
+      kind == kMemoryDevice)
+    g_ext.memset(buf, 0xff, bytes);
+  else
+    memset(buf, 0xff, bytes);
+}
 
 enum { kSizeWidth = 10, kFieldWidth = 18 };
 
@@ -483,9 +621,12 @@ static void print_title(const struct osu_bench* b) {
   printf("# torusmpi OSU-compatible MPI %s\n", b->title);
 }
 
-static void print_bw_heading(const struct osu_bench* b) {
+enum { kAlgorithmWidth = 32 };
+
+static void print_bw_heading(const struct osu_bench* b, const struct osu_options* o) {
   if (b->bus != OSU_BUS_NONE)
     printf("%*s%*s", kFieldWidth, "algbw(GB/s)", kFieldWidth, "busbw(GB/s)");
+  if (o->show_algorithm) printf("  %-*s", kAlgorithmWidth, "Algorithm");
 }
 
 /* Validation (-c) and the bandwidth columns, then the end of the row. */
@@ -496,6 +637,13 @@ static void print_row_end(const struct osu_bench* b, const struct osu_options* o
     const double algbw = us > 0 ? bytes / (us * 1e3) : 0.0; /* bytes / (us * 1e-6) / 1e9 */
     printf("%*.2f%*.2f", kFieldWidth, algbw, kFieldWidth,
            algbw * osu_bus_factor(b->bus, o->nranks));
+  }
+  if (o->show_algorithm) {
+    /* The size's last collective on MPI_COMM_WORLD was the benchmark's own: the statistics
+     * travel by point-to-point messages. */
+    char token[128] = "";
+    g_ext.coll_algorithm(MPI_COMM_WORLD, token, (int)sizeof token);
+    printf("  %-*s", kAlgorithmWidth, token);
   }
   printf("\n");
   fflush(stdout);
@@ -514,7 +662,7 @@ void osu_print_coll_header(const struct osu_bench* b, const struct osu_options* 
     printf("%*s%*s%*s", kFieldWidth, "Min Latency(us)", kFieldWidth, "Max Latency(us)", kIterWidth,
            "Iterations");
   if (o->validate) printf("%*s", kFieldWidth, "Validation");
-  print_bw_heading(b);
+  print_bw_heading(b, o);
   printf("\n");
   fflush(stdout);
 }
@@ -543,7 +691,7 @@ void osu_print_nbc_header(const struct osu_bench* b, const struct osu_options* o
            "MPI_Wait(us)");
   printf("%*s%*s", kFieldWidth, "Pure Comm.(us)", kFieldWidth, "Overlap(%)");
   if (o->validate) printf("%*s", kFieldWidth, "Validation");
-  print_bw_heading(b);
+  print_bw_heading(b, o);
   printf("\n");
   fflush(stdout);
 }

@@ -31,8 +31,10 @@ enum osu_bus {
   OSU_BUS_N1_N,     /* (n-1)/n: reduce_scatter, allgather, alltoall, gather, scatter */
 };
 
-/* Options a benchmark takes beyond the common ones (-m -i -x -T -c -f -h). */
-#define OSU_OPT_WINDOW 0x1 /* -W window */
+/* Options a benchmark takes beyond the common ones (-m -i -x -T -c -f -d -a -h). */
+#define OSU_OPT_WINDOW 0x1  /* -W window */
+#define OSU_OPT_BUFFERS 0x2 /* point-to-point: two positional H|D, the buffers' places on even and
+                               odd ranks (rank 0 and rank 1), as the OSU benchmarks' "D D" */
 
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
@@ -71,6 +73,13 @@ struct osu_options {
   int validate; /* -c */
   int full;     /* -f */
   int rank, nranks;
+  /* -d neuron: data buffers in torusmpi's emulated device memory (torusmpi.h), for every rank of
+   * a collective, or by the positional "H|D H|D" of a point-to-point benchmark (even ranks take
+   * the first, odd ranks the second; without them "D D"). Other MPI libraries have no device
+   * memory: -d neuron then fails with a message. */
+  int device;     /* -d neuron given */
+  char where[2];  /* 'H' or 'D' for even and odd ranks */
+  int show_algorithm; /* -a: collectives add an Algorithm column (torusmpi only) */
 };
 
 /* MPI_Init, parse argv, check the rank count. Returns -1 to go on, or the exit status (0 after -h,
@@ -86,6 +95,11 @@ int osu_warmup(const struct osu_bench* b, const struct osu_options* o, size_t si
 
 /* Page-aligned and touched; exits with a message if memory is short. */
 void* osu_alloc(size_t bytes);
+/* A data buffer of this rank: device memory under -d neuron where this rank's place is D, else
+ * osu_alloc's; osu_free_buf gives it back. The fill, check and poison functions below take either
+ * kind (device data is staged through host memory, outside the timed part). */
+void* osu_alloc_buf(const struct osu_options* o, size_t bytes);
+void osu_free_buf(const struct osu_options* o, void* buf);
 
 /* Element i of a buffer is a small integer of (seed, i), exact in every -T type. */
 unsigned osu_seed(size_t size, int iteration, int rank);
