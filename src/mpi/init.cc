@@ -17,6 +17,7 @@
 #include "pml/pml.h"
 #include "pml/shm/shm.h"
 #include "topo/host.h"
+#include "topo/machine.h"
 
 namespace torusmpi::mpi {
 
@@ -51,6 +52,19 @@ int init(const char* fn, int required, int* provided) {
   progress::set_oversubscribed(rt.job.local_size > threads);
   TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
                  threads, progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
+  // The emulated machine before the shared-memory transport attaches (it charges links by chip).
+  // Every rank reads the same TORUSMPI_INSTANCE, so every rank stops alike.
+  if (topo::load(rt.job.size, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + boot_error);
+  }
+  if (topo::machine().emulated() && rt.job.num_nodes > 1) {
+    boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": TORUSMPI_INSTANCE=" + topo::machine().name +
+                                     " emulates its chips on one host, but this job spans " +
+                                     std::to_string(rt.job.num_nodes) +
+                                     " nodes: run it on one node, or use TORUSMPI_INSTANCE=host");
+  }
+  // Bound before the segment is touched, so its pages land on this rank's NUMA node.
+  topo::bind_process(params::bind(), rt.job.rank, rt.job.local_peers);
   if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
       boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk ||
       pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk) {

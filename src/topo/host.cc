@@ -1,8 +1,16 @@
+// The host as hwloc sees it, and the binding of ranks to its cores. host_info() is read once and
+// cached (hwloc's topology load costs milliseconds); bind_process() loads its own topology, once, at
+// MPI_Init, and may only ever print a debug line on failure: a job that cannot bind still runs.
 #include "topo/host.h"
 
 #include <hwloc.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <mutex>
+
+#include "core/log.h"
+#include "topo/machine.h"
 
 namespace torusmpi::topo {
 namespace {
@@ -44,7 +52,136 @@ HostInfo read_host() {
   return info;
 }
 
+// Most free cores first (ties: lowest node), so that consecutive chips land on different nodes.
+int roomiest(const std::vector<std::vector<int>>& free_by_node) {
+  int best = -1;
+  for (size_t n = 0; n < free_by_node.size(); ++n) {
+    if (free_by_node[n].empty()) continue;
+    if (best < 0 || free_by_node[n].size() > free_by_node[best].size()) best = static_cast<int>(n);
+  }
+  return best;
+}
+
+// The NUMA node (logical index) whose cpuset holds the core's, 0 when hwloc shows none.
+int numa_of(hwloc_topology_t topo, hwloc_obj_t core) {
+  int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < n; ++i) {
+    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
+    if (node != nullptr && node->cpuset != nullptr &&
+        hwloc_bitmap_isincluded(core->cpuset, node->cpuset)) {
+      return static_cast<int>(node->logical_index);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::vector<int> assign_cores(const std::vector<int>& numa_of_core, const std::vector<int>& group) {
+  const int ncores = static_cast<int>(numa_of_core.size());
+  const int nranks = static_cast<int>(group.size());
+  std::vector<int> core(nranks, -1);
+  if (ncores == 0) return core;
+  if (nranks > ncores) {
+    for (int r = 0; r < nranks; ++r) core[r] = r % ncores;
+    return core;
+  }
+  int nodes = 0;
+  for (int n : numa_of_core) nodes = std::max(nodes, n + 1);
+  std::vector<std::vector<int>> free_by_node(nodes);
+  for (int c = 0; c < ncores; ++c) free_by_node[std::max(numa_of_core[c], 0)].push_back(c);
+  // Free cores are taken from the front, in hwloc's logical order.
+  for (auto& v : free_by_node) std::reverse(v.begin(), v.end());
+  std::vector<bool> done(nranks, false);
+  for (int first = 0; first < nranks; ++first) {
+    if (done[first]) continue;
+    std::vector<int> members;
+    for (int r = first; r < nranks; ++r) {
+      if (!done[r] && group[r] == group[first]) members.push_back(r);
+    }
+    int node = roomiest(free_by_node);
+    for (int r : members) {
+      // A chip bigger than the roomiest node's free cores spills onto the next roomiest.
+      if (free_by_node[node].empty()) node = roomiest(free_by_node);
+      core[r] = free_by_node[node].back();
+      free_by_node[node].pop_back();
+      done[r] = true;
+    }
+  }
+  return core;
+}
+
+void bind_process(const std::string& policy, int rank, const std::vector<int>& local_peers) {
+  if (policy == "none") {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core: TORUSMPI_BIND=none");
+    return;
+  }
+  if (policy != "auto" && policy != "core") {
+    if (!local_peers.empty() && local_peers.front() == rank) {
+      log::warn("TORUSMPI_BIND=%s is not auto, core or none: ranks are not bound", policy.c_str());
+    }
+    return;
+  }
+  auto me = std::find(local_peers.begin(), local_peers.end(), rank);
+  if (me == local_peers.end()) {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core: rank %d is not among its node's ranks", rank);
+    return;
+  }
+  const int index = static_cast<int>(me - local_peers.begin());
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core: hwloc_topology_init failed");
+    return;
+  }
+  if (hwloc_topology_load(topo) != 0) {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core: hwloc could not read the host");
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  // Cores, or hardware threads where hwloc shows no cores (some virtual machines).
+  hwloc_obj_type_t unit = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
+                                                                              : HWLOC_OBJ_PU;
+  const int ncores = hwloc_get_nbobjs_by_type(topo, unit);
+  const int nlocal = static_cast<int>(local_peers.size());
+  std::string why;
+  if (policy == "auto") {
+    hwloc_cpuset_t allowed = hwloc_bitmap_alloc();
+    bool free_to_move = allowed != nullptr &&
+                        hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) == 0 &&
+                        hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), allowed);
+    hwloc_bitmap_free(allowed);
+    // A launcher's binding (or taskset) is the user's choice: keep it.
+    if (!free_to_move) why = "the launcher (or taskset) bound it already";
+    if (why.empty() && nlocal > ncores) {
+      why = std::to_string(nlocal) + " ranks on this node for " + std::to_string(ncores) +
+            " cores: sharing cores, they are better left to the scheduler";
+    }
+  }
+  if (!why.empty()) {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core (TORUSMPI_BIND=auto): %s", why.c_str());
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  std::vector<int> numa(ncores);
+  for (int c = 0; c < ncores; ++c) numa[c] = numa_of(topo, hwloc_get_obj_by_type(topo, unit, c));
+  const Machine& m = machine();
+  std::vector<int> group(nlocal);
+  for (int r = 0; r < nlocal; ++r) {
+    Place p = place(m, local_peers[r]);
+    group[r] = p.instance * m.chips() + p.chip;
+  }
+  int c = assign_cores(numa, group)[index];
+  hwloc_obj_t obj = hwloc_get_obj_by_type(topo, unit, c);
+  if (obj == nullptr || hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_PROCESS) != 0) {
+    TORUSMPI_DEBUG(kBoot, "not bound to a core: binding to %s L#%d failed",
+                   unit == HWLOC_OBJ_CORE ? "core" : "PU", c);
+  } else {
+    TORUSMPI_DEBUG(kBoot, "bound to %s L#%d (NUMA node %d), emulated chip %d, TORUSMPI_BIND=%s",
+                   unit == HWLOC_OBJ_CORE ? "core" : "PU", c, numa[c], group[index],
+                   policy.c_str());
+  }
+  hwloc_topology_destroy(topo);
+}
 
 const HostInfo& host_info() {
   static std::once_flag once;
