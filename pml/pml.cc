@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "device/device.h"
 #include "pml/self.h"
 #include "pml/transport.h"
 
@@ -65,6 +66,7 @@ struct OutJob {
   Request* complete = nullptr;  // done once the job has been handed over
   bool pipeline = false;
   size_t offset = 0;
+  uint8_t* bounce = nullptr;  // malloc'd host copy of a device payload, freed at hand-over
 };
 
 struct Peer {
@@ -82,6 +84,9 @@ struct Engine {
   size_t eager_limit = 0;
   int poll_id = 0;
   std::unique_ptr<SelfTransport> loopback;
+  // A pipelined chunk from device memory passes through here on its way into a transport, which
+  // copies what it is given (a transport never reads device memory).
+  std::vector<uint8_t> chunk_bounce;
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -115,6 +120,7 @@ void send_or_queue(int peer, OutJob job) {
   Engine& e = engine();
   Peer& p = e.peers[peer];
   if (p.backlog.empty() && p.transport->send(peer, job.h, job.data, job.len)) {
+    std::free(job.bounce);
     if (job.complete != nullptr) complete(job.complete);
     return;
   }
@@ -139,16 +145,26 @@ bool flush(int peer) {
     OutJob& job = p.backlog.front();
     if (job.pipeline) {
       size_t chunk = t->max_payload();
+      const bool on_device = device::in_device_range(job.data);
       while (job.offset < job.len) {
         size_t n = std::min(chunk, job.len - job.offset);
         job.h.size = job.offset;
-        if (!t->send(peer, job.h, job.data + job.offset, n)) return false;
+        const uint8_t* from = job.data + job.offset;
+        if (on_device) {
+          // Copied again if the transport has no room: cheaper than a bounce per backlog entry.
+          std::vector<uint8_t>& b = engine().chunk_bounce;
+          if (b.size() < n) b.resize(n);
+          device::copy(b.data(), from, n);
+          from = b.data();
+        }
+        if (!t->send(peer, job.h, from, n)) return false;
         job.offset += n;
       }
     } else if (!t->send(peer, job.h, job.data, job.len)) {
       return false;
     }
     Request* done = job.complete;
+    std::free(job.bounce);
     p.backlog.pop_front();
     if (done != nullptr) complete(done);
   }
@@ -201,13 +217,16 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   r->message_bytes = h.size;
   if (h.size > r->capacity_) r->error = Status::kErrTruncate;
   if (h.type == FragType::kEager) {
-    if (n > 0) std::memcpy(r->buf_, payload, n);
+    if (n > 0) device::copy(r->buf_, payload, n);
     if (h.flags & kFlagSync) send_control(peer, FragType::kAck, h.sreq, 0);
     complete(r);
     return;
   }
-  // Rendezvous: one copy straight from the sender's buffer when the transport can.
-  if (n == 0 || e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n)) {
+  // Rendezvous: one copy straight from the sender's buffer when the transport can. Device memory
+  // on either side is out of the transport's reach (only the owner's DMA engine copies it), so
+  // such a message always takes the pipeline.
+  if (n == 0 || (!(h.flags & kFlagDevice) && !device::in_device_range(r->buf_) &&
+                 e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n))) {
     send_control(peer, FragType::kFin, h.sreq, 0);
     complete(r);
     return;
@@ -365,11 +384,20 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     if (mode == SendMode::kSync) h.flags = kFlagSync;
     job.data = static_cast<const uint8_t*>(buf);
     job.len = bytes;
+    // Transports copy the payload they are given but never read device memory: a device payload
+    // goes through a host copy made here, which also frees the user's buffer at once.
+    if (__builtin_expect(bytes > 0 && device::in_device_range(buf), 0)) {
+      job.bounce = static_cast<uint8_t*>(std::malloc(bytes));
+      if (job.bounce == nullptr) return Status::kErrNoMem;
+      device::copy(job.bounce, buf, bytes);
+      job.data = job.bounce;
+    }
     // A standard send is done once its data is in the transport; a synchronous one at the kAck.
     if (mode != SendMode::kSync) job.complete = req;
   } else {
     h.type = FragType::kRts;
     h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
+    if (device::in_device_range(buf)) h.flags = kFlagDevice;
   }
   send_or_queue(peer, job);
   return Status::kOk;
@@ -477,7 +505,7 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
       auto* r = reinterpret_cast<Request*>(h.rreq);
       // Bytes past a truncated receive's buffer are dropped, never written.
       if (h.size < r->capacity_) {
-        std::memcpy(r->buf_ + h.size, bytes, std::min<size_t>(len, r->capacity_ - h.size));
+        device::copy(r->buf_ + h.size, bytes, std::min<size_t>(len, r->capacity_ - h.size));
       }
       r->received_ += len;
       if (r->received_ == r->total_) complete(r);

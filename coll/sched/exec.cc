@@ -4,6 +4,7 @@
 
 #include "core/log.h"
 #include "core/progress.h"
+#include "device/device.h"
 
 namespace torusmpi::coll {
 namespace {
@@ -15,6 +16,11 @@ int g_poll_id = 0;
 
 // Scratch kept by a pooled run beyond this is given back to the system.
 constexpr size_t kKeepScratch = size_t{4} << 20;
+
+// The device's reduction kernels run the host kernel on the device layer's view of the bytes.
+void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
+  static_cast<const Reduction*>(ctx)->apply(inout, in, count);
+}
 
 }  // namespace
 
@@ -113,12 +119,20 @@ void Exec::post_step() {
         }
         break;
       case OpType::kCopy:
-        std::memcpy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+        // Host to host stays a memcpy behind the device range compares (device.h).
+        device::copy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
         break;
-      case OpType::kReduce:
-        args_.reduce.apply(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src),
-                     op.bytes / args_.elem);
+      case OpType::kReduce: {
+        void* inout = resolve(op.dst_buf, op.dst);
+        const void* in = resolve(op.src_buf, op.src);
+        if (__builtin_expect(device::in_device_range(inout) || device::in_device_range(in), 0)) {
+          device::reduce(apply_reduction, const_cast<Reduction*>(&args_.reduce), inout, in,
+                         op.bytes / args_.elem, args_.elem);
+        } else {
+          args_.reduce.apply(inout, in, op.bytes / args_.elem);
+        }
         break;
+      }
     }
   }
   --pending_;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "core/status.h"
@@ -24,14 +25,23 @@ enum class Kind : uint8_t {
   kInvalid,  // neither: unmapped, freed device memory, the arena's unallocated space, ...
 };
 
-// Maps this rank's arena (after the shared-memory transport is up: ranks of a node share one
-// memfd). A host-model job (TORUSMPI_INSTANCE=host) still has device memory: one chip per node.
-Status init(std::string* error);
+// Maps job rank `rank`'s share of its chip's arena (TORUSMPI_DEVICE_MEMORY bytes, a memfd of its
+// own: nothing is left behind in /dev/shm, whatever way the job ends). The chip comes from the
+// job's machine (topo::load has run). A host-model job (TORUSMPI_INSTANCE=host) still has device
+// memory: one chip per instance.
+Status init(int rank, std::string* error);
 void finalize();
 
-// True when p falls in the device address range at all (a compare or two: the fast path of
-// every copy below). False before init.
-bool in_device_range(const void* p);
+// The rank's device range, [range_base, range_base + range_bytes): all of it is reserved at init,
+// so the test is one subtraction and one compare (unsigned wrap-around makes p < base fail too).
+extern uintptr_t range_base;
+extern size_t range_bytes;
+
+// True when p falls in the device address range at all (the fast path of every copy below).
+// False before init.
+inline bool in_device_range(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) - range_base < range_bytes;
+}
 
 // What [p, p+bytes) is. Host memory is checked against the process's mappings (cached; re-read
 // when an address is not in the cache), so a wild pointer is kInvalid, not a crash later.
@@ -45,14 +55,23 @@ Status free(void* p);
 // The rank's chip (within its instance).
 int chip();
 
-// The DMA engine: dst <- src, any kinds on either side (a plain memcpy when both are host).
-void copy(void* dst, const void* src, size_t bytes);
+// The DMA engine: dst <- src, any kinds on either side. Inline so that host to host stays a plain
+// memcpy behind two compares; the device cases are out of line.
+void copy_device(void* dst, const void* src, size_t bytes);
+inline void copy(void* dst, const void* src, size_t bytes) {
+  if (__builtin_expect(!in_device_range(dst) && !in_device_range(src), 1)) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  copy_device(dst, src, bytes);
+}
 void fill(void* dst, int byte, size_t bytes);
 
-// The reduction kernels: dst <- src op dst over `count` elements, either side on the device.
-// `apply` is the host kernel (coll/ops); it is run on this layer's view of the device bytes.
+// The reduction kernels: dst <- src op dst over `count` elements of `elem` bytes, either side on
+// the device. `apply` is the host kernel (coll/ops); it is run on this layer's view of the device
+// bytes.
 using Kernel = void (*)(void* ctx, void* dst, const void* src, size_t count);
-void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count);
+void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count, size_t elem);
 
 // Bytes moved and reduced by this rank's engine so far (statistics, tests).
 struct Counters {

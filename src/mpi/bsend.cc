@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/progress.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
 
@@ -81,9 +82,9 @@ int bsend(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int des
   }
   uint8_t* copy = a.base + at;
   if (b.staged()) {
-    b.type->pack(b.user, b.count, copy);  // the packed stream: MPI_Pack_size's bytes
+    pack_any(*b.type, b.user, b.count, copy);  // the packed stream: MPI_Pack_size's bytes
   } else if (b.bytes > 0) {
-    std::memcpy(copy, b.buf, b.bytes);
+    device::copy(copy, b.buf, b.bytes);
   }
   auto* m = new Buffered;
   m->offset = at;

@@ -1,6 +1,7 @@
 #include "mpi/coll_call.h"
 
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/reduction.h"
 
@@ -54,7 +55,7 @@ void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, si
                             int64_t at, bool fill, bool drain) {
   if (count == 0) return;
   char* user = static_cast<char*>(buf) + at;
-  if (fill) t->pack(user, static_cast<int64_t>(count), packed);
+  if (fill) pack_any(*t, user, static_cast<int64_t>(count), packed);
   if (drain) drains_.push_back(Drain{t, packed, user, static_cast<int64_t>(count)});
 }
 
@@ -113,7 +114,7 @@ void Staging::retain(MPI_Datatype type) {
 void Staging::finish(void* ctx, Status status) {
   auto* s = static_cast<Staging*>(ctx);
   if (status == Status::kOk) {
-    for (const Drain& d : s->drains_) d.t->unpack(d.packed, d.count, d.user);
+    for (const Drain& d : s->drains_) unpack_any(*d.t, d.packed, d.count, d.user);
   }
   s->drains_.clear();
   if (s->owned_by_run_) delete s;
@@ -177,6 +178,9 @@ int check_same(const char* fn, MPI_Comm comm, size_t send_bytes, size_t recv_byt
 }
 
 int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes) {
+  // The first byte only: the datatype's layout (gaps, a negative lower bound, displacements) is
+  // not known here; a freed or wild pointer is what this catches.
+  if (p != nullptr && bytes > 0) return check_memory(fn, comm, "", what, p, 0);
   if (p != nullptr || bytes == 0) return MPI_SUCCESS;
   return raise_error(comm, MPI_ERR_BUFFER, fn, "%s argument is NULL with %zu B to move", what,
                      bytes);

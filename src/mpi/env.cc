@@ -9,6 +9,8 @@
 
 #include "config.h"
 #include "core/params.h"
+#include "device/device.h"
+#include "mpi/info.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
@@ -91,11 +93,27 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "size argument is negative (%ld)",
                        static_cast<long>(size));
   if (baseptr == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "baseptr argument is NULL");
-  // Info objects come with the MPI breadth work; until then only the predefined ones exist.
-  if (info != MPI_INFO_NULL && info != MPI_INFO_ENV) {
+  if (info != MPI_INFO_NULL && torusmpi::mpi::info_impl(info) == nullptr) {
     return raise_error(nullptr, MPI_ERR_INFO, kFn, "info argument is not a valid info object");
   }
   void* block = nullptr;
+  // torusmpi_memory_kind=device: the rank's chip's HBM (torusmpi.h); host: what follows.
+  std::string memory_kind;
+  if (torusmpi::mpi::info_value(info, "torusmpi_memory_kind", &memory_kind) &&
+      memory_kind != "host") {
+    if (memory_kind != "device") {
+      return raise_error(nullptr, MPI_ERR_INFO_VALUE, kFn,
+                         "info key torusmpi_memory_kind has value \"%s\"; it takes host or device",
+                         memory_kind.c_str());
+    }
+    if (torusmpi::device::alloc(static_cast<size_t>(size), &block) != torusmpi::Status::kOk) {
+      return raise_error(nullptr, MPI_ERR_NO_MEM, kFn,
+                         "cannot allocate %ld bytes of device memory on chip %d",
+                         static_cast<long>(size), torusmpi::device::chip());
+    }
+    std::memcpy(baseptr, &block, sizeof(block));  // baseptr is really a void**
+    return MPI_SUCCESS;
+  }
   size_t bytes = size > 0 ? static_cast<size_t>(size) : 1;  // a distinct pointer even for 0
   if (posix_memalign(&block, kAllocAlignment, bytes) != 0) {
     return raise_error(nullptr, MPI_ERR_NO_MEM, kFn, "cannot allocate %ld bytes",
@@ -114,6 +132,15 @@ int PMPI_Free_mem(void* base) {
   constexpr const char* kFn = "MPI_Free_mem";
   if (int err = require_active(kFn)) return err;
   if (base == nullptr) return MPI_SUCCESS;
+  if (torusmpi::device::in_device_range(base)) {
+    if (torusmpi::device::free(base) != torusmpi::Status::kOk) {
+      return raise_error(nullptr, MPI_ERR_BASE, kFn,
+                         "base argument %p is device memory that is not a live allocation "
+                         "(freed already, or not the start of one)",
+                         base);
+    }
+    return MPI_SUCCESS;
+  }
   {
     std::lock_guard<std::mutex> lock(g_mem_mutex);
     if (g_mem_blocks.erase(base) == 0) {

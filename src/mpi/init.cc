@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "device/device.h"
 #include "mpi/attr.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
@@ -102,6 +103,10 @@ int init(const char* fn, int required, int* provided) {
   rt.world.handle = MPI_COMM_WORLD;
   rt.self.handle = MPI_COMM_SELF;
   contexts_init();
+  // Device memory after the machine is known (the rank's chip) and before any data can move.
+  if (device::init(rt.job.rank, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_NO_MEM, std::string(fn) + ": " + boot_error);
+  }
   Status s = pml::init(rt.job.rank, rt.job.size);
   if (s != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
@@ -188,6 +193,7 @@ int PMPI_Finalize(void) {
   torusmpi::Status s = torusmpi::boot::finalize();
   // Every rank is past its last message: the segment can go.
   torusmpi::pml::shm::detach();
+  torusmpi::device::finalize();
   if (s != torusmpi::Status::kOk) {
     return raise_error(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
                        "the closing barrier over the job failed: %s", torusmpi::status_string(s));

@@ -11,6 +11,7 @@
 
 #include "core/progress.h"
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 
 namespace torusmpi::mpi {
@@ -51,6 +52,10 @@ int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI
       return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d", what,
                          what, count);
     }
+    if (count > 0) {
+      const size_t span = static_cast<size_t>(count) * static_cast<size_t>(info->extent);
+      if (int err = check_memory(fn, comm, what, "buf", buf, span)) return err;
+    }
     if (info->size == info->extent) {
       out->buf = const_cast<void*>(buf);
       return MPI_SUCCESS;
@@ -65,6 +70,12 @@ int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI
     }
     out->bytes = static_cast<size_t>(bytes);
     // A NULL buf is MPI_BOTTOM here: a derived datatype may hold absolute addresses.
+    if (bytes > 0) {
+      const char* lo;
+      size_t span;
+      type_span(*t, buf, count, &lo, &span);
+      if (int err = check_memory(fn, comm, what, "buf", lo, span)) return err;
+    }
   }
   int64_t offset = 0;
   if (t->contiguous(count, &offset)) {
@@ -153,7 +164,7 @@ int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Bu
 
 void stage_send(Buffer* b, std::unique_ptr<char[]>* mem) {
   stage_recv(b, mem);
-  b->type->pack(b->user, b->count, b->buf);
+  pack_any(*b->type, b->user, b->count, b->buf);
 }
 
 void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem) {
@@ -163,8 +174,8 @@ void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem) {
 
 void unpack_received(const Buffer& b, size_t received) {
   if (received == 0) return;
-  b.type->unpack_range(b.buf, b.count, 0, static_cast<int64_t>(std::min(received, b.bytes)),
-                       b.user);
+  unpack_range_any(*b.type, b.buf, b.count, 0,
+                   static_cast<int64_t>(std::min(received, b.bytes)), b.user);
 }
 
 void stage_request(Request* req) {
@@ -192,7 +203,7 @@ int start_request(const char* fn, Request* req) {
   switch (req->kind) {
     case Request::Kind::kSend:
       if (req->buffer.staged()) {
-        req->buffer.type->pack(req->buffer.user, req->buffer.count, req->buffer.buf);
+        pack_any(*req->buffer.type, req->buffer.user, req->buffer.count, req->buffer.buf);
       }
       s = pml::isend(*c, c->context, req->buffer.buf, req->buffer.bytes, req->peer, req->tag,
                      req->mode, &req->pml);
@@ -577,7 +588,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
     if (b.staged()) {
       mpi::unpack_received(in, received);
     } else {
-      std::memcpy(b.buf, in.buf, std::min(received, b.bytes));
+      torusmpi::device::copy(b.buf, in.buf, std::min(received, b.bytes));
     }
   }
   int err = MPI_SUCCESS;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
@@ -85,7 +86,7 @@ int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbu
   if (int err = mpi::check_data_type(kFn, comm, datatype, "datatype", &t)) return err;
   int64_t bytes = incount * t->size();
   if (int err = check_room(kFn, comm, false, outbuf, outsize, position, bytes)) return err;
-  t->pack(inbuf, incount, static_cast<char*>(outbuf) + *position);
+  mpi::pack_any(*t, inbuf, incount, static_cast<char*>(outbuf) + *position);
   *position += static_cast<int>(bytes);
   return MPI_SUCCESS;
 }
@@ -101,7 +102,7 @@ int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int 
   if (int err = mpi::check_data_type(kFn, comm, datatype, "datatype", &t)) return err;
   int64_t bytes = outcount * t->size();
   if (int err = check_room(kFn, comm, true, inbuf, insize, position, bytes)) return err;
-  t->unpack(static_cast<const char*>(inbuf) + *position, outcount, outbuf);
+  mpi::unpack_any(*t, static_cast<const char*>(inbuf) + *position, outcount, outbuf);
   *position += static_cast<int>(bytes);
   return MPI_SUCCESS;
 }
@@ -143,8 +144,14 @@ int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI
   char* out = static_cast<char*>(outbuf) + *position;
   for (int64_t done = 0; done < incount; done += piece) {
     int64_t n = std::min<int64_t>(piece, incount - done);
-    t->pack(in + done * t->extent(), n, native.data());
-    t->to_external(native.data(), n, out);
+    mpi::pack_any(*t, in + done * t->extent(), n, native.data());
+    if (__builtin_expect(torusmpi::device::in_device_range(out), 0)) {
+      std::vector<char> external(static_cast<size_t>(n * t->external_size()));
+      t->to_external(native.data(), n, external.data());
+      torusmpi::device::copy(out, external.data(), external.size());
+    } else {
+      t->to_external(native.data(), n, out);
+    }
     out += n * t->external_size();
   }
   *position += bytes;
@@ -169,8 +176,14 @@ int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insiz
   char* out = static_cast<char*>(outbuf);
   for (int64_t done = 0; done < outcount; done += piece) {
     int64_t n = std::min<int64_t>(piece, outcount - done);
-    t->from_external(in, n, native.data());
-    t->unpack(native.data(), n, out + done * t->extent());
+    if (__builtin_expect(torusmpi::device::in_device_range(in), 0)) {
+      std::vector<char> external(static_cast<size_t>(n * t->external_size()));
+      torusmpi::device::copy(external.data(), in, external.size());
+      t->from_external(external.data(), n, native.data());
+    } else {
+      t->from_external(in, n, native.data());
+    }
+    mpi::unpack_any(*t, native.data(), n, out + done * t->extent());
     in += n * t->external_size();
   }
   *position += bytes;

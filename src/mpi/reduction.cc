@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
 
@@ -252,6 +253,9 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
     return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn, "inbuf argument is NULL with count %d",
                             count);
   }
+  Buffer in_b;  // only checked: host memory or live device memory of this job
+  if (int err = mpi::check_message(kFn, MPI_COMM_SELF, inbuf, count, datatype, "in", &in_b))
+    return err;
   torusmpi::coll::Reduction r;
   bool commutative;
   const torusmpi::dtype::Type* t = mpi::derived_type(datatype) != nullptr
@@ -262,7 +266,16 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
     // A predefined datatype, or the application's function, which takes the datatype's layout.
     if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
       return err;
-    if (count > 0) r.apply(inoutbuf, inbuf, static_cast<size_t>(count));
+    if (count > 0 && (torusmpi::device::in_device_range(inoutbuf) ||
+                      torusmpi::device::in_device_range(inbuf))) {
+      // The device's kernels translate the two origins; a user function's layout follows them.
+      MPI_Aint lb = 0, extent = 1;
+      PMPI_Type_get_extent(datatype, &lb, &extent);
+      mpi::reduce_device(r, inoutbuf, inbuf, static_cast<size_t>(count),
+                         static_cast<size_t>(extent));
+    } else if (count > 0) {
+      r.apply(inoutbuf, inbuf, static_cast<size_t>(count));
+    }
     return MPI_SUCCESS;
   }
   // A predefined op on a derived datatype: on the packed streams, then back into place.
@@ -273,10 +286,10 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   if (count == 0) return MPI_SUCCESS;
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(t->size());
   std::vector<char> in(bytes), inout(bytes);
-  t->pack(inbuf, count, in.data());
-  t->pack(inoutbuf, count, inout.data());
+  mpi::pack_any(*t, inbuf, count, in.data());
+  mpi::pack_any(*t, inoutbuf, count, inout.data());
   r.apply(inout.data(), in.data(), static_cast<size_t>(count) * per);
-  t->unpack(inout.data(), count, inoutbuf);
+  mpi::unpack_any(*t, inout.data(), count, inoutbuf);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Reduce_local);

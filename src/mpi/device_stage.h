@@ -1,0 +1,82 @@
+// Device buffers in the MPI layer: the buffer-argument check every call makes, and the datatype
+// packing, unpacking and local reductions that must not touch device bytes themselves.
+//
+// The datatype engine (src/dtype) and the host reduction kernels read and write memory directly;
+// device bytes may only be moved by src/device. So when the bytes a derived datatype covers (its
+// span: from the first element's true lower bound to the last one's true upper bound) lie in
+// device memory, the span goes through host memory: copied out by the DMA engine, packed or
+// unpacked there, and copied back when it was written. Every helper starts with the device range
+// compares, so host buffers pay two compares and nothing else.
+#ifndef TORUSMPI_MPI_DEVICE_STAGE_H_
+#define TORUSMPI_MPI_DEVICE_STAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "coll/ops/ops.h"
+#include "device/device.h"
+#include "dtype/dtype.h"
+#include "mpi/ompi_abi.h"
+
+namespace torusmpi::mpi {
+
+// MPI_ERR_BUFFER on comm's handler, naming fn and the argument (`what` prefixes "buf": "send",
+// "recv", "" or a whole argument name with `whole`), when [p, p + bytes) is neither host memory
+// nor live device memory of this job (bytes == 0: p alone). MPI_SUCCESS otherwise.
+int check_memory(const char* fn, MPI_Comm comm, const char* what, const char* arg, const void* p,
+                 size_t bytes);
+
+// The first byte of count elements of t at user, and how many bytes they span (0 for none).
+void type_span(const dtype::Type& t, const void* user, int64_t count, const char** lo,
+               size_t* bytes);
+
+// t->pack / t->unpack / t->unpack_range that work whichever side is device memory.
+void pack_device(const dtype::Type& t, const void* user, int64_t count, void* packed);
+void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int64_t from,
+                   int64_t to, void* user);
+
+inline bool span_on_device(const dtype::Type& t, const void* user) {
+  return device::in_device_range(static_cast<const char*>(user) + t.true_lb());
+}
+
+inline void pack_any(const dtype::Type& t, const void* user, int64_t count, void* packed) {
+  if (__builtin_expect(span_on_device(t, user) || device::in_device_range(packed), 0)) {
+    pack_device(t, user, count, packed);
+  } else {
+    t.pack(user, count, packed);
+  }
+}
+
+inline void unpack_any(const dtype::Type& t, const void* packed, int64_t count, void* user) {
+  if (__builtin_expect(span_on_device(t, user) || device::in_device_range(packed), 0)) {
+    unpack_device(t, packed, count, 0, count * t.size(), user);
+  } else {
+    t.unpack(packed, count, user);
+  }
+}
+
+// Only the stream bytes [from, to) (a truncated or partial receive).
+inline void unpack_range_any(const dtype::Type& t, const void* packed, int64_t count, int64_t from,
+                             int64_t to, void* user) {
+  if (__builtin_expect(span_on_device(t, user) || device::in_device_range(packed), 0)) {
+    unpack_device(t, packed, count, from, to, user);
+  } else {
+    t.unpack_range(packed, count, from, to, user);
+  }
+}
+
+// r.apply(inout, in, count) through the device's reduction kernels when a side is device memory.
+void reduce_device(const coll::Reduction& r, void* inout, const void* in, size_t count,
+                   size_t elem);
+inline void reduce_any(const coll::Reduction& r, void* inout, const void* in, size_t count,
+                       size_t elem) {
+  if (__builtin_expect(device::in_device_range(inout) || device::in_device_range(in), 0)) {
+    reduce_device(r, inout, in, count, elem);
+  } else {
+    r.apply(inout, in, count);
+  }
+}
+
+}  // namespace torusmpi::mpi
+
+#endif  // TORUSMPI_MPI_DEVICE_STAGE_H_
