@@ -19,6 +19,8 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "topo/machine.h"
+#include "pml/shm/links.h"
 #include "pml/shm/ring.h"
 #include "pml/transport.h"
 
@@ -45,7 +47,7 @@ enum RankState : uint32_t { kAbsent = 0, kActive = 1, kFinalized = 2 };
 struct alignas(64) SegmentHeader {
   uint64_t magic;
   uint32_t ranks;
-  uint32_t reserved;
+  uint32_t link_slots;  // LinkSlots after the rank blocks: every rank must emulate one machine
   uint64_t ring_bytes;
   std::atomic<uint32_t> attached;
 };
@@ -79,12 +81,13 @@ uint64_t ring_bytes_for(int ranks) {
 
 uint64_t ring_stride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
 uint64_t blocks_offset() { return sizeof(SegmentHeader); }
-uint64_t rings_offset(int ranks) {
-  uint64_t end = blocks_offset() + sizeof(RankBlock) * ranks;
+uint64_t links_offset(int ranks) { return blocks_offset() + sizeof(RankBlock) * ranks; }
+uint64_t rings_offset(int ranks, int link_slots) {
+  uint64_t end = links_offset(ranks) + sizeof(LinkSlot) * link_slots;
   return (end + 4095) & ~uint64_t{4095};
 }
-uint64_t segment_bytes(int ranks, uint64_t ring_bytes) {
-  return rings_offset(ranks) + ring_stride(ring_bytes) * ranks * ranks;
+uint64_t segment_bytes(int ranks, int link_slots, uint64_t ring_bytes) {
+  return rings_offset(ranks, link_slots) + ring_stride(ring_bytes) * ranks * ranks;
 }
 
 long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* timeout) {
@@ -109,6 +112,8 @@ class ShmTransport final : public Transport {
     single_copy_ = params::shm_single_copy() && ring_max_payload(cap_) < kPipelineChunk;
     me_ = job.local_rank;
     blocks_ = reinterpret_cast<RankBlock*>(base + blocks_offset());
+    const int slots = static_cast<int>(hdr->link_slots);
+    rings_off_ = rings_offset(n_, slots);
     local_of_.assign(job.size, -1);
     for (int i = 0; i < n_; ++i) local_of_[job.local_peers[i]] = i;
     pids_.resize(n_);
@@ -120,6 +125,11 @@ class ShmTransport final : public Transport {
       writers_[j].attach(control(me_, j), data(me_, j), cap_);
       readers_[j].attach(control(j, me_), data(j, me_), cap_);
     }
+    links_.attach(topo::machine(), job.rank, job.local_peers,
+                  reinterpret_cast<LinkSlot*>(base + links_offset(n_)), slots,
+                  params::link_pacing());
+    accounting_ = links_.accounting();
+    pacing_ = links_.pacing();
     blocks_[me_].state.store(kActive, std::memory_order_release);
     last_liveness_ = progress::now_seconds();
   }
@@ -133,7 +143,11 @@ class ShmTransport final : public Transport {
 
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
     int j = local_of_[peer];
+    if (__builtin_expect(pacing_, 0) && !links_.may_send(j, h, len)) return false;
     if (!writers_[j].push(h, payload, len)) return false;
+    // Only payload: headers and control fragments are not what the simulator charges.
+    if (__builtin_expect(accounting_, 0)) links_.charge_to(j, len);
+    if (__builtin_expect(pacing_, 0) && links_.hops_to(j) > 0) links_.sent(j);
     ring_bell(j);
     return true;
   }
@@ -144,7 +158,11 @@ class ShmTransport final : public Transport {
 
   bool read_remote(int peer, uint64_t addr, void* dst, size_t len) override {
     if (!single_copy_) return false;
-    pid_t pid = pids_[local_of_[peer]];
+    int j = local_of_[peer];
+    // A read is one copy the reader cannot hold back: paced messages between chips take the
+    // pipeline, whose chunks the sender holds until their links deliver them.
+    if (pacing_ && links_.hops_to(j) > 0) return false;
+    pid_t pid = pids_[j];
     auto* out = static_cast<uint8_t*>(dst);
     size_t done = 0;
     while (done < len) {
@@ -161,6 +179,7 @@ class ShmTransport final : public Transport {
       }
       done += static_cast<size_t>(n);
     }
+    if (accounting_) links_.charge_from(j, len);
     return true;
   }
 
@@ -186,10 +205,17 @@ class ShmTransport final : public Transport {
     for (int j = 0; j < n_; ++j) {
       if (j != me_ && !readers_[j].empty()) return true;
     }
-    return false;
+    // A held fragment whose time has come: the pml must poll to hand it over.
+    return pacing_ && links_.holding() && links_.next_due() <= now_ns();
   }
 
   void sleep(int64_t us) override {
+    if (pacing_ && links_.holding()) {
+      // No doorbell rings when a held fragment falls due: sleep no longer than until then.
+      uint64_t due = links_.next_due(), now = now_ns();
+      if (due <= now) return;
+      us = std::min<int64_t>(us, static_cast<int64_t>((due - now + 999) / 1000));
+    }
     RankBlock& mine = blocks_[me_];
     uint32_t bell = mine.bell.load(std::memory_order_acquire);
     mine.sleeping.store(1, std::memory_order_seq_cst);
@@ -205,6 +231,8 @@ class ShmTransport final : public Transport {
       check_peers_alive("waiting for messages");
     }
   }
+
+  Links& links() { return links_; }
 
   // Aborts the job when a local peer's process is gone without having finalized.
   void check_peers_alive(const char* doing) {
@@ -222,7 +250,7 @@ class ShmTransport final : public Transport {
 
  private:
   uint8_t* ring_base(int from, int to) {
-    return base_ + rings_offset(n_) + ring_stride(cap_) * (static_cast<uint64_t>(from) * n_ + to);
+    return base_ + rings_off_ + ring_stride(cap_) * (static_cast<uint64_t>(from) * n_ + to);
   }
   RingControl* control(int from, int to) {
     return reinterpret_cast<RingControl*>(ring_base(from, to));
@@ -251,6 +279,10 @@ class ShmTransport final : public Transport {
   int me_ = 0;
   uint64_t cap_ = 0;
   RankBlock* blocks_ = nullptr;
+  uint64_t rings_off_ = 0;
+  Links links_;
+  bool accounting_ = false;  // links_.accounting(): a peer on another chip of this instance
+  bool pacing_ = false;
   std::vector<int> local_of_;
   std::vector<pid_t> pids_;
   std::vector<RingWriter> writers_;
@@ -279,7 +311,8 @@ std::string segment_name(const boot::JobInfo& job) {
 Status create(const boot::JobInfo& job, std::string* error) {
   State& st = state();
   uint64_t ring = ring_bytes_for(job.local_size);
-  uint64_t bytes = segment_bytes(job.local_size, ring);
+  int slots = link_slots(topo::machine());
+  uint64_t bytes = segment_bytes(job.local_size, slots, ring);
   Location loc{};
   loc.pid = static_cast<int32_t>(getpid());
   loc.bytes = bytes;
@@ -312,6 +345,7 @@ Status create(const boot::JobInfo& job, std::string* error) {
   auto* hdr = static_cast<SegmentHeader*>(base);
   hdr->magic = kSegmentMagic;
   hdr->ranks = static_cast<uint32_t>(job.local_size);
+  hdr->link_slots = static_cast<uint32_t>(slots);
   hdr->ring_bytes = ring;
   munmap(base, bytes);
   TORUSMPI_DEBUG(kPml, "shm: segment of %llu B for %d ranks, rings of %llu B (%s)",
@@ -374,6 +408,13 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     munmap(base, loc.bytes);
     return Status::kErrBoot;
   }
+  if (hdr->link_slots != static_cast<uint32_t>(link_slots(topo::machine()))) {
+    *error = "shm: rank " + std::to_string(first) + " emulates another machine than rank " +
+             std::to_string(job.rank) + " (" + topo::machine().name +
+             "): TORUSMPI_INSTANCE must be the same on every rank";
+    munmap(base, loc.bytes);
+    return Status::kErrBoot;
+  }
   st.transport = std::make_unique<ShmTransport>(static_cast<uint8_t*>(base), loc.bytes, job, cards);
   hdr->attached.fetch_add(1, std::memory_order_acq_rel);
   if (job.local_rank == 0) {
@@ -402,6 +443,24 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     if (i != job.local_rank) set_transport(job.local_peers[i], st.transport.get());
   }
   return Status::kOk;
+}
+
+void publish_link_stats() {
+  State& st = state();
+  if (st.transport != nullptr) st.transport->links().publish();
+}
+
+void print_link_stats(FILE* out) {
+  State& st = state();
+  if (st.transport != nullptr) {
+    st.transport->links().print(out);
+    return;
+  }
+  // Alone on its node: no peer, no segment, nothing crossed a link; the lines still list them.
+  Links alone;
+  const boot::JobInfo& job = boot::job();
+  alone.attach(topo::machine(), job.rank, {job.rank}, nullptr, 0, false);
+  alone.print(out);
 }
 
 void detach() {

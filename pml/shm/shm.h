@@ -6,7 +6,8 @@
 // object unlinked). Nothing is left in /dev/shm however the job ends, crash included: the mapping
 // dies with the last process.
 //
-//   | header | one block per rank: doorbell, sleeping flag, state, pid | rings: n x n, ring(i->j) |
+//   | header | one block per rank: doorbell, sleeping flag, state, pid | one slot per emulated
+//   link (links.h) | rings: n x n, ring(i->j) |
 //
 // A waiting rank spins and yields (progress::Backoff), then sleeps on its doorbell (a futex); a
 // sender rings the doorbell only when the flag says the receiver sleeps, so the awake path costs
@@ -15,6 +16,7 @@
 #ifndef TORUSMPI_PML_SHM_SHM_H_
 #define TORUSMPI_PML_SHM_SHM_H_
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,14 @@ Status prepare(const boot::JobInfo& job, std::string* error);
 // local peers' (job.local_peers order): their pids let the rendezvous read their memory.
 Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards,
               std::string* error);
+
+// TORUSMPI_STATS: adds this rank's bytes per emulated link to its node's totals. Once, after the
+// rank's last message (pml::finalize) and before the fence that precedes print_link_stats.
+void publish_link_stats();
+// One line per link of the instance model, in link id order (zeros included):
+//   torusmpi-stats link <from_chip>-<to_chip> bytes=<N>
+// the totals of every rank of the node that has published. Nothing for the host model.
+void print_link_stats(FILE* out);
 
 // Marks this rank finalized (peers stop watching it) and unmaps the segment.
 void detach();
