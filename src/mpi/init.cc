@@ -1,12 +1,14 @@
 // Start and end of MPI: MPI_Init(_thread), MPI_Finalize, MPI_Abort and the queries about them.
 #include <pthread.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "boot/boot.h"
 #include "coll/sched/exec.h"
 #include "coll/select/select.h"
+#include "coll/stats.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -134,6 +136,18 @@ int init(const char* fn, int required, int* provided) {
   return MPI_SUCCESS;
 }
 
+// TORUSMPI_STATS=1, after this rank's last message: its link bytes go into the node's totals, and
+// the fence (through the launcher, over no emulated link) makes them complete before rank 0 prints
+// them, then its own collective calls. On stderr, so an application's stdout stays its own.
+void print_stats(const boot::JobInfo& job) {
+  pml::shm::publish_link_stats();
+  boot::fence();
+  if (job.rank != 0) return;
+  pml::shm::print_link_stats(stderr);
+  coll::stats_print(stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
 }  // namespace torusmpi::mpi
 
@@ -190,6 +204,7 @@ int PMPI_Finalize(void) {
   torusmpi::mpi::comms_finalize();
   torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();
+  if (torusmpi::params::stats()) torusmpi::mpi::print_stats(rt.job);
   torusmpi::Status s = torusmpi::boot::finalize();
   // Every rank is past its last message: the segment can go.
   torusmpi::pml::shm::detach();
