@@ -1,10 +1,12 @@
 // torusmpi_info: what this torusmpi build is, what it was built against, what the host looks like
-// to it, every run-time parameter with its current value, and every collective algorithm.
+// to it, every run-time parameter with its current value, every collective algorithm, and the
+// emulated machine of an instance model (--topology: its figures, chip grid, ranks and links).
 //
 // It reads the build configuration and the parameter table directly and never calls MPI_Init, so
 // it runs anywhere, launcher or not, even when a job would fail to start. It is also the one
 // producer of the man page's ENVIRONMENT section (--man-params), so the page cannot drift from
 // src/core/params.def.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "coll/select/registry.h"
 #include "core/params.h"
 #include "topo/host.h"
+#include "topo/machine.h"
 
 // Only the version macros of Open MPI's mpi.h are used: the ABI torusmpi implements is the one of
 // the header it was compiled against. Nothing here calls MPI, and libmpi is not linked.
@@ -31,7 +34,7 @@ namespace {
 #endif
 
 constexpr char kUsage[] =
-    "Usage: torusmpi_info [--params | --algorithms] [--parsable]\n"
+    "Usage: torusmpi_info [--params | --algorithms | --topology [MODEL]] [--parsable]\n"
     "       torusmpi_info --man-params | --help | --version\n"
     "\n"
     "Shows this torusmpi build (version, ABI, build configuration, data transports), the host as\n"
@@ -41,6 +44,10 @@ constexpr char kUsage[] =
     "  --params      only the run-time parameters\n"
     "  --algorithms  only the collective algorithms: token, cost, restrictions (the tokens are\n"
     "                what TORUSMPI_<COLL>_ALGORITHM and rule files take)\n"
+    "  --topology [MODEL]\n"
+    "                the emulated machine of an instance model (default: TORUSMPI_INSTANCE,\n"
+    "                else host): its link figures and their sources, the chip grid with the\n"
+    "                ranks each chip holds, and its links\n"
     "  --parsable    stable key:value lines for scripts (e.g. param:NAME:type:int:default:1000)\n"
     "  --man-params  the parameters as the troff ENVIRONMENT section of torusmpi(7)\n"
     "  --help        this text\n"
@@ -49,6 +56,8 @@ constexpr char kUsage[] =
 struct Options {
   bool params_only = false;
   bool algorithms_only = false;
+  bool topology = false;
+  std::string model;  // --topology's MODEL; empty: TORUSMPI_INSTANCE
   bool parsable = false;
   bool man_params = false;
 };
@@ -193,12 +202,12 @@ std::string host_line(const topo::HostInfo& h) {
   return line;
 }
 
-// "  name            : value", the value wrapped under itself at 100 columns.
-void print_field(const char* name, const std::string& value) {
+// "  name            : value", the value wrapped under itself at `width` columns.
+void print_field(const char* name, const std::string& value, size_t width = 100) {
   char head[32];
   std::snprintf(head, sizeof(head), "  %-16s: ", name);
   size_t indent = std::strlen(head);
-  std::string text = wrap(value, indent, 100);
+  std::string text = wrap(value, indent, width);
   // wrap() indents its first line too; the head takes those columns.
   std::printf("%s%s", head, text.size() > indent ? text.c_str() + indent : "\n");
 }
@@ -342,6 +351,200 @@ void print_man_params() {
   }
 }
 
+// --topology: the emulated machine of one instance model, drawn to be read at 80 columns (a 4x4
+// torus with 8 ranks per chip fits): the figures the link emulation and the cost model use, one
+// grid of chips per z plane, each chip with its number, coordinates and ranks, the x links drawn
+// between neighbours and the y links below them; what a grid cannot draw (wrap-around links, the
+// z rings) is said in words under it.
+
+std::string gbs(double bytes_per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+std::string usec(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g us", seconds * 1e6);
+  return buf;
+}
+
+// The job ranks a chip holds when every core of the model has a rank (placement: core, then chip,
+// then instance), as "8-15" or "3"; further instances add one range each.
+std::string chip_ranks(const topo::Machine& m, int chip) {
+  std::string text;
+  int per_instance = m.cores * m.chips();
+  for (int i = 0; i < m.instances; ++i) {
+    int first = i * per_instance + chip * m.cores;
+    if (!text.empty()) text += ",";
+    text += std::to_string(first);
+    if (m.cores > 1) text += "-" + std::to_string(first + m.cores - 1);
+  }
+  return text;
+}
+
+std::string coords_text(const topo::Machine& m, int chip) {
+  int c[3];
+  topo::chip_coords(m, chip, c);
+  std::string t = "(" + std::to_string(c[0]) + "," + std::to_string(c[1]);
+  if (m.ndims == 3) t += "," + std::to_string(c[2]);
+  return t + ")";
+}
+
+std::string dims_text(const topo::Machine& m) {
+  std::string t;
+  for (int d = 0; d < m.ndims; ++d) t += (d ? "x" : "") + std::to_string(m.dims[d]);
+  return t;
+}
+
+// Why a dimension has the links it has, in words: the grid draws neighbours; this says the rest.
+std::string dim_links_text(const topo::Machine& m, int d) {
+  static const char* const kAxis[] = {"x", "y", "z"};
+  const char* a = kAxis[d];
+  int n = m.dims[d];
+  if (n == 1) return std::string(a) + ": size 1, no links";
+  std::string ends = std::string(a) + "=" + std::to_string(n - 1) + " and " + a + "=0";
+  if (n == 2) return std::string(a) + ": size 2, one link each way between " + a + "=0 and " + a + "=1";
+  std::string t = std::string(a) + ": a ring of " + std::to_string(n) + "; wrap-around links join " +
+                  ends + (d == 2 ? "" : " (not drawn)");
+  if (d == 2) {
+    t = std::string("z: each chip is linked to the chips with the same x,y in the planes above and "
+                    "below, a ring of ") +
+        std::to_string(n) + " with wrap-around links joining " + ends;
+  }
+  return t;
+}
+
+// One line of the drawing, without the blanks that padding leaves at its end.
+void put_line(std::string line) {
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::printf("%s\n", line.c_str());
+}
+
+void print_grid(const topo::Machine& m) {
+  int cell = 0;  // widest content of a box
+  for (int chip = 0; chip < m.chips(); ++chip) {
+    cell = std::max<int>(cell, 5 + static_cast<int>(std::to_string(chip).size()));
+    cell = std::max<int>(cell, static_cast<int>(coords_text(m, chip).size()));
+    cell = std::max<int>(cell, 2 + static_cast<int>(chip_ranks(m, chip).size()));
+  }
+  const int box = cell + 4;               // "| " content " |"
+  const std::string gap_link = "---";     // an x link between neighbours
+  const std::string gap_none = "   ";
+  const std::string border = "+" + std::string(box - 2, '-') + "+";
+  auto boxed = [&](const std::string& text) {
+    return "| " + text + std::string(cell - text.size(), ' ') + " |";
+  };
+  const int nx = m.dims[0], ny = m.dims[1], nz = m.dims[2];
+  const bool x_links = nx >= 2, y_links = ny >= 2;
+  for (int z = 0; z < nz; ++z) {
+    if (m.ndims == 3) std::printf("\n  plane z=%d\n", z);
+    std::string labels = "      ";
+    for (int x = 0; x < nx; ++x) {
+      std::string label = "x=" + std::to_string(x);
+      int pad = box - static_cast<int>(label.size());
+      labels += std::string(pad / 2, ' ') + label + std::string(pad - pad / 2, ' ');
+      if (x + 1 < nx) labels += gap_none;
+    }
+    std::printf("\n");
+    put_line(labels);
+    for (int y = 0; y < ny; ++y) {
+      std::string lines[5];
+      for (int x = 0; x < nx; ++x) {
+        int c[3] = {x, y, z};
+        int chip = topo::chip_at(m, c);
+        bool last = x + 1 == nx;
+        const std::string& gap_mid = x_links && !last ? gap_link : gap_none;
+        const std::string sep = last ? "" : gap_none;
+        lines[0] += border + sep;
+        lines[1] += boxed("chip " + std::to_string(chip)) + (last ? "" : gap_mid);
+        lines[2] += boxed(coords_text(m, chip)) + sep;
+        lines[3] += boxed("r " + chip_ranks(m, chip)) + sep;
+        lines[4] += border + sep;
+      }
+      for (int i = 0; i < 5; ++i) {
+        std::string head = i == 1 ? "y=" + std::to_string(y) : "";
+        put_line("  " + head + std::string(4 - std::min<size_t>(4, head.size()), ' ') + lines[i]);
+      }
+      if (y_links && y + 1 < ny) {
+        std::string link;
+        for (int x = 0; x < nx; ++x) {
+          link += std::string(box / 2, ' ') + "|" + std::string(box - box / 2 - 1, ' ');
+          if (x + 1 < nx) link += gap_none;
+        }
+        put_line("      " + link);
+      }
+    }
+  }
+}
+
+int print_topology(const std::string& text, bool parsable) {
+  topo::Machine m;
+  std::string error;
+  if (!topo::parse_machine(text, &m, &error)) {
+    std::fprintf(stderr, "torusmpi_info: --topology: %s\n", error.c_str());
+    return 2;
+  }
+  if (parsable) {
+    std::printf("topology:model:%s\n", m.name.c_str());
+    std::printf("topology:emulated:%s\n", m.emulated() ? "yes" : "no");
+    if (!m.emulated()) return 0;
+    std::printf("topology:dims:%s\n", dims_text(m).c_str());
+    std::printf("topology:chips:%d\n", m.chips());
+    std::printf("topology:cores:%d\n", m.cores);
+    std::printf("topology:ranks:%d\n", m.ranks());
+    std::printf("topology:neuronlink:bandwidth:%.6g\n", m.neuronlink.bandwidth);
+    std::printf("topology:neuronlink:latency:%.6g\n", m.neuronlink.latency);
+    std::printf("topology:intra_chip:bandwidth:%.6g\n", m.intra_chip.bandwidth);
+    std::printf("topology:intra_chip:latency:%.6g\n", m.intra_chip.latency);
+    std::printf("topology:efa:bandwidth:%.6g\n", m.efa.bandwidth);
+    std::printf("topology:efa:latency:%.6g\n", m.efa.latency);
+    std::printf("topology:hbm_bandwidth:%.6g\n", m.hbm_bandwidth);
+    std::printf("topology:reduce_bandwidth:%.6g\n", m.reduce_bandwidth);
+    std::printf("topology:source:%s\n", m.source.c_str());
+    for (int chip = 0; chip < m.chips(); ++chip) {
+      std::string c = coords_text(m, chip);
+      std::printf("chip:%d:coords:%s:ranks:%s\n", chip, c.substr(1, c.size() - 2).c_str(),
+                  chip_ranks(m, chip).c_str());
+    }
+    std::printf("topology:links:%d\n", topo::link_count(m));
+    for (int id = 0; id < topo::link_count(m); ++id) {
+      topo::Link l = topo::link_of(m, id);
+      std::printf("link:%d:%d-%d:dim:%d:dir:%s\n", id, l.from, l.to, l.dim, l.dir > 0 ? "+" : "-");
+    }
+    return 0;
+  }
+  std::printf("Instance model %s\n", m.name.c_str());
+  if (!m.emulated()) {
+    print_field("emulation", "none: every rank runs where the launcher puts it, all on one chip; "
+                "no links are emulated or charged, and no binding follows chips",
+                80);
+    return 0;
+  }
+  print_field("torus",
+              dims_text(m) + " (" + std::to_string(m.ndims) + "D), " + std::to_string(m.chips()) +
+                  " chips, " + std::to_string(m.cores) + " ranks per chip, " +
+                  std::to_string(m.ranks()) + " ranks",
+              80);
+  print_field("NeuronLink", gbs(m.neuronlink.bandwidth) + " per link and direction, " +
+                                usec(m.neuronlink.latency) + " per hop",
+              80);
+  print_field("within a chip", gbs(m.intra_chip.bandwidth) + ", " + usec(m.intra_chip.latency) +
+                                   " per message",
+              80);
+  print_field("EFA", gbs(m.efa.bandwidth) + " per chip, " + usec(m.efa.latency) + " per hop", 80);
+  print_field("HBM", gbs(m.hbm_bandwidth) + " copied by DMA, " + gbs(m.reduce_bandwidth) +
+                         " of input reduced",
+              80);
+  print_field("figures from", m.source, 80);
+  print_grid(m);
+  std::printf("\n  Links (dimension-order routes: x, then y, then z, the shorter way round):\n");
+  for (int d = 0; d < m.ndims; ++d) std::fputs(wrap(dim_links_text(m, d), 4, 80).c_str(), stdout);
+  int links = topo::link_count(m);
+  std::printf("  %d directed links (%d chip pairs, one link each way)\n", links, links / 2);
+  return 0;
+}
+
 bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* version) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -349,6 +552,13 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
       opt->params_only = true;
     } else if (std::strcmp(a, "--algorithms") == 0) {
       opt->algorithms_only = true;
+    } else if (std::strcmp(a, "--topology") == 0) {
+      opt->topology = true;
+      // MODEL is optional: the next argument is one unless it is an option.
+      if (i + 1 < argc && argv[i + 1][0] != '-') opt->model = argv[++i];
+    } else if (std::strncmp(a, "--topology=", 11) == 0) {
+      opt->topology = true;
+      opt->model = a + 11;
     } else if (std::strcmp(a, "--parsable") == 0) {
       opt->parsable = true;
     } else if (std::strcmp(a, "--man-params") == 0) {
@@ -362,8 +572,10 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
       return false;
     }
   }
-  if (opt->params_only && opt->algorithms_only) {
-    std::fprintf(stderr, "torusmpi_info: --params and --algorithms exclude each other\n");
+  if (opt->params_only + opt->algorithms_only + opt->topology + opt->man_params > 1) {
+    std::fprintf(stderr,
+                 "torusmpi_info: --params, --algorithms, --topology and --man-params exclude each "
+                 "other\n");
     return false;
   }
   // A troff section has no parsable form, and the two cannot share stdout.
@@ -394,6 +606,16 @@ int run(int argc, char** argv) {
   }
   if (opt.man_params) {
     print_man_params();
+    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
+  }
+  if (opt.topology) {
+    std::string model = opt.model;
+    if (model.empty()) {
+      read_environment();  // TORUSMPI_INSTANCE, as MPI_Init would read it
+      model = params::instance();
+    }
+    int rc = print_topology(model, opt.parsable);
+    if (rc != 0) return rc;
     return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
   }
   if (opt.algorithms_only) {
