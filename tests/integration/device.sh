@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Device buffers (tests/progs/device.c) with TORUSMPI_DEVICE_GUARD=1, so that any host
+# dereference of a device pointer inside the library faults: pointer kinds, MPI_Alloc_mem with
+# torusmpi_memory_kind, bad buffers under MPI_ERRORS_RETURN, point-to-point between every pair of
+# kinds (eager and rendezvous, self, truncation, Sendrecv_replace, a vector type), and every
+# collective with device buffers on every rank and mixed with host ones. At 3 and 4 ranks on the
+# host model and on two small tori (one and two ranks per chip). Then the guard itself: a program
+# that reads a device pointer in host code dies of SIGSEGV with the guard and lives without it.
+. "$(dirname "$0")/lib.sh"
+
+bin=$TM_PROGS/device
+for instance in host torus:2x2:cores=1 torus:2x2:cores=2; do
+  for np in 3 4; do
+    run_job 120 "${mpirun[@]}" -np "$np" "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+      -x TORUSMPI_INSTANCE="$instance" "$bin.gcc"
+    check "device.gcc, guard on, $instance, np=$np" ranks_done "$np" || diag_job
+  done
+done
+# Small messages the rendezvous way, so that device memory meets the pipelined protocol at every
+# size (and host memory the single copy beside it).
+run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_EAGER_LIMIT=0 -x TORUSMPI_INSTANCE=torus:2x2:cores=2 "$bin.gcc"
+check "device.gcc, guard on, eager limit 0, np=4" ranks_done 4 || diag_job
+if [ -x "$bin.clang" ]; then
+  run_job 120 "${mpirun[@]}" -np 3 "${via_path[@]}" -x TORUSMPI_DEVICE_GUARD=1 "$bin.clang"
+  check "device.clang, LD_LIBRARY_PATH, guard on, np=3" ranks_done 3 || diag_job
+else
+  skip "device.clang, LD_LIBRARY_PATH, guard on, np=3" "configure found no clang"
+fi
+
+# The guard: a singleton that reads a device pointer. 139 = 128 + SIGSEGV, from the shell.
+run_job 30 env "${no_launcher[@]}" LD_PRELOAD="$tm_libmpi" TORUSMPI_DEVICE_GUARD=1 \
+  "$bin.gcc" deref
+check "a host read of a device pointer dies of SIGSEGV under the guard" \
+  test "$job_rc" -eq 139 || diag_job
+check "... after reaching the read" grep -q '^reading device pointer' "$job_out" || diag_job
+run_job 30 env "${no_launcher[@]}" LD_PRELOAD="$tm_libmpi" TORUSMPI_DEVICE_GUARD=0 \
+  "$bin.gcc" deref
+check "without the guard the same read works" \
+  eval '[ "$job_rc" -eq 0 ] && grep -q "^survived" "$job_out"' || diag_job
+check_shm
+tap_done

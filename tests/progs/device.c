@@ -1,0 +1,573 @@
+/* device: device buffers (torusmpi.h) in every MPI call that moves data.
+ *
+ *   device          any number of ranks: pointer kinds, MPI_Alloc_mem with the device key, bad
+ *                   buffers under MPI_ERRORS_RETURN, point-to-point between every pair of kinds
+ *                   at eager and rendezvous sizes, Sendrecv_replace, a vector datatype on device
+ *                   memory, and every collective (blocking, and some nonblocking) on device
+ *                   buffers everywhere, mixed (even ranks device, odd ranks host) and in place.
+ *                   Integer data, each result compared with a reference computed on the host.
+ *   device deref    one rank: reads a device pointer in host code, which must fault under
+ *                   TORUSMPI_DEVICE_GUARD=1 (the script expects SIGSEGV) and works without it.
+ *
+ * Built with Open MPI's mpicc, which knows nothing of torusmpi.h: the extension calls are declared
+ * here, weak, so the program links against Open MPI and finds them when torusmpi is preloaded.
+ * Device bytes are only read or written through torusmpi_memcpy/memset, as a real accelerator's
+ * would be. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define TORUSMPI_MEMORY_INVALID (-1)
+#define TORUSMPI_MEMORY_HOST 0
+#define TORUSMPI_MEMORY_DEVICE 1
+extern int torusmpi_device_malloc(void** ptr, size_t bytes) __attribute__((weak));
+extern int torusmpi_device_free(void* ptr) __attribute__((weak));
+extern int torusmpi_memcpy(void* dst, const void* src, size_t bytes) __attribute__((weak));
+extern int torusmpi_memset(void* dst, int value, size_t bytes) __attribute__((weak));
+extern int torusmpi_pointer_kind(const void* ptr, int* kind, int* chip) __attribute__((weak));
+extern int torusmpi_device_chip(int* chip) __attribute__((weak));
+
+static int g_size;
+
+/* Memory of either kind; contents set and read only through torusmpi_memcpy. */
+static void* mem(size_t bytes, int on_device) {
+  void* p = NULL;
+  if (on_device) {
+    if (torusmpi_device_malloc(&p, bytes) != MPI_SUCCESS) p = NULL;
+  } else {
+    p = malloc(bytes > 0 ? bytes : 1);
+  }
+  if (p == NULL) {
+    printf("FAIL %d cannot allocate %zu B (%s)\n", g_rank, bytes, on_device ? "device" : "host");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return p;
+}
+static void mem_free(void* p, int on_device) {
+  if (on_device) {
+    torusmpi_device_free(p);
+  } else {
+    free(p);
+  }
+}
+static void put(void* dst, const void* src, size_t bytes) { torusmpi_memcpy(dst, src, bytes); }
+
+/* A buffer of n ints of the given kind holding src (or garbage 0x5a bytes when src is NULL). */
+static int* ints(const int* src, size_t n, int on_device) {
+  int* p = mem(n * sizeof(int), on_device);
+  if (src != NULL) {
+    put(p, src, n * sizeof(int));
+  } else {
+    torusmpi_memset(p, 0x5a, n * sizeof(int));
+  }
+  return p;
+}
+
+/* Compares n ints of buf (either kind) with want; one check line. */
+static void expect_ints(const char* what, const int* buf, const int* want, size_t n) {
+  int* got = malloc(n * sizeof(int) + 1);
+  put(got, buf, n * sizeof(int));
+  size_t bad = n;
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] != want[i]) {
+      bad = i;
+      break;
+    }
+  }
+  if (bad < n) {
+    check(0, what, "element %zu is %d, expected %d (%zu ints)", bad, got[bad], want[bad], n);
+  } else {
+    check(1, what, "");
+  }
+  free(got);
+}
+
+static int value(int rank, size_t i) { return (int)(rank * 100003 + (int)(i % 9973) - 4000); }
+
+/* --- Pointer kinds, allocation, bad buffers */
+
+static void test_kinds(void) {
+  int kind = -2, chip = -2, mychip = -2;
+  int stack_var = 0;
+  check_rc(torusmpi_device_chip(&mychip), "torusmpi_device_chip");
+  /* Ranks are placed core first, then chip: on torus:...:cores=N rank r is on chip r / N. */
+  const char* model = getenv("TORUSMPI_INSTANCE");
+  const char* cores = model != NULL ? strstr(model, "cores=") : NULL;
+  int want_chip = cores != NULL ? g_rank / atoi(cores + 6) : 0;
+  check(mychip == want_chip, "the rank's chip follows the placement", "chip %d, expected %d",
+        mychip, want_chip);
+  torusmpi_pointer_kind(&stack_var, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_HOST && chip == -1, "stack is host", "kind %d chip %d", kind,
+        chip);
+  int* heap = malloc(64);
+  torusmpi_pointer_kind(heap, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_HOST, "heap is host", "kind %d", kind);
+  free(heap);
+  void* d = mem(4096, 1);
+  torusmpi_pointer_kind(d, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_DEVICE && chip == mychip, "device pointer is device",
+        "kind %d chip %d (rank's chip %d)", kind, chip, mychip);
+  torusmpi_pointer_kind((char*)d + 4095, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_DEVICE, "last byte of an allocation is device", "kind %d", kind);
+  torusmpi_pointer_kind((char*)d + (1 << 20), &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_INVALID, "unallocated arena space is invalid", "kind %d", kind);
+  check_rc(torusmpi_device_free(d), "torusmpi_device_free");
+  torusmpi_pointer_kind(d, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_INVALID, "freed device pointer is invalid", "kind %d", kind);
+  torusmpi_pointer_kind((void*)(uintptr_t)16, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_INVALID, "wild pointer 0x10 is invalid", "kind %d", kind);
+  torusmpi_pointer_kind((void*)(uintptr_t)0x7ff0deadbeefULL, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_INVALID, "wild pointer 0x7ff0deadbeef is invalid", "kind %d", kind);
+
+  /* Freed blocks are found again: first fit with coalescing gives the space back whole. */
+  void *a = mem(1 << 20, 1), *b = mem(1 << 20, 1);
+  torusmpi_device_free(a);
+  torusmpi_device_free(b);
+  void* c = mem(2 << 20, 1);
+  check(c == a, "freed neighbours coalesce", "got %p, first block was %p", c, a);
+  torusmpi_device_free(c);
+
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rc = torusmpi_device_free(d);
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_ARG, "double free is MPI_ERR_ARG", "class %d", cls);
+  void* huge = NULL;
+  rc = torusmpi_device_malloc(&huge, (size_t)1 << 46);
+  MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_NO_MEM && huge == NULL, "oversized malloc is MPI_ERR_NO_MEM", "class %d",
+        cls);
+
+  /* MPI_Alloc_mem with the info key. */
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "torusmpi_memory_kind", "device");
+  void* am = NULL;
+  check_rc(MPI_Alloc_mem(8192, info, &am), "MPI_Alloc_mem device");
+  torusmpi_pointer_kind(am, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_DEVICE, "MPI_Alloc_mem device gives device memory", "kind %d",
+        kind);
+  check_rc(MPI_Free_mem(am), "MPI_Free_mem device");
+  torusmpi_pointer_kind(am, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_INVALID, "MPI_Free_mem frees device memory", "kind %d", kind);
+  MPI_Info_set(info, "torusmpi_memory_kind", "host");
+  check_rc(MPI_Alloc_mem(8192, info, &am), "MPI_Alloc_mem host");
+  torusmpi_pointer_kind(am, &kind, &chip);
+  check(kind == TORUSMPI_MEMORY_HOST, "MPI_Alloc_mem host gives host memory", "kind %d", kind);
+  MPI_Free_mem(am);
+  MPI_Info_set(info, "torusmpi_memory_kind", "hbm");
+  rc = MPI_Alloc_mem(8192, info, &am);
+  MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_INFO_VALUE, "MPI_Alloc_mem with kind hbm is MPI_ERR_INFO_VALUE",
+        "class %d", cls);
+  MPI_Info_free(&info);
+
+  /* A freed device pointer in MPI_Send: MPI_ERR_BUFFER, naming the call, and the job goes on. */
+  rc = MPI_Send(d, 4, MPI_INT, 0, 99, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  check(cls == MPI_ERR_BUFFER && strstr(text, "MPI_Send") != NULL &&
+            strstr(text, "neither host memory nor device memory") != NULL,
+        "MPI_Send from a freed device pointer is MPI_ERR_BUFFER", "class %d: %s", cls, text);
+  rc = MPI_Recv((void*)(uintptr_t)16, 4, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_BUFFER, "MPI_Recv into a wild pointer is MPI_ERR_BUFFER", "class %d", cls);
+  int one = 1;
+  rc = MPI_Allreduce(&one, d, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_BUFFER, "MPI_Allreduce into a freed device pointer is MPI_ERR_BUFFER",
+        "class %d", cls);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- Point-to-point */
+
+static void test_p2p(void) {
+  const size_t sizes[] = {0, 1, 65537, 1 << 20};
+  const int to = (g_rank + 1) % g_size, from = (g_rank + g_size - 1) % g_size;
+  char what[128];
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+    const size_t n = sizes[s];
+    unsigned char* src = malloc(n + 1);
+    unsigned char* want = malloc(n + 1);
+    for (size_t i = 0; i < n; ++i) {
+      src[i] = (unsigned char)(g_rank * 31 + i * 7);
+      want[i] = (unsigned char)(from * 31 + i * 7);
+    }
+    for (int kinds = 0; kinds < 4; ++kinds) {
+      const int send_dev = kinds & 1, recv_dev = (kinds >> 1) & 1;
+      unsigned char* sb = mem(n, send_dev);
+      unsigned char* rb = mem(n, recv_dev);
+      if (n > 0) put(sb, src, n);
+      MPI_Request r[2];
+      MPI_Status st;
+      MPI_Irecv(rb, (int)n, MPI_BYTE, from, 7, MPI_COMM_WORLD, &r[0]);
+      MPI_Isend(sb, (int)n, MPI_BYTE, to, 7, MPI_COMM_WORLD, &r[1]);
+      MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+      MPI_Wait(&r[0], &st);
+      int count = -1;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      unsigned char* got = malloc(n + 1);
+      if (n > 0) put(got, rb, n);
+      snprintf(what, sizeof what, "ring %s->%s %zu B", send_dev ? "D" : "H", recv_dev ? "D" : "H",
+               n);
+      check(count == (int)n && (n == 0 || memcmp(got, want, n) == 0), what, "count %d", count);
+      /* Self: blocking send to itself through the loopback, other kind on each side. */
+      if (n > 0 && n <= 65537) {
+        MPI_Request sr;
+        MPI_Isend(sb, (int)n, MPI_BYTE, g_rank, 8, MPI_COMM_WORLD, &sr);
+        MPI_Recv(rb, (int)n, MPI_BYTE, g_rank, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&sr, MPI_STATUS_IGNORE);
+        put(got, rb, n);
+        snprintf(what, sizeof what, "self %s->%s %zu B", send_dev ? "D" : "H",
+                 recv_dev ? "D" : "H", n);
+        check(memcmp(got, src, n) == 0, what, "");
+      }
+      free(got);
+      mem_free(sb, send_dev);
+      mem_free(rb, recv_dev);
+    }
+    free(src);
+    free(want);
+  }
+  /* Self-send at a rendezvous size, device to device. */
+  {
+    const size_t n = 1 << 20;
+    int* src = malloc(n);
+    for (size_t i = 0; i < n / 4; ++i) src[i] = value(g_rank, i);
+    int* sb = ints(src, n / 4, 1);
+    int* rb = ints(NULL, n / 4, 1);
+    MPI_Sendrecv(sb, (int)(n / 4), MPI_INT, g_rank, 9, rb, (int)(n / 4), MPI_INT, g_rank, 9,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    expect_ints("self Sendrecv D->D 1 MiB", rb, src, n / 4);
+    mem_free(sb, 1);
+    mem_free(rb, 1);
+    free(src);
+  }
+  /* Truncation into device memory: MPI_ERR_TRUNCATE, and nothing past the buffer is written. */
+  {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const size_t n = 100000;
+    int* src = malloc(n * sizeof(int));
+    for (size_t i = 0; i < n; ++i) src[i] = value(g_rank, i);
+    int* sb = ints(src, n, 1);
+    int* rb = ints(NULL, n, 1);
+    MPI_Request sr;
+    MPI_Isend(sb, (int)n, MPI_INT, to, 10, MPI_COMM_WORLD, &sr);
+    int rc = MPI_Recv(rb, (int)(n / 2), MPI_INT, from, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    check(cls == MPI_ERR_TRUNCATE, "truncated rendezvous into device is MPI_ERR_TRUNCATE",
+          "class %d", cls);
+    int* want = malloc(n * sizeof(int));
+    for (size_t i = 0; i < n; ++i) want[i] = i < n / 2 ? value(from, i) : 0x5a5a5a5a;
+    expect_ints("truncated receive wrote its buffer and nothing past it", rb, want, n);
+    free(want);
+    free(src);
+    mem_free(sb, 1);
+    mem_free(rb, 1);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
+  /* Sendrecv_replace on device memory, eager and rendezvous. */
+  const size_t counts[] = {1000, 300000};
+  for (int k = 0; k < 2; ++k) {
+    const size_t n = counts[k];
+    int* src = malloc(n * sizeof(int));
+    int* want = malloc(n * sizeof(int));
+    for (size_t i = 0; i < n; ++i) {
+      src[i] = value(g_rank, i);
+      want[i] = value(from, i);
+    }
+    int* b = ints(src, n, 1);
+    MPI_Sendrecv_replace(b, (int)n, MPI_INT, to, 11, from, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "Sendrecv_replace on device, %zu ints", n);
+    expect_ints(what, b, want, n);
+    mem_free(b, 1);
+    free(src);
+    free(want);
+  }
+  /* A vector type on device memory: sent from device to a contiguous host receive, and from host
+   * into a device vector whose gaps must stay as they were. Eager and rendezvous. */
+  const int blocks[] = {100, 20000};
+  for (int k = 0; k < 2; ++k) {
+    const int nb = blocks[k], bl = 2, stride = 5;
+    const size_t span = (size_t)(nb - 1) * stride + bl, packed = (size_t)nb * bl;
+    MPI_Datatype vec;
+    MPI_Type_vector(nb, bl, stride, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int* layout = malloc(span * sizeof(int));
+    int* from_layout = malloc(span * sizeof(int));
+    int* stream = malloc(packed * sizeof(int));
+    for (size_t i = 0; i < span; ++i) {
+      layout[i] = value(g_rank, i);
+      from_layout[i] = value(from, i);
+    }
+    for (int b = 0; b < nb; ++b) {
+      for (int j = 0; j < bl; ++j) stream[b * bl + j] = from_layout[(size_t)b * stride + j];
+    }
+    int* dv = ints(layout, span, 1);
+    int* hc = ints(NULL, packed, 0);
+    MPI_Sendrecv(dv, 1, vec, to, 12, hc, (int)packed, MPI_INT, from, 12, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "vector(%d x 2 / 5) on device -> host ints", nb);
+    expect_ints(what, hc, stream, packed);
+    /* Back the other way: host ints into a device vector with sentinel gaps. */
+    int* sentinel = malloc(span * sizeof(int));
+    for (size_t i = 0; i < span; ++i) sentinel[i] = -7;
+    int* dv2 = ints(sentinel, span, 1);
+    int* mine = malloc(packed * sizeof(int));
+    for (size_t i = 0; i < packed; ++i) mine[i] = value(g_rank, i);
+    int* hs = ints(mine, packed, 0);
+    MPI_Sendrecv(hs, (int)packed, MPI_INT, to, 13, dv2, 1, vec, from, 13, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    for (int b = 0; b < nb; ++b) {
+      for (int j = 0; j < bl; ++j) sentinel[(size_t)b * stride + j] = value(from, (size_t)b * bl + j);
+    }
+    snprintf(what, sizeof what, "host ints -> vector(%d x 2 / 5) on device, gaps kept", nb);
+    expect_ints(what, dv2, sentinel, span);
+    /* MPI_Pack / MPI_Unpack between a device vector and a host stream. */
+    int pos = 0;
+    int* packbuf = malloc(packed * sizeof(int));
+    MPI_Pack(dv, 1, vec, packbuf, (int)(packed * sizeof(int)), &pos, MPI_COMM_WORLD);
+    int* mystream = malloc(packed * sizeof(int));
+    for (int b = 0; b < nb; ++b) {
+      for (int j = 0; j < bl; ++j) mystream[b * bl + j] = layout[(size_t)b * stride + j];
+    }
+    check(pos == (int)(packed * sizeof(int)) &&
+              memcmp(packbuf, mystream, packed * sizeof(int)) == 0,
+          "MPI_Pack from a device vector", "position %d", pos);
+    free(mystream);
+    free(packbuf);
+    MPI_Type_free(&vec);
+    mem_free(dv, 1);
+    mem_free(dv2, 1);
+    mem_free(hc, 0);
+    mem_free(hs, 0);
+    free(layout);
+    free(from_layout);
+    free(stream);
+    free(sentinel);
+    free(mine);
+  }
+  /* MPI_Reduce_local on device buffers. */
+  {
+    const size_t n = 5000;
+    int *a = malloc(n * sizeof(int)), *b = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = value(g_rank, i);
+      b[i] = value(g_rank + 1, i);
+      want[i] = a[i] + b[i];
+    }
+    int* da = ints(a, n, 1);
+    int* db = ints(b, n, 1);
+    MPI_Reduce_local(da, db, (int)n, MPI_INT, MPI_SUM);
+    expect_ints("MPI_Reduce_local on device", db, want, n);
+    mem_free(da, 1);
+    mem_free(db, 1);
+    free(a);
+    free(b);
+    free(want);
+  }
+}
+
+/* --- Collectives. mode 0: every rank device; 1: even ranks device, odd ranks host. */
+
+static int on_dev(int mode) { return mode == 0 || g_rank % 2 == 0; }
+
+static void test_collectives(int mode, size_t n) {
+  const int p = g_size, me = g_rank, dev = on_dev(mode);
+  const char* m = mode == 0 ? "device" : "mixed";
+  char what[160];
+  int* mine = malloc(n * p * sizeof(int) + 4);
+  int* want = malloc(n * p * sizeof(int) + 4);
+  for (size_t i = 0; i < n * p; ++i) mine[i] = value(me, i);
+#define WHAT(name) (snprintf(what, sizeof what, "%s %s n=%zu", name, m, n), what)
+
+  /* Allreduce, out of place and in place; Iallreduce. */
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int r = 0; r < p; ++r) want[i] += value(r, i);
+  }
+  int* s = ints(mine, n, dev);
+  int* r = ints(NULL, n, dev);
+  MPI_Allreduce(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Allreduce"), r, want, n);
+  MPI_Allreduce(MPI_IN_PLACE, s, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Allreduce in place"), s, want, n);
+  put(s, mine, n * sizeof(int));
+  MPI_Request req;
+  MPI_Iallreduce(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  expect_ints(WHAT("Iallreduce"), r, want, n);
+  /* Reduce to each root in turn (in place at the root once). */
+  for (int root = 0; root < p; ++root) {
+    torusmpi_memset(r, 0x5a, n * sizeof(int));
+    if (root == 1 % p && me == root) {
+      put(r, mine, n * sizeof(int));
+      MPI_Reduce(MPI_IN_PLACE, r, (int)n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    } else {
+      MPI_Reduce(s, r, (int)n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    }
+    if (me == root) expect_ints(WHAT("Reduce at root"), r, want, n);
+  }
+  /* Scan and Exscan. */
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int q = 0; q <= me; ++q) want[i] += value(q, i);
+  }
+  MPI_Scan(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Scan"), r, want, n);
+  if (me > 0) {
+    for (size_t i = 0; i < n; ++i) want[i] -= value(me, i);
+    MPI_Exscan(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    expect_ints(WHAT("Exscan"), r, want, n);
+  } else {
+    MPI_Exscan(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  }
+  mem_free(s, dev);
+  mem_free(r, dev);
+
+  /* Bcast from every root; Ibcast. */
+  for (int root = 0; root < p; ++root) {
+    for (size_t i = 0; i < n; ++i) want[i] = value(root, i);
+    int* b = ints(me == root ? want : NULL, n, dev);
+    MPI_Bcast(b, (int)n, MPI_INT, root, MPI_COMM_WORLD);
+    expect_ints(WHAT("Bcast"), b, want, n);
+    torusmpi_memset(b, 0, n * sizeof(int));
+    if (me == root) put(b, want, n * sizeof(int));
+    MPI_Ibcast(b, (int)n, MPI_INT, root, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    expect_ints(WHAT("Ibcast"), b, want, n);
+    mem_free(b, dev);
+  }
+
+  /* Allgather (and in place), Iallgather, Allgatherv. */
+  for (int q = 0; q < p; ++q) {
+    for (size_t i = 0; i < n; ++i) want[q * n + i] = value(q, i);
+  }
+  s = ints(mine, n, dev);
+  r = ints(NULL, n * p, dev);
+  MPI_Allgather(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Allgather"), r, want, n * p);
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  put(r + me * n, mine, n * sizeof(int));
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, (int)n, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Allgather in place"), r, want, n * p);
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Iallgather(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  expect_ints(WHAT("Iallgather"), r, want, n * p);
+  int* cnt = malloc(p * sizeof(int));
+  int* dsp = malloc(p * sizeof(int));
+  for (int q = 0; q < p; ++q) {
+    cnt[q] = (int)n;
+    dsp[q] = (int)(q * n);
+  }
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Allgatherv(s, (int)n, MPI_INT, r, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Allgatherv"), r, want, n * p);
+  /* Gather, Gatherv at root p-1. */
+  const int root = p - 1;
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Gather(s, (int)n, MPI_INT, r, (int)n, MPI_INT, root, MPI_COMM_WORLD);
+  if (me == root) expect_ints(WHAT("Gather"), r, want, n * p);
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Gatherv(s, (int)n, MPI_INT, r, cnt, dsp, MPI_INT, root, MPI_COMM_WORLD);
+  if (me == root) expect_ints(WHAT("Gatherv"), r, want, n * p);
+  mem_free(s, dev);
+  mem_free(r, dev);
+
+  /* Scatter, Scatterv from root 0: block q of the root's buffer is value(0, q*n + i). */
+  for (size_t i = 0; i < n; ++i) want[i] = value(0, me * n + i);
+  s = ints(me == 0 ? mine : NULL, n * p, dev);
+  r = ints(NULL, n, dev);
+  MPI_Scatter(s, (int)n, MPI_INT, r, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+  expect_ints(WHAT("Scatter"), r, want, n);
+  torusmpi_memset(r, 0, n * sizeof(int));
+  MPI_Scatterv(s, cnt, dsp, MPI_INT, r, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+  expect_ints(WHAT("Scatterv"), r, want, n);
+  mem_free(s, dev);
+  mem_free(r, dev);
+
+  /* Alltoall, Ialltoall, Alltoallv: block q of rank r's buffer goes to q. */
+  for (int q = 0; q < p; ++q) {
+    for (size_t i = 0; i < n; ++i) want[q * n + i] = value(q, me * n + i);
+  }
+  s = ints(mine, n * p, dev);
+  r = ints(NULL, n * p, dev);
+  MPI_Alltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Alltoall"), r, want, n * p);
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Ialltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  expect_ints(WHAT("Ialltoall"), r, want, n * p);
+  torusmpi_memset(r, 0, n * p * sizeof(int));
+  MPI_Alltoallv(s, cnt, dsp, MPI_INT, r, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Alltoallv"), r, want, n * p);
+  put(r, mine, n * p * sizeof(int));
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, (int)n, MPI_INT, MPI_COMM_WORLD);
+  expect_ints(WHAT("Alltoall in place"), r, want, n * p);
+
+  /* Reduce_scatter_block and Reduce_scatter: block me of the sum of everyone's buffers. */
+  for (size_t i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int q = 0; q < p; ++q) want[i] += value(q, me * n + i);
+  }
+  torusmpi_memset(r, 0, n * sizeof(int));
+  MPI_Reduce_scatter_block(s, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Reduce_scatter_block"), r, want, n);
+  torusmpi_memset(r, 0, n * sizeof(int));
+  MPI_Reduce_scatter(s, r, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Reduce_scatter"), r, want, n);
+  put(r, mine, n * p * sizeof(int));
+  MPI_Reduce_scatter_block(MPI_IN_PLACE, r, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  expect_ints(WHAT("Reduce_scatter_block in place"), r, want, n);
+  mem_free(s, dev);
+  mem_free(r, dev);
+  MPI_Barrier(MPI_COMM_WORLD);
+  free(cnt);
+  free(dsp);
+  free(mine);
+  free(want);
+#undef WHAT
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (torusmpi_device_malloc == NULL) {
+    printf("FAIL %d torusmpi's device calls are not there: not running on torusmpi\n", g_rank);
+    MPI_Finalize();
+    return 1;
+  }
+  if (argc > 1 && strcmp(argv[1], "deref") == 0) {
+    int* d = mem(64, 1);
+    int zero = 0;
+    put(d, &zero, sizeof zero);
+    volatile int* v = d;
+    printf("reading device pointer %p in host code\n", (void*)d);
+    fflush(stdout);
+    int x = *v; /* faults under TORUSMPI_DEVICE_GUARD=1 */
+    printf("survived: read %d\n", x);
+    torusmpi_device_free(d);
+    MPI_Finalize();
+    return 0;
+  }
+  test_kinds();
+  test_p2p();
+  const size_t counts[] = {1, 3000, 70000};
+  for (int mode = 0; mode < 2; ++mode) {
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) test_collectives(mode, counts[k]);
+  }
+  int rc = check_done(g_size);
+  MPI_Finalize();
+  return rc;
+}
