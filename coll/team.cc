@@ -1,14 +1,25 @@
 #include "coll/team.h"
 
 #include "coll/select/select.h"
+#include "coll/stats.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
 
 namespace torusmpi::coll {
 
+void Team::place() {
+  const topo::Machine& m = topo::machine();
+  std::vector<int> job_ranks(comm_->size);
+  for (int r = 0; r < comm_->size; ++r) job_ranks[r] = comm_->world_rank(r);
+  view_ = topo_view(m, job_ranks);
+  if (m.emulated()) model_ = topo_model(m, view_, false, &torus_);
+  placed_ = true;
+}
+
 const Algorithm* Team::choose(const Args& a, std::string* why) {
-  Choice c = select_algorithm(a, host_model(progress::oversubscribed()));
+  const bool emulated = view_.ndims > 0;
+  Choice c = select_algorithm(a, emulated ? model_ : host_model(progress::oversubscribed()));
   // Decisions are cached, so these lines come once per call shape; rank 0 speaks for all.
   if (comm_->rank == 0) {
     if (c.passed_over && c.alg != nullptr && params::coll_fallback() == "warn") {
@@ -19,6 +30,10 @@ const Algorithm* Team::choose(const Args& a, std::string* why) {
                    selection_bytes(a), a.size, a.commutative ? "" : ", non-commutative",
                    coll_rooted(a.coll) ? (", root " + std::to_string(a.root)).c_str() : "",
                    c.alg != nullptr ? c.alg->token : "none", c.why.c_str());
+    if (emulated && cache_.empty()) {
+      TORUSMPI_DEBUG(kSelect, "%s model: %s", topo::machine().name.c_str(),
+                     describe_model(model_).c_str());
+    }
   }
   if (c.alg == nullptr) *why = c.why;
   return c.alg;
@@ -74,8 +89,10 @@ bool Team::matches(const Entry& e, const Args& a) {
 }
 
 Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::string* why) {
+  if (!placed_) place();
   a->rank = comm_->rank;
   a->size = comm_->size;
+  a->topo = view_.ndims > 0 ? &view_ : nullptr;  // the host stays as it was: no placement
   r->comm = comm_;
   r->tag = static_cast<int>(seq_++ & 0x3fffffff);
   const size_t h = hash(*a);
@@ -116,6 +133,7 @@ Status Team::run(Args a, RunArgs r, std::string* why) {
   std::shared_ptr<Schedule>* s = nullptr;
   Status st = prepare(&a, &r, &s, why);
   if (st == Status::kOk) {
+    if (params::stats()) stats_record(*last_, selection_bytes(a));
     e->bind(s->get(), r);
     e->start();
     if (!e->done()) e->wait();
@@ -133,6 +151,7 @@ Status Team::start(Args a, RunArgs r, Exec** out, std::string* why) {
     Exec::release(e);
     return st;
   }
+  if (params::stats()) stats_record(*last_, selection_bytes(a));
   e->bind(s->get(), r);
   e->keep(*s);
   *out = e;

@@ -58,10 +58,17 @@ class Team {
   // The schedule for a call, from the cache or built and cached.
   Status prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::string* why);
   const Algorithm* choose(const Args& a, std::string* why);
+  // Places the communicator's ranks on the machine and makes its cost model, at its first call
+  // (the machine is known once MPI_Init has loaded it, and a communicator never moves).
+  void place();
   static bool matches(const Entry& e, const Args& a);
   static size_t hash(const Args& a);
 
   const pml::Comm* comm_;
+  bool placed_ = false;
+  TopoView view_;      // every builder's Args::topo on an emulated machine
+  TorusModel torus_;   // model_.torus points here
+  Model model_{};      // emulated machines; the host's follows oversubscription at each choice
   uint32_t seq_ = 0;
   const Algorithm* last_ = nullptr;
   std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;

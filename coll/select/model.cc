@@ -1,5 +1,14 @@
-// The cost model's figures: one table, each with where it comes from. Selection evaluates every
-// registered algorithm's cost (registry.cc) with them and takes the cheapest.
+// The cost model's figures: one table of the software's own costs and of what is derived from
+// the machine, each with where it comes from. The machine's figures themselves (link latency and
+// bandwidth, HBM, reduction kernels, EFA) live in src/topo's model table; nothing here repeats
+// them. Selection evaluates every registered algorithm's cost (registry.cc) with the Model made
+// here for the communicator's placement and takes the cheapest; the simulator times its messages
+// with the same DeviceFigures, so the two disagree only where the cost formulas simplify.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "coll/patterns/torus.h"
 #include "coll/select/select.h"
 
 namespace torusmpi::coll {
@@ -19,12 +28,159 @@ constexpr Model kSharedMemory = {0.35e-6, 1.0 / 10e9, 1.0 / 5e9, 1.0 / 12e9};
 // algorithms with fewer of them win.
 constexpr double kOversubscribedStep = 2e-6;
 
+// An emulated machine: figures of the software and what is derived from src/topo's table.
+//   kSoftwareAlpha   per message, on top of the links' latency: the schedule walk, writing the
+//                    DMA descriptors and the ready/done handshake with the peer. AWS publishes no
+//                    per-message figure; 1 us is the order of a DMA queue's doorbell plus one
+//                    semaphore round over NeuronLink. (The 58 us floor AWS gives for a 2-rank
+//                    allreduce on trn1 is mostly the runtime launching the collective, which
+//                    torusmpi does not model.)
+//   kGammaFallback   per byte reduced when a model gives no reduce_bandwidth (test tori): the
+//                    host's figure above, so small tori behave like the machine they run on.
+//   kCopyFallback    likewise per byte copied, when a model gives no hbm_bandwidth.
+// Derived per rank (a chip's engines are shared by the `cores` ranks it holds, all busy at once
+// in a collective):
+//   port_beta = cores / hbm_bandwidth      a rank's DMA queue: every byte it sends is read from
+//                                          HBM; several links at once are bounded by this
+//   gamma     = cores / reduce_bandwidth   the chip's reduction kernels, per byte of input
+//   copy      = cores / hbm_bandwidth      a copy within the chip's HBM
+constexpr double kSoftwareAlpha = 1.0e-6;
+constexpr double kGammaFallback = kSharedMemory.gamma;
+constexpr double kCopyFallback = kSharedMemory.copy;
+
+// Seconds per byte at `bandwidth` bytes/s, shared by `sharers`; `fallback` when not given.
+double per_byte(double bandwidth, int sharers, double fallback) {
+  return bandwidth > 0 ? sharers / bandwidth : fallback;
+}
+
 }  // namespace
 
 Model host_model(bool oversubscribed) {
   Model m = kSharedMemory;
   if (oversubscribed) m.alpha += kOversubscribedStep;
   return m;
+}
+
+TopoView topo_view(const topo::Machine& m, const std::vector<int>& job_ranks) {
+  TopoView v;
+  const size_t p = job_ranks.size();
+  v.instance.assign(p, 0);
+  v.chip.assign(p, 0);
+  v.core.resize(p);
+  if (!m.emulated()) {
+    for (size_t r = 0; r < p; ++r) v.core[r] = static_cast<int>(r);
+    return v;
+  }
+  v.ndims = m.ndims;
+  std::copy(m.dims, m.dims + 3, v.dims);
+  for (size_t r = 0; r < p; ++r) {
+    topo::Place at = topo::place(m, job_ranks[r]);
+    v.instance[r] = at.instance;
+    v.chip[r] = at.chip;
+    v.core[r] = at.core;
+  }
+  return v;
+}
+
+DeviceFigures device_figures(const topo::Machine& m) {
+  DeviceFigures f;
+  f.software_alpha = kSoftwareAlpha;
+  f.port_beta = per_byte(m.hbm_bandwidth, m.cores, 0);
+  f.gamma = per_byte(m.reduce_bandwidth, m.cores, kGammaFallback);
+  f.copy = per_byte(m.hbm_bandwidth, m.cores, kCopyFallback);
+  return f;
+}
+
+// The flat figures of an emulated placement: those of a message between the communicator's
+// average pair of ranks when every rank sends one at once.
+//   alpha = software_alpha + mean over ordered pairs (i != j) of the pair's latency:
+//           intra_chip.latency on one chip, hops * neuronlink.latency across chips of one
+//           instance (dimension-order route), efa.latency across instances
+//   beta  = the largest of the pair classes present, as a step ends with its slowest message:
+//           port_beta; 1 / intra_chip.bandwidth; load / neuronlink.bandwidth, where
+//           load = max(1, (sum over pairs of hops) / (p - 1) / links), the average number of
+//           messages a link carries when each of the p ranks sends one to an average partner
+//           (p * mean hops link crossings over `links` links of the instances used);
+//           max(1, off-instance messages per chip) / efa.bandwidth
+// The torus figures are one link's and one chip's; the software cost rides on hop_alpha and
+// chip_alpha, as every message of a torus algorithm is one hop or within a chip.
+// `oversubscribed` counts on the host only: the emulation predicts the instance, and a choice
+// made here must be the one the instance would make, whatever this host's scheduling costs.
+Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscribed,
+                 TorusModel* torus) {
+  if (!m.emulated()) return host_model(oversubscribed);
+  const DeviceFigures dev = device_figures(m);
+  const int p = static_cast<int>(view.chip.size());
+  // Ranks per (instance, chip): pairs are weighed by the product of two chips' counts.
+  std::map<std::pair<int, int>, int> on;
+  for (int r = 0; r < p; ++r) ++on[{view.instance[r], view.chip[r]}];
+  double latency = 0, hop_sum = 0, off_instance = 0;
+  bool intra = false, inter = false;
+  int max_on_chip = 0;
+  std::map<int, bool> instances;
+  for (const auto& [a, na] : on) {
+    instances[a.first] = true;
+    max_on_chip = std::max(max_on_chip, na);
+    for (const auto& [b, nb] : on) {
+      double pairs = a == b ? static_cast<double>(na) * (na - 1) : static_cast<double>(na) * nb;
+      if (pairs == 0) continue;
+      if (a == b) {
+        latency += pairs * m.intra_chip.latency;
+        intra = true;
+      } else if (a.first == b.first) {
+        int h = topo::hops(m, a.second, b.second);
+        latency += pairs * h * m.neuronlink.latency;
+        hop_sum += pairs * h;
+        inter = true;
+      } else {
+        latency += pairs * m.efa.latency;
+        off_instance += pairs;
+      }
+    }
+  }
+  Model model{kSoftwareAlpha, dev.port_beta, dev.gamma, dev.copy, nullptr};
+  if (p > 1) {
+    const double pairs = static_cast<double>(p) * (p - 1);
+    model.alpha += latency / pairs;
+    if (intra) model.beta = std::max(model.beta, per_byte(m.intra_chip.bandwidth, 1, 0));
+    const double links = static_cast<double>(topo::link_count(m)) * instances.size();
+    if (inter && links > 0) {
+      double load = std::max(1.0, hop_sum / (p - 1) / links);
+      model.beta = std::max(model.beta, per_byte(m.neuronlink.bandwidth, 1, 0) * load);
+    }
+    if (off_instance > 0) {
+      // Each rank's share of its off-instance messages goes through its chip's one interface.
+      double per_chip = std::max(1.0, off_instance / (p - 1) * max_on_chip / p);
+      model.beta = std::max(model.beta, per_byte(m.efa.bandwidth, 1, 0) * per_chip);
+    }
+  }
+  *torus = TorusModel{};
+  torus->ndims = m.ndims;
+  std::copy(m.dims, m.dims + 3, torus->dims);
+  patterns::TorusGrid grid = patterns::torus_grid(&view, p);
+  torus->shaped = grid.shaped;
+  torus->cores = grid.shaped ? grid.extent[0] : 1;
+  torus->hop_alpha = kSoftwareAlpha + m.neuronlink.latency;
+  torus->link_beta = per_byte(m.neuronlink.bandwidth, 1, 0);
+  torus->chip_alpha = kSoftwareAlpha + m.intra_chip.latency;
+  torus->chip_beta = per_byte(m.intra_chip.bandwidth, 1, 0);
+  torus->gamma = dev.gamma;
+  model.torus = torus;
+  return model;
+}
+
+std::string describe_model(const Model& m) {
+  char t[256];
+  int n = std::snprintf(t, sizeof t, "alpha %.3g us, %.3g GB/s moved, %.3g GB/s reduced",
+                        m.alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma);
+  if (m.torus != nullptr && n > 0 && static_cast<size_t>(n) < sizeof t) {
+    const TorusModel& x = *m.torus;
+    std::snprintf(t + n, sizeof t - n,
+                  "; torus %dx%dx%d, %d core(s) per chip, %s, hop %.3g us, link %.3g GB/s",
+                  x.dims[0], x.dims[1], x.dims[2], x.cores, x.shaped ? "shaped" : "not shaped",
+                  x.hop_alpha * 1e6, 1e-9 / x.link_beta);
+  }
+  return t;
 }
 
 }  // namespace torusmpi::coll

@@ -1,5 +1,7 @@
 #include "coll/sim/calls.h"
 
+#include "coll/select/select.h"
+
 namespace torusmpi::coll::sim {
 namespace {
 
@@ -103,9 +105,17 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     }
   }
 
+  const bool placed = s.machine != nullptr && s.machine->emulated();
+  if (placed) {
+    std::vector<int> job_ranks(p);
+    for (int r = 0; r < p; ++r) job_ranks[r] = r;
+    call->view = topo_view(*s.machine, job_ranks);
+  }
+
   call->args.resize(p);
   for (int r = 0; r < p; ++r) {
     Args& a = call->args[r];
+    a.topo = placed ? &call->view : nullptr;
     a.coll = s.coll;
     a.rank = r;
     a.size = p;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "topo/machine.h"
 
 namespace torusmpi::coll::sim {
 
@@ -20,6 +21,9 @@ struct CallShape {
   int root = 0;
   bool in_place = false;
   bool commutative = true;
+  // The ranks sit on this machine as job ranks 0..size-1 would (core, then chip, then
+  // instance): every Args::topo points at the call's view. nullptr or the host: no placement.
+  const topo::Machine* machine = nullptr;
 };
 
 // One call: args[r] is rank r's. The arrays the Args point into live as long as the Call.
@@ -29,6 +33,7 @@ struct Call {
   std::vector<std::vector<size_t>> arrays;  // storage
   std::vector<const size_t*> peer_scounts, peer_sdispls;
   std::vector<std::vector<int>> dests, sources;  // neighbourhood collectives' graph
+  TopoView view;  // the ranks' placement (ndims 0 without an emulated machine)
 };
 
 std::unique_ptr<Call> make_call(const CallShape& shape);

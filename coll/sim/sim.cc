@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <map>
 #include <memory_resource>
+#include <queue>
 #include <unordered_map>
 #include <utility>
+
+#include "coll/select/select.h"
 
 namespace torusmpi::coll::sim {
 namespace {
@@ -323,14 +326,30 @@ class Sim {
 
   Result run() {
     track_heard_ = p_ > 0 && ranks_[0].a->coll == Coll::kBarrier;
+    if (costs_.machine != nullptr && !init_machine()) return res_;
     for (int r = 0; r < p_ && res_.ok; ++r) init_rank(r);
     for (int r = 0; r < p_ && res_.ok; ++r) start_step(r);
-    while (res_.ok && !ready_.empty()) {
-      int r = ready_.back();
-      ready_.pop_back();
+    while (res_.ok && (!ready_.empty() || !timed_ready_.empty())) {
+      int r = 0;
+      if (machine_ != nullptr) {
+        r = timed_ready_.top().second;
+        timed_ready_.pop();
+      } else {
+        r = ready_.back();
+        ready_.pop_back();
+      }
       advance(r);
     }
     if (!res_.ok) return res_;
+    if (machine_ != nullptr) {
+      res_.link_bytes = link_bytes_;
+      for (size_t l = 0; l < link_bytes_.size(); ++l) {
+        if (link_bytes_[l] > res_.busiest_bytes) {
+          res_.busiest_bytes = link_bytes_[l];
+          res_.busiest_link = static_cast<int>(l);
+        }
+      }
+    }
     check_finished();
     for (int r = 0; r < p_ && res_.ok; ++r) check_output(r);
     for (const RankState& st : ranks_) {
@@ -356,6 +375,99 @@ class Sim {
   }
   bool fail_op(int rank, const Op& op, const std::string& what) {
     return fail(rank, op_text(op) + ": " + what);
+  }
+
+  // --- The machine: where each rank is, and what its links and ports are doing.
+  bool init_machine() {
+    const topo::Machine& m = *costs_.machine;
+    const TopoView* v = costs_.view;
+    if (!m.emulated() || v == nullptr || static_cast<int>(v->chip.size()) != p_ ||
+        static_cast<int>(v->instance.size()) != p_) {
+      res_.ok = false;
+      res_.error = "the machine's placement does not give one chip per rank of the call (" +
+                   std::to_string(v == nullptr ? 0 : v->chip.size()) + " for " +
+                   std::to_string(p_) + " ranks)";
+      return false;
+    }
+    machine_ = &m;
+    chips_ = m.chips();
+    links_ = topo::link_count(m);
+    int instances = 1;
+    for (int r = 0; r < p_; ++r) {
+      if (v->chip[r] < 0 || v->chip[r] >= chips_ || v->instance[r] < 0) {
+        res_.ok = false;
+        res_.error = "rank " + std::to_string(r) + " is placed on no chip of " + m.name;
+        return false;
+      }
+      instances = std::max(instances, v->instance[r] + 1);
+    }
+    link_free_.assign(static_cast<size_t>(links_) * instances, 0);
+    link_bytes_.assign(link_free_.size(), 0);
+    nic_out_free_.assign(static_cast<size_t>(chips_) * instances, 0);
+    nic_in_free_.assign(nic_out_free_.size(), 0);
+    routes_.assign(static_cast<size_t>(chips_) * chips_, {});
+    routed_.assign(routes_.size(), false);
+    return true;
+  }
+
+  // The link ids (within one instance) a message from chip a to chip b crosses, computed once.
+  const std::vector<int>& route_of(int a, int b) {
+    size_t k = static_cast<size_t>(a) * chips_ + b;
+    if (!routed_[k]) {
+      std::vector<topo::Link> hops;
+      topo::route(*machine_, a, b, &hops);
+      for (const topo::Link& l : hops) routes_[k].push_back(topo::link_id(*machine_, l));
+      routed_[k] = true;
+    }
+    return routes_[k];
+  }
+
+  static double seconds(uint64_t bytes, double bandwidth) {
+    return bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0;
+  }
+
+  // When a message from rank a to rank b, ready at `ready`, ends; takes its ports, links or
+  // network interfaces for as long as it holds them.
+  double machine_transfer(int a, int b, uint64_t bytes, double ready) {
+    const topo::Machine& m = *machine_;
+    const TopoView& v = *costs_.view;
+    const int ia = v.instance[a], ib = v.instance[b], ca = v.chip[a], cb = v.chip[b];
+    double start = std::max({ready, out_free_[a], in_free_[b]});
+    const double port = bytes * costs_.beta;
+    double latency = 0, wire = 0;
+    if (ia == ib && ca == cb) {
+      latency = m.intra_chip.latency;
+      wire = seconds(bytes, m.intra_chip.bandwidth);
+      out_free_[a] = in_free_[b] = start + std::max(port, wire);
+    } else if (ia == ib) {
+      // Each link is a first-come first-served server of its own: the message's bytes pass each
+      // one as soon as it is free, pipelined through the route, and the last link to be done
+      // with them decides. (Waiting for the whole route to be free at one instant instead would
+      // leave links idle behind a message held up elsewhere: with thousands of small messages
+      // of a direct algorithm the convoy overstated the time fourfold.)
+      const std::vector<int>& path = route_of(ca, cb);
+      const size_t base = static_cast<size_t>(ia) * links_;
+      wire = seconds(bytes, m.neuronlink.bandwidth);
+      latency = static_cast<double>(path.size()) * m.neuronlink.latency;
+      double done = start + wire;
+      for (int l : path) {
+        double& free = link_free_[base + l];
+        free = std::max(free, start) + wire;
+        done = std::max(done, free);
+        link_bytes_[base + l] += bytes;
+      }
+      out_free_[a] = in_free_[b] = start + port;
+      return done + costs_.alpha + latency;
+    } else {
+      const size_t na = static_cast<size_t>(ia) * chips_ + ca;
+      const size_t nb = static_cast<size_t>(ib) * chips_ + cb;
+      start = std::max({start, nic_out_free_[na], nic_in_free_[nb]});
+      wire = seconds(bytes, m.efa.bandwidth);
+      latency = m.efa.latency;
+      nic_out_free_[na] = nic_in_free_[nb] = start + wire;
+      out_free_[a] = in_free_[b] = start + port;
+    }
+    return start + costs_.alpha + latency + wire;
   }
 
   // --- Before: what each buffer holds.
@@ -614,10 +726,15 @@ class Sim {
       for (size_t w = 0; w < to.heard.size(); ++w) to.heard[w] |= it->second[w];
       sent_heard_.erase(it);
     }
-    double start = std::max({s.t, v.t, out_free_[s.rank], in_free_[v.rank]});
-    double wire = sop.bytes * costs_.beta;
-    out_free_[s.rank] = in_free_[v.rank] = start + wire;
-    double end = start + costs_.alpha + wire;
+    double end = 0;
+    if (machine_ != nullptr) {
+      end = machine_transfer(s.rank, v.rank, sop.bytes, std::max(s.t, v.t));
+    } else {
+      double start = std::max({s.t, v.t, out_free_[s.rank], in_free_[v.rank]});
+      double wire = sop.bytes * costs_.beta;
+      out_free_[s.rank] = in_free_[v.rank] = start + wire;
+      end = start + costs_.alpha + wire;
+    }
     ++res_.messages;
     res_.bytes += sop.bytes;
     complete(s.rank, end);
@@ -627,7 +744,14 @@ class Sim {
   void complete(int r, double t) {
     RankState& st = ranks_[r];
     st.step_end = std::max(st.step_end, t);
-    if (--st.pending == 0) ready_.push_back(r);
+    if (--st.pending > 0) return;
+    // With a machine, ranks advance in time order, so messages reach the links in the order
+    // they become ready (first come, first served); the flat model keeps its order.
+    if (machine_ != nullptr) {
+      timed_ready_.push({st.step_end, r});
+    } else {
+      ready_.push_back(r);
+    }
   }
 
   void advance(int r) {
@@ -846,6 +970,15 @@ class Sim {
   std::pmr::unordered_map<uint64_t, PairQueue> pairs_;
   std::unordered_map<uint64_t, std::vector<uint64_t>> sent_heard_;
   std::vector<int> ready_;
+  // The machine's state: null without one.
+  const topo::Machine* machine_ = nullptr;
+  int chips_ = 0, links_ = 0;
+  std::vector<double> link_free_, nic_out_free_, nic_in_free_;
+  std::vector<uint64_t> link_bytes_;
+  std::vector<std::vector<int>> routes_;
+  std::vector<bool> routed_;
+  using Timed = std::pair<double, int>;  // (when, rank): earliest first, then the lower rank
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_ready_;
   Sets sets_;
   bool track_heard_ = false;
   std::vector<Piece> in_, io_, out_;  // reused: reads and reductions allocate nothing in the end
@@ -913,6 +1046,19 @@ uint64_t buffer_bytes(const Args& a, Buf buf) {
       break;
   }
   return kUnavailable;
+}
+
+Costs machine_costs(const topo::Machine& m, const TopoView& view) {
+  Costs c;
+  if (!m.emulated()) return c;
+  const DeviceFigures f = device_figures(m);
+  c.alpha = f.software_alpha;
+  c.beta = f.port_beta;
+  c.gamma = f.gamma;
+  c.copy = f.copy;
+  c.machine = &m;
+  c.view = &view;
+  return c;
 }
 
 Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>& args,

@@ -10,7 +10,17 @@
 //  - checks each step's ops for races (a write overlapping another op's read or write), reads
 //    of undefined data into reductions, writes to send buffers, accesses outside a buffer;
 //  - predicts time with an alpha-beta-gamma model (per-message latency, per-byte transfer with
-//    each rank's send and receive ports serialized, per-byte reduction and copy).
+//    each rank's send and receive ports serialized, per-byte reduction and copy);
+//  - or, given an emulated machine and the ranks' placement, routes each message between chips
+//    over the links of its dimension-order route (topo::route): it starts once both sides are
+//    ready and the sender's and receiver's ports are free, holds each link of the route for
+//    bytes / link bandwidth as soon as that link is free (each link serves messages first come,
+//    first served; the bytes flow through the route pipelined), and ends when the last link is
+//    done with it plus software alpha + hops * link latency; an idle route gives alpha +
+//    hops * latency + bytes / bandwidth. Messages within a chip use the chip's figures, messages
+//    between instances their chips' network interfaces. Messages reach the links in the order
+//    they become ready (ranks advance in time order), so contention on a shared link shows as
+//    queueing; the bytes each link carried are counted.
 #ifndef TORUSMPI_COLL_SIM_SIM_H_
 #define TORUSMPI_COLL_SIM_SIM_H_
 
@@ -21,16 +31,25 @@
 
 #include "coll/coll.h"
 #include "coll/sched/schedule.h"
+#include "topo/machine.h"
 
 namespace torusmpi::coll::sim {
 
-// Costs of the flat model, in seconds.
+// Costs of the flat model, in seconds. With `machine` set, alpha is the per-message software
+// cost only and beta the per byte of a rank's port (its DMA queue; 0: unbounded): links, their
+// latency and bandwidth come from the machine, where each rank is from `view` (one entry per
+// rank of the call; both must outlive the run). machine_costs() fills them as the library's cost
+// model counts them.
 struct Costs {
   double alpha = 1e-6;             // per message
   double beta = 1.0 / 10e9;        // per byte on a link
   double gamma = 1.0 / 5e9;        // per byte reduced
   double copy = 1.0 / 10e9;        // per byte copied locally
+  const topo::Machine* machine = nullptr;
+  const TopoView* view = nullptr;
 };
+// The costs of `view`'s ranks on `m` (an emulated machine; the flat defaults for the host).
+Costs machine_costs(const topo::Machine& m, const TopoView& view);
 
 struct Result {
   bool ok = true;
@@ -39,6 +58,11 @@ struct Result {
   uint64_t messages = 0;
   uint64_t bytes = 0;      // bytes sent, all ranks together
   size_t max_steps = 0;    // steps of the longest schedule
+  // With a machine: bytes each directed link carried, indexed by instance * link_count + link_id
+  // (topo::link_id), and the busiest one (-1: no link was used).
+  std::vector<uint64_t> link_bytes;
+  int busiest_link = -1;
+  uint64_t busiest_bytes = 0;
 };
 
 // Runs the given schedules, one per rank; args[r] is rank r's call (the simulator derives what

@@ -1,9 +1,14 @@
 // torusmpi_sim: runs a collective's schedules for every rank in one process (coll/sim) and, per
 // message size, says whether each algorithm's result is right, how long it would take under the
-// cost model, its algbw and busbw, and which algorithm the selector would pick.
+// cost model, its algbw and busbw, and which algorithm the selector would pick. On an emulated
+// instance (--instance) the messages follow the torus links and the busiest link is shown; the
+// selector's pick is made with the Model the library builds at run time for that placement
+// (coll::topo_view and coll::topo_model, the code Team uses), so the table says what a job
+// would run.
 //
 //   torusmpi_sim --collective allreduce --ranks 64 --bytes 8:1M
 //   torusmpi_sim --collective alltoall --ranks 1000 --bytes 1K --algorithm bruck
+//   torusmpi_sim --instance trn2.48xl --collective allreduce --bytes 8:1G
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +21,7 @@
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
 #include "core/params.h"
+#include "topo/machine.h"
 
 namespace torusmpi::sim_tool {
 namespace {
@@ -27,6 +33,7 @@ constexpr char kUsage[] =
     "Usage: torusmpi_sim --collective C --ranks P [--bytes MIN[:MAX]] [--algorithm TOKEN|all]\n"
     "                    [--root R] [--in-place] [--non-commutative] [--elem N]\n"
     "                    [--oversubscribed] [--alpha S] [--beta S] [--gamma S]\n"
+    "       torusmpi_sim --instance MODEL [--instances N] [--ranks P] --collective C ...\n"
     "\n"
     "Simulates every rank's schedule of one collective call (no processes, any rank count),\n"
     "checks the result (every output holds exactly the contributions the collective defines),\n"
@@ -35,10 +42,16 @@ constexpr char kUsage[] =
     "(allreduce, reduce, bcast, scan, exscan, reduce_scatter[_block]) or one rank's block\n"
     "(allgather[v], alltoall[v,w], gather[v], scatter[v]). The selector's pick is marked '*'.\n"
     "\n"
+    "  --instance MODEL   an emulated machine (trn1.32xl, trn2.48xl, trn2.48xl:lnc=1, trn2u,\n"
+    "                     trn2u:lnc=1, torus:AxB[xC]:cores=N): messages follow the torus\n"
+    "                     links (dimension-order routes, contention on shared links); the\n"
+    "                     busiest link (<chip>-<chip>) and its bytes are shown\n"
+    "  --instances N      instances of the model (only 1 for now)\n"
     "  --collective C     barrier, bcast, reduce, allreduce, allgather, allgatherv,\n"
     "                     reduce_scatter, reduce_scatter_block, alltoall, alltoallv, alltoallw,\n"
     "                     gather, gatherv, scatter, scatterv, scan, exscan\n"
-    "  --ranks P          ranks in the communicator\n"
+    "  --ranks P          ranks in the communicator (with --instance: default the model's\n"
+    "                     capacity; fewer are placed core, then chip)\n"
     "  --bytes MIN[:MAX]  sizes (default 8:1M)\n"
     "  --algorithm T      one algorithm, or all (default) of the collective\n"
     "  --root R           root of rooted collectives (default 0)\n"
@@ -46,8 +59,8 @@ constexpr char kUsage[] =
     "  --non-commutative  a non-commutative op (reductions)\n"
     "  --elem N           bytes per element (default 4)\n"
     "  --oversubscribed   the figures of more ranks than cores on a node\n"
-    "  --alpha/--beta/--gamma S   override the model: seconds per message, per byte moved,\n"
-    "                     per byte reduced\n"
+    "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
+    "                     moved, per byte reduced (not with --instance)\n"
     "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
 
 struct Options {
@@ -62,6 +75,9 @@ struct Options {
   size_t elem = 4;
   bool oversubscribed = false;
   double alpha = -1, beta = -1, gamma = -1;
+  std::string instance;  // empty: the flat model
+  int instances = 1;
+  topo::Machine machine;
 };
 
 bool parse_size(const char* text, size_t* out) {
@@ -89,6 +105,17 @@ bool parse(int argc, char** argv, Options* o) {
         return false;
       }
       o->have_coll = true;
+    } else if (a == "--instance") {
+      if ((v = value()) == nullptr) return false;
+      o->instance = v;
+      std::string error;
+      if (!topo::parse_machine(o->instance, &o->machine, &error)) {
+        std::fprintf(stderr, "torusmpi_sim: --instance %s\n", error.c_str());
+        return false;
+      }
+    } else if (a == "--instances") {
+      if ((v = value()) == nullptr) return false;
+      o->instances = std::atoi(v);
     } else if (a == "--ranks") {
       if ((v = value()) == nullptr) return false;
       o->ranks = std::atoi(v);
@@ -125,6 +152,26 @@ bool parse(int argc, char** argv, Options* o) {
       std::exit(0);
     } else {
       std::fprintf(stderr, "torusmpi_sim: unknown option '%s'\n", a.c_str());
+      return false;
+    }
+  }
+  const bool emulated = o->machine.emulated();
+  if (!o->instance.empty()) {
+    if (o->instances != 1) {
+      std::fprintf(stderr, "torusmpi_sim: --instances %d: more than one instance is not supported "
+                           "yet (the network between instances comes with issue 7)\n",
+                   o->instances);
+      return false;
+    }
+    if (emulated && (o->alpha >= 0 || o->beta >= 0 || o->gamma >= 0)) {
+      std::fprintf(stderr, "torusmpi_sim: --alpha, --beta and --gamma override the flat model, "
+                           "not an instance's figures\n");
+      return false;
+    }
+    if (emulated && o->ranks == 0) o->ranks = o->machine.ranks();
+    if (emulated && o->ranks > o->machine.ranks()) {
+      std::fprintf(stderr, "torusmpi_sim: --ranks %d: %s holds %d ranks\n", o->ranks,
+                   o->machine.name.c_str(), o->machine.ranks());
       return false;
     }
   }
@@ -169,6 +216,83 @@ size_t count_for(Coll c, size_t bytes, size_t elem, int p) {
   return bytes / elem;
 }
 
+coll::sim::CallShape shape_for(const Options& o, size_t bytes) {
+  coll::sim::CallShape shape;
+  shape.coll = o.coll;
+  shape.size = o.ranks;
+  shape.count = count_for(o.coll, bytes, o.elem, o.ranks);
+  shape.elem = o.elem;
+  shape.root = o.root;
+  shape.in_place = o.in_place;
+  shape.commutative = o.commutative;
+  return shape;
+}
+
+// "<chip>-<chip>" of a link id of Result::link_bytes.
+std::string link_text(const topo::Machine& m, int id) {
+  if (id < 0) return "-";
+  topo::Link l = topo::link_of(m, id % topo::link_count(m));
+  return std::to_string(l.from) + "-" + std::to_string(l.to);
+}
+
+int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) {
+  const topo::Machine& mach = o.machine;
+  std::printf("# torusmpi_sim %s on %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
+              "%zu-byte elements\n",
+              coll::coll_name(o.coll), mach.name.c_str(), o.ranks, mach.chips(), mach.cores,
+              mach.dims[0], mach.dims[1], mach.dims[2], o.in_place ? ", in place" : "",
+              o.commutative ? "" : ", non-commutative op", o.elem);
+  std::printf("# links %.3g GB/s and %.3g us per hop, one direction; within a chip %.3g GB/s, "
+              "%.3g us\n",
+              mach.neuronlink.bandwidth * 1e-9, mach.neuronlink.latency * 1e6,
+              mach.intra_chip.bandwidth * 1e-9, mach.intra_chip.latency * 1e6);
+  {
+    // What the library builds for a communicator placed so (Team::place); sizes do not change it.
+    auto call = coll::sim::make_call([&] {
+      coll::sim::CallShape shape = shape_for(o, o.min_bytes);
+      shape.machine = &mach;
+      return shape;
+    }());
+    coll::TorusModel torus;
+    coll::Model model = coll::topo_model(mach, call->view, o.oversubscribed, &torus);
+    std::printf("# selector's model: %s\n", coll::describe_model(model).c_str());
+  }
+  std::printf("# %-10s %-20s %6s %12s %12s %12s %10s %14s\n", "bytes", "algorithm", "check",
+              "time (us)", "algbw (GB/s)", "busbw (GB/s)", "link", "link bytes");
+  int wrong = 0;
+  for (size_t bytes = o.min_bytes;; bytes = bytes == 0 ? 1 : bytes * 2) {
+    coll::sim::CallShape shape = shape_for(o, bytes);
+    shape.machine = &mach;
+    auto call = coll::sim::make_call(shape);
+    coll::TorusModel torus;
+    coll::Model model = coll::topo_model(mach, call->view, o.oversubscribed, &torus);
+    coll::Choice pick = coll::select_algorithm(call->args[0], model);
+    coll::sim::Costs costs = coll::sim::machine_costs(mach, call->view);
+    for (const Algorithm* alg : algs) {
+      std::string why;
+      if (!coll::supports(*alg, call->args[0], &why)) {
+        std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg->token, "-", why.c_str());
+        continue;
+      }
+      coll::sim::Result r = coll::sim::run(
+          call->args, [alg](coll::Builder& b, const coll::Args& a) { alg->build(b, a); }, costs);
+      double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
+      double algbw = r.time > 0 ? moved / r.time / 1e9 : 0;
+      std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10s %14llu\n",
+                  pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
+                  r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
+                  link_text(mach, r.busiest_link).c_str(),
+                  static_cast<unsigned long long>(r.busiest_bytes));
+      if (!r.ok) {
+        ++wrong;
+        std::printf("    %s\n", r.error.c_str());
+      }
+    }
+    if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
+  }
+  return wrong == 0 ? 0 : 1;
+}
+
 int run(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
@@ -184,6 +308,7 @@ int run(int argc, char** argv) {
                  o.algorithm.c_str());
     return 2;
   }
+  if (o.machine.emulated()) return run_on_machine(o, algs);
   coll::Model m = coll::host_model(o.oversubscribed);
   if (o.alpha >= 0) m.alpha = o.alpha;
   if (o.beta >= 0) m.beta = o.beta;
@@ -203,15 +328,7 @@ int run(int argc, char** argv) {
               "time (us)", "algbw (GB/s)", "busbw (GB/s)", "messages", "steps");
   int wrong = 0;
   for (size_t bytes = o.min_bytes;; bytes = bytes == 0 ? 1 : bytes * 2) {
-    coll::sim::CallShape shape;
-    shape.coll = o.coll;
-    shape.size = o.ranks;
-    shape.count = count_for(o.coll, bytes, o.elem, o.ranks);
-    shape.elem = o.elem;
-    shape.root = o.root;
-    shape.in_place = o.in_place;
-    shape.commutative = o.commutative;
-    auto call = coll::sim::make_call(shape);
+    auto call = coll::sim::make_call(shape_for(o, bytes));
     coll::Choice pick = coll::select_algorithm(call->args[0], m);
     for (const Algorithm* alg : algs) {
       std::string why;
