@@ -26,14 +26,14 @@ const Algorithm* Team::choose(const Args& a, std::string* why) {
       log::warn("%s of %zu B on %d ranks: %s", coll_name(a.coll), selection_bytes(a), a.size,
                 c.why.c_str());
     }
-    TORUSMPI_DEBUG(kSelect, "%s %zu B, %d ranks%s%s -> %s: %s", coll_name(a.coll),
-                   selection_bytes(a), a.size, a.commutative ? "" : ", non-commutative",
-                   coll_rooted(a.coll) ? (", root " + std::to_string(a.root)).c_str() : "",
-                   c.alg != nullptr ? c.alg->token : "none", c.why.c_str());
     if (emulated && cache_.empty()) {
       TORUSMPI_DEBUG(kSelect, "%s model: %s", topo::machine().name.c_str(),
                      describe_model(model_).c_str());
     }
+    TORUSMPI_DEBUG(kSelect, "%s %zu B, %d ranks%s%s -> %s: %s", coll_name(a.coll),
+                   selection_bytes(a), a.size, a.commutative ? "" : ", non-commutative",
+                   coll_rooted(a.coll) ? (", root " + std::to_string(a.root)).c_str() : "",
+                   c.alg != nullptr ? c.alg->token : "none", c.why.c_str());
   }
   if (c.alg == nullptr) *why = c.why;
   return c.alg;
