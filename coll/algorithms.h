@@ -14,27 +14,51 @@ void allreduce_recursive_doubling(Builder& b, const Args& a);
 void allreduce_ring(Builder& b, const Args& a);
 void allreduce_rabenseifner(Builder& b, const Args& a);
 void allreduce_reduce_bcast(Builder& b, const Args& a);
+void allreduce_torus_ring(Builder& b, const Args& a);
+void allreduce_dual_ring(Builder& b, const Args& a);
+void allreduce_rdh(Builder& b, const Args& a);
+void allreduce_mesh(Builder& b, const Args& a);
+void allreduce_chip_hier(Builder& b, const Args& a);
 
 void allgather_ring(Builder& b, const Args& a);
 void allgather_recursive_doubling(Builder& b, const Args& a);
 void allgather_bruck(Builder& b, const Args& a);
+void allgather_torus_ring(Builder& b, const Args& a);
+void allgather_dual_ring(Builder& b, const Args& a);
+void allgather_rdh(Builder& b, const Args& a);
+void allgather_mesh(Builder& b, const Args& a);
+void allgather_chip_hier(Builder& b, const Args& a);
 void allgatherv_ring(Builder& b, const Args& a);
 
 void reduce_scatter_ring(Builder& b, const Args& a);
 void reduce_scatter_recursive_halving(Builder& b, const Args& a);
 void reduce_scatter_pairwise(Builder& b, const Args& a);
+void reduce_scatter_torus_ring(Builder& b, const Args& a);
+void reduce_scatter_dual_ring(Builder& b, const Args& a);
+void reduce_scatter_rdh(Builder& b, const Args& a);
+void reduce_scatter_mesh(Builder& b, const Args& a);
+void reduce_scatter_chip_hier(Builder& b, const Args& a);
 void reduce_scatter_block_ring(Builder& b, const Args& a);
 void reduce_scatter_block_recursive_halving(Builder& b, const Args& a);
 void reduce_scatter_block_pairwise(Builder& b, const Args& a);
+void reduce_scatter_block_torus_ring(Builder& b, const Args& a);
+void reduce_scatter_block_dual_ring(Builder& b, const Args& a);
+void reduce_scatter_block_rdh(Builder& b, const Args& a);
+void reduce_scatter_block_mesh(Builder& b, const Args& a);
+void reduce_scatter_block_chip_hier(Builder& b, const Args& a);
 
 void alltoall_pairwise(Builder& b, const Args& a);
 void alltoall_bruck(Builder& b, const Args& a);
 void alltoall_linear(Builder& b, const Args& a);
+void alltoall_mesh(Builder& b, const Args& a);
+void alltoall_torus_ring(Builder& b, const Args& a);
 void alltoallv_pairwise(Builder& b, const Args& a);
 void alltoallw_pairwise(Builder& b, const Args& a);
 
 void bcast_binomial(Builder& b, const Args& a);
 void bcast_scatter_allgather(Builder& b, const Args& a);
+void bcast_torus_ring(Builder& b, const Args& a);
+void bcast_dual_ring(Builder& b, const Args& a);
 void reduce_binomial(Builder& b, const Args& a);
 void reduce_rabenseifner(Builder& b, const Args& a);
 

@@ -1,5 +1,6 @@
 #include "coll/select/registry.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "coll/algorithms.h"
@@ -13,6 +14,95 @@ double lg(int p) { return p <= 1 ? 0 : std::ceil(std::log2(p)); }
 double lg_floor(int p) { return p <= 1 ? 0 : std::floor(std::log2(p)); }
 double f(int p) { return (p & (p - 1)) == 0 ? 0 : 1; }
 double frac(int p) { return (p - 1.0) / p; }
+
+// The torus algorithms' costs (TorusModel figures). A shaped torus is worked stage by stage: a
+// stage has an extent e, one message's latency and the per-byte time of its busiest link, and
+// works on n_i = n / (the earlier extents); each of `phases` passes (reduce-scatter, allgather)
+// costs (e-1) a + ((e-1)/e) n_i b, and a reduction ((e-1)/e) n_i g. A torus axis's link is shared
+// by the rings of the chip's cores, hence link_beta * cores.
+struct TorusStage {
+  int extent;
+  double alpha, beta;
+};
+bool torus_shaped(const Model& m) { return m.torus != nullptr && m.torus->shaped; }
+TorusStage chip_stage(const Model& m, int e) { return {e, m.torus->chip_alpha, m.torus->chip_beta}; }
+TorusStage link_stage(const Model& m, int e) {
+  return {e, m.torus->hop_alpha, m.torus->link_beta * m.torus->cores};
+}
+double stages_cost(const Model& m, const std::vector<TorusStage>& st, double n, int phases,
+                   bool reduces) {
+  double t = 0;
+  for (const TorusStage& s : st) {
+    if (s.extent <= 1) continue;
+    t += phases * ((s.extent - 1) * s.alpha + frac(s.extent) * n * s.beta);
+    if (reduces) t += frac(s.extent) * n * m.torus->gamma;
+    n /= s.extent;
+  }
+  return t;
+}
+int torus_chips(const Model& m) { return m.torus->dims[0] * m.torus->dims[1] * m.torus->dims[2]; }
+// torus_ring: cores, then each dimension.
+std::vector<TorusStage> axis_stages(const Model& m) {
+  std::vector<TorusStage> st = {chip_stage(m, m.torus->cores)};
+  for (int k = 0; k < m.torus->ndims; ++k) st.push_back(link_stage(m, m.torus->dims[k]));
+  return st;
+}
+// rdh: one stage of two per bit, when the torus is a hypercube under Gray labels; none else.
+std::vector<TorusStage> cube_stages(const Model& m, int p) {
+  std::vector<TorusStage> st;
+  bool cube = (p & (p - 1)) == 0 && (m.torus->cores & (m.torus->cores - 1)) == 0;
+  for (int k = 0; k < m.torus->ndims; ++k) cube = cube && (m.torus->dims[k] <= 2 || m.torus->dims[k] == 4);
+  if (!cube) return st;
+  for (int c = m.torus->cores; c > 1; c /= 2) st.push_back(chip_stage(m, 2));
+  for (int k = 0; k < m.torus->ndims; ++k) {
+    for (int d = m.torus->dims[k]; d > 1; d /= 2) st.push_back(link_stage(m, 2));
+  }
+  return st;
+}
+// chip_hier: the chip's cores, then the chips' ring.
+std::vector<TorusStage> chip_ring_stages(const Model& m) {
+  return {chip_stage(m, m.torus->cores), link_stage(m, torus_chips(m))};
+}
+// dual_ring: one ring of p on each of two cycles, each link carrying one ring's traffic on half
+// the data.
+double dual_cost(const Model& m, int p, double n, int phases, bool reduces) {
+  double t = phases * ((p - 1) * m.torus->hop_alpha + frac(p) * (n / 2) * m.torus->link_beta);
+  return t + (reduces ? frac(p) * n * m.torus->gamma : 0);
+}
+// Direct messages on the torus: the farthest is `diameter` hops; a message crosses `mean_hops`
+// links on average, and a chip's 2 ndims outgoing links carry its cores' traffic.
+double mesh_cost(const Model& m, double bytes_out) {
+  double diameter = 0, mean_hops = 0;
+  for (int k = 0; k < m.torus->ndims; ++k) {
+    diameter += m.torus->dims[k] / 2;
+    mean_hops += m.torus->dims[k] / 4.0;
+  }
+  const double links = std::max(1, 2 * m.torus->ndims);
+  return std::max(1.0, diameter) * m.torus->hop_alpha +
+         m.torus->cores * bytes_out * std::max(1.0, mean_hops) / links * m.torus->link_beta;
+}
+// bcast down chains of chunks (patterns/chain.h): k chunks over a chain of `len` ranks.
+double chain_cost(double alpha, double beta, int len, double n) {
+  const double k = std::min(64.0, std::max(1.0, std::floor(n / 32768)));
+  return (k + len - 2) * (alpha + n / k * beta);
+}
+double ring_allreduce_cost(const Model& m, int p, double n) {
+  return 2 * (p - 1) * m.alpha + 2 * frac(p) * n * m.beta + frac(p) * n * m.gamma;
+}
+double rabenseifner_cost(const Model& m, int p, double n) {
+  return 2 * lg_floor(p) * m.alpha + (2 * frac(p) + f(p)) * n * m.beta +
+         (frac(p) + f(p)) * n * m.gamma;
+}
+double ring_rs_cost(const Model& m, int p, double n) {
+  return 2 * (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+}
+double halving_rs_cost(const Model& m, int p, double n) {
+  return lg_floor(p) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
+}
+double bcast_classic_cost(const Model& m, int p, double n) {
+  return std::min(lg(p) * (m.alpha + n * m.beta),
+                  (lg(p) + p - 1) * m.alpha + 2 * frac(p) * n * m.beta);
+}
 
 const std::vector<Algorithm> kAlgorithms = {
     // barrier
@@ -30,6 +120,18 @@ const std::vector<Algorithm> kAlgorithms = {
        return (lg(p) + p - 1) * m.alpha + 2 * frac(p) * n * m.beta;
      },
      "binomial scatter of p blocks, then a ring allgather (van de Geijn)"},
+    {Coll::kBcast, "torus_ring", bcast_torus_ring, 0, "Cost = (k + L - 2)(a + (n/k) b)",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m)) return chain_cost(m.torus->hop_alpha, m.torus->link_beta, p / 2 + 1, n);
+       return std::max(chain_cost(m.alpha, m.beta, p, n), bcast_classic_cost(m, p, n));
+     },
+     "chunks pipelined down two chains of links from the root"},
+    {Coll::kBcast, "dual_ring", bcast_dual_ring, 0, "Cost = (k + p - 2)(a + (n/2k) b)",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m)) return chain_cost(m.torus->hop_alpha, m.torus->link_beta, p, n / 2);
+       return std::max(chain_cost(m.alpha, m.beta, p, n / 2), bcast_classic_cost(m, p, n));
+     },
+     "half the vector pipelined down each of two link-disjoint Hamiltonian cycles"},
 
     // reduce
     {Coll::kReduce, "binomial", reduce_binomial, 0, "Cost = lg(p) (a + n b + n g)",
@@ -71,6 +173,42 @@ const std::vector<Algorithm> kAlgorithms = {
        return 2 * lg(p) * (m.alpha + n * m.beta) + lg(p) * n * m.gamma;
      },
      "binomial reduce to rank 0, then binomial bcast"},
+    {Coll::kAllreduce, "torus_ring", allreduce_torus_ring, kNeedsCommutative,
+     "Cost = sum_k 2(e_k-1) a_k + 2((e_k-1)/e_k) n_k b_k + ((e_k-1)/e_k) n_k g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 2, true)
+                              : ring_allreduce_cost(m, p, n);
+     },
+     "per-axis rings: reduce-scatter along cores, x, y, z, then allgather back"},
+    {Coll::kAllreduce, "dual_ring", allreduce_dual_ring, kNeedsCommutative,
+     "Cost = 2(p-1) a + 2((p-1)/p)(n/2) b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? dual_cost(m, p, n, 2, true) : ring_allreduce_cost(m, p, n);
+     },
+     "ring allreduce of each half of the vector over two link-disjoint Hamiltonian cycles"},
+    {Coll::kAllreduce, "rdh", allreduce_rdh, kNeedsCommutative,
+     "Cost = 2 lg(p) a + 2((p-1)/p) n b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+         return stages_cost(m, cube_stages(m, p), n, 2, true);
+       }
+       return rabenseifner_cost(m, p, n);
+     },
+     "recursive halving, then doubling, over the torus as a hypercube (Gray labels)"},
+    {Coll::kAllreduce, "mesh", allreduce_mesh, 0,
+     "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g (messages of a step overlap)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? 2 * mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                              : ring_allreduce_cost(m, p, n);
+     },
+     "direct: block j to rank j in one step, fold in rank order, reduced blocks to all"},
+    {Coll::kAllreduce, "chip_hier", allreduce_chip_hier, kNeedsCommutative,
+     "Cost = 2(c-1) a_c + 2((c-1)/c) n b_c + 2(C-1) a + 2((C-1)/C)(n/c) c b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 2, true)
+                              : ring_allreduce_cost(m, p, n);
+     },
+     "reduce-scatter in each chip, ring allreduce across chips per core, allgather in the chip"},
 
     // allgather (n: one rank's block)
     {Coll::kAllgather, "ring", allgather_ring, 0, "Cost = (p-1) a + (p-1) n b",
@@ -85,6 +223,39 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllgather, "bruck", allgather_bruck, 0, "Cost = lg(p) a + (p-1) n b",
      [](const Model& m, int p, double n) { return lg(p) * m.alpha + (p - 1) * n * m.beta; },
      "Bruck: round k sends the 2^k blocks gathered so far to rank-2^k, in place (no rotation)"},
+    {Coll::kAllgather, "torus_ring", allgather_torus_ring, 0,
+     "Cost = sum_k (e_k-1) a_k + (e_k-1) m_k n b_k",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, axis_stages(m), p * n, 1, false)
+                              : (p - 1) * (m.alpha + n * m.beta);
+     },
+     "per-axis rings: z, y, x, then the chip's cores, each passing what the later gathered"},
+    {Coll::kAllgather, "dual_ring", allgather_dual_ring, 0, "Cost = (p-1) a + (p-1)(n/2) b",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? dual_cost(m, p, p * n, 1, false) : (p - 1) * (m.alpha + n * m.beta);
+     },
+     "each half of every block round one of two link-disjoint Hamiltonian cycles"},
+    {Coll::kAllgather, "rdh", allgather_rdh, 0, "Cost = lg(p) a + (p-1) n b",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+         return stages_cost(m, cube_stages(m, p), p * n, 1, false);
+       }
+       return (lg_floor(p) + 2 * f(p)) * m.alpha + (p - 1 + f(p) * p) * n * m.beta;
+     },
+     "recursive doubling over the torus as a hypercube (Gray labels)"},
+    {Coll::kAllgather, "mesh", allgather_mesh, 0,
+     "Cost = (p-1) a + (p-1) n b (messages of the step overlap)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? mesh_cost(m, (p - 1) * n) : (p - 1) * (m.alpha + n * m.beta);
+     },
+     "direct: every block to every rank in one step"},
+    {Coll::kAllgather, "chip_hier", allgather_chip_hier, 0,
+     "Cost = (C-1) a + (C-1) n c b + (c-1) a_c + (c-1) C n b_c",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), p * n, 1, false)
+                              : (p - 1) * (m.alpha + n * m.beta);
+     },
+     "ring across the chips per core, then the chip's cores swap what they gathered"},
     {Coll::kAllgatherv, "ring", allgatherv_ring, 0, "Cost = (p-1) a + (p-1) n b",
      [](const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); },
      "pass blocks around the ring, p-1 steps"},
@@ -108,6 +279,41 @@ const std::vector<Algorithm> kAlgorithms = {
        return lg_floor(p) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
      },
      "halve the vector with rank^2^k each round"},
+    {Coll::kReduceScatter, "torus_ring", reduce_scatter_torus_ring, kNeedsCommutative,
+     "Cost = sum_k (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true) : ring_rs_cost(m, p, n);
+     },
+     "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"},
+    {Coll::kReduceScatter, "dual_ring", reduce_scatter_dual_ring, kNeedsCommutative,
+     "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : ring_rs_cost(m, p, n);
+     },
+     "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"},
+    {Coll::kReduceScatter, "rdh", reduce_scatter_rdh, kNeedsCommutative,
+     "Cost = lg(p) a + ((p-1)/p) n (b + g)",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+         return stages_cost(m, cube_stages(m, p), n, 1, true);
+       }
+       return halving_rs_cost(m, p, n);
+     },
+     "recursive halving over the torus as a hypercube (Gray labels)"},
+    {Coll::kReduceScatter, "mesh", reduce_scatter_mesh, 0,
+     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                              : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+     },
+     "direct: block j to rank j in one step, folded in rank order"},
+    {Coll::kReduceScatter, "chip_hier", reduce_scatter_chip_hier, kNeedsCommutative,
+     "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true)
+                              : ring_rs_cost(m, p, n);
+     },
+     "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
      [](const Model& m, int p, double n) {
@@ -126,6 +332,41 @@ const std::vector<Algorithm> kAlgorithms = {
        return lg_floor(p) * m.alpha + (frac(p) + f(p)) * n * (m.beta + m.gamma);
      },
      "halve the vector with rank^2^k each round"},
+    {Coll::kReduceScatterBlock, "torus_ring", reduce_scatter_block_torus_ring, kNeedsCommutative,
+     "Cost = sum_k (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true) : ring_rs_cost(m, p, n);
+     },
+     "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"},
+    {Coll::kReduceScatterBlock, "dual_ring", reduce_scatter_block_dual_ring, kNeedsCommutative,
+     "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : ring_rs_cost(m, p, n);
+     },
+     "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"},
+    {Coll::kReduceScatterBlock, "rdh", reduce_scatter_block_rdh, kNeedsCommutative,
+     "Cost = lg(p) a + ((p-1)/p) n (b + g)",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+         return stages_cost(m, cube_stages(m, p), n, 1, true);
+       }
+       return halving_rs_cost(m, p, n);
+     },
+     "recursive halving over the torus as a hypercube (Gray labels)"},
+    {Coll::kReduceScatterBlock, "mesh", reduce_scatter_block_mesh, 0,
+     "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                              : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+     },
+     "direct: block j to rank j in one step, folded in rank order"},
+    {Coll::kReduceScatterBlock, "chip_hier", reduce_scatter_block_chip_hier, kNeedsCommutative,
+     "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
+     [](const Model& m, int p, double n) {
+       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true)
+                              : ring_rs_cost(m, p, n);
+     },
+     "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
 
     // alltoall (n: one block)
     {Coll::kAlltoall, "pairwise", alltoall_pairwise, 0, "Cost = (p-1) (a + n b)",
@@ -140,6 +381,24 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAlltoall, "linear", alltoall_linear, 0, "Cost = a + (p-1) n b",
      [](const Model& m, int p, double n) { return m.alpha * std::sqrt(p) + (p - 1) * n * m.beta; },
      "every send and receive at once"},
+    {Coll::kAlltoall, "mesh", alltoall_mesh, 0, "Cost = (p-1) a + (p-1) n b (all at once)",
+     [](const Model& m, int p, double n) {
+       if (torus_shaped(m)) return mesh_cost(m, (p - 1) * n);
+       return std::max((p - 1) * (m.alpha + n * m.beta),
+                       m.alpha * std::sqrt(p) + (p - 1) * n * m.beta);
+     },
+     "direct: every block to its rank in one step"},
+    {Coll::kAlltoall, "torus_ring", alltoall_torus_ring, 0,
+     "Cost = sum_k (e_k-1) a_k + ((e_k-1)/2) p n b_k + 2 p n c",
+     [](const Model& m, int p, double n) {
+       if (!torus_shaped(m)) return (p - 1) * (m.alpha + n * m.beta);
+       double t = 0;
+       for (const TorusStage& s : axis_stages(m)) {
+         if (s.extent > 1) t += (s.extent - 1) * (s.alpha + p * n / 2 * s.beta) + 2 * p * n * m.copy;
+       }
+       return t;
+     },
+     "dimension-ordered forwarding: blocks ride round each axis's ring in turn, one link a hop"},
     {Coll::kAlltoallv, "pairwise", alltoallv_pairwise, 0, "Cost = (p-1) (a + n b)",
      [](const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); },
      "step k: send to rank+k, receive from rank-k"},
