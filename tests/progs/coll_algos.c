@@ -43,9 +43,12 @@
  * MPI_T writes; "# <collective>/<token>: N cases, X s" from rank 0 after each sweep; "done <rank>
  * of <p>: ..." last. In the environment, COLL_ALGOS_EVERY_FORM=1 runs every case in both forms
  * and with every (type, op) pair (two to six times the calls), COLL_ALGOS_VERBOSE=1 prints every
- * problem on a "# problem" line and the time of each count. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep under -std=c99 */
+ * problem on a "# problem" line and the time of each count. COLL_ALGOS_DEVICE=all gives every call
+ * torusmpi's emulated device memory (torusmpi.h) for its buffers, =mixed gives it to even ranks
+ * only (odd ranks keep host memory: one call mixes both); the checks are the same. */
+#define _GNU_SOURCE /* clock_gettime, nanosleep, dlsym's RTLD_DEFAULT under -std=c99 */
 
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,6 +269,9 @@ enum { kGuard = 64 };
 typedef struct {
   unsigned char* raw;
   size_t cap, used;
+  unsigned char* dev; /* device mode: the mirror the call is given (dev_cap bytes) */
+  size_t dev_cap;
+  int mirrored; /* the mirror holds the arena for the current call */
 } Arena;
 static Arena g_send, g_recv;
 static unsigned char *g_snap, *g_want, *g_care;
@@ -359,6 +365,58 @@ static void check_send(void) {
   }
 }
 
+/* --- Device buffers ------------------------------------------------------------------------
+ * The arenas stay in host memory, where the program writes inputs and checks results. In device
+ * mode each has a mirror in device memory: dev() copies the arena there (guards included) and
+ * gives the call the mirror's address; after() copies the mirrors back before checking, so a
+ * write outside a buffer shows just as it does in host memory. torusmpi's calls are looked up at
+ * run time: the program still runs on reference libraries (without COLL_ALGOS_DEVICE). */
+static int g_device; /* this rank's buffers are device memory */
+static struct {
+  int (*malloc)(void** ptr, size_t bytes);
+  int (*free)(void* ptr);
+  int (*memcpy)(void* dst, const void* src, size_t bytes);
+} g_dev;
+
+static int device_setup(const char* mode) {
+  if (mode == NULL || strcmp(mode, "") == 0 || strcmp(mode, "none") == 0) return 1;
+  *(void**)&g_dev.malloc = dlsym(RTLD_DEFAULT, "torusmpi_device_malloc");
+  *(void**)&g_dev.free = dlsym(RTLD_DEFAULT, "torusmpi_device_free");
+  *(void**)&g_dev.memcpy = dlsym(RTLD_DEFAULT, "torusmpi_memcpy");
+  if (g_dev.malloc == NULL || g_dev.free == NULL || g_dev.memcpy == NULL) return 0;
+  if (strcmp(mode, "all") == 0) g_device = 1;
+  else if (strcmp(mode, "mixed") == 0) g_device = g_rank % 2 == 0;
+  else return 0;
+  return 1;
+}
+
+static void* dev_in(Arena* a, const void* p) {
+  const unsigned char* b = p;
+  if (!g_device || b == NULL || b < a->raw || b >= a->raw + a->cap) return NULL;
+  const size_t total = a->used + 2 * kGuard;
+  if (a->dev_cap < a->cap) {
+    if (a->dev != NULL) g_dev.free(a->dev);
+    if (g_dev.malloc((void**)&a->dev, a->cap) != MPI_SUCCESS) {
+      fprintf(stderr, "coll_algos: out of device memory (%zu bytes)\n", a->cap);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    a->dev_cap = a->cap;
+  }
+  if (!a->mirrored) g_dev.memcpy(a->dev, a->raw, total);
+  a->mirrored = 1;
+  return a->dev + (b - a->raw);
+}
+/* The address a call gets for buffer p: p itself, or its device mirror. */
+static void* dev(const void* p) {
+  void* d = dev_in(&g_send, p);
+  if (d == NULL) d = dev_in(&g_recv, p);
+  return d != NULL ? d : (void*)p;
+}
+static void dev_back(Arena* a) {
+  if (a->mirrored) g_dev.memcpy(a->raw, a->dev, a->used + 2 * kGuard);
+  a->mirrored = 0;
+}
+
 /* Completes a nonblocking call: by MPI_Wait and by MPI_Test polling, in turns. */
 static int complete(int rc, MPI_Request* req) {
   static unsigned calls;
@@ -373,6 +431,8 @@ static int complete(int rc, MPI_Request* req) {
 }
 /* The checks after a call. */
 static void after(int rc) {
+  dev_back(&g_send);
+  dev_back(&g_recv);
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -454,6 +514,7 @@ static void one_bcast(int c, int root, int nb) {
   recv_image();
   for (int i = 0; i < c; ++i) want(kInt, i * sizeof(int), moved(root, 0, (size_t)i));
   MPI_Request req;
+  buf = dev(buf);
   after(nb ? complete(MPI_Ibcast(buf, c, MPI_INT, root, MPI_COMM_WORLD, &req), &req)
            : MPI_Bcast(buf, c, MPI_INT, root, MPI_COMM_WORLD));
 }
@@ -487,12 +548,13 @@ static void one_reduce(int coll, int c, int root, int in_place, int nb, int comb
         want(kind, at, fold(combo, 0, g_size, (size_t)i));
     }
   }
-  const void* sb = ip ? MPI_IN_PLACE : (const void*)s;
+  const void* sb = ip ? MPI_IN_PLACE : dev(s);
   MPI_Datatype t = mpi_type(kind);
   MPI_Op op = combo_op(combo);
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q;
   int rc;
+  r = dev(r);
   switch (coll) {
     case kReduce:
       rc = nb ? complete(MPI_Ireduce(sb, r, c, t, op, root, w, &q), &q)
@@ -532,12 +594,13 @@ static void one_reduce_scatter(int coll, int c, int in_place, int nb, int combo)
   recv_image();
   for (size_t i = 0; i < n; ++i) want(kind, i * es, fold(combo, 0, p, mine + i));
   if (in_place) undefined(n * es, (total - n) * es);
-  const void* sb = in_place ? MPI_IN_PLACE : (const void*)s;
+  const void* sb = in_place ? MPI_IN_PLACE : dev(s);
   MPI_Datatype t = mpi_type(kind);
   MPI_Op op = combo_op(combo);
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q;
   int rc;
+  r = dev(r);
   if (coll == kReduceScatterBlock)
     rc = nb ? complete(MPI_Ireduce_scatter_block(sb, r, c, t, op, w, &q), &q)
             : MPI_Reduce_scatter_block(sb, r, c, t, op, w);
@@ -584,10 +647,11 @@ static void one_gather(int coll, int c, int root, int in_place, int nb) {
       for (int i = 0; i < counts[src]; ++i)
         want(kInt, ((size_t)displs[src] + (size_t)i) * sizeof(int), moved(src, 0, (size_t)i));
   }
-  const void* sb = ip ? MPI_IN_PLACE : (const void*)s;
+  const void* sb = ip ? MPI_IN_PLACE : dev(s);
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q;
   int rc;
+  r = dev(r);
   /* Counts and displacements are significant at the root only: NULL elsewhere. */
   const int* rc_arg = has_result ? counts : NULL;
   const int* rd_arg = has_result ? displs : NULL;
@@ -643,7 +707,8 @@ static void one_scatter(int coll, int c, int root, int in_place, int nb) {
     recv_image();
     for (int i = 0; i < n; ++i) want(kInt, (size_t)i * sizeof(int), moved(root, me, (size_t)i));
   }
-  void* rb = ip ? MPI_IN_PLACE : (void*)r;
+  void* rb = ip ? MPI_IN_PLACE : dev(r);
+  s = dev(s);
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q;
   int rc;
@@ -720,10 +785,11 @@ static void one_alltoall(int coll, int c, int in_place, int nb) {
   }
 #undef SOFF
 #undef ROFF
-  const void* sb = in_place ? MPI_IN_PLACE : (const void*)s;
+  const void* sb = in_place ? MPI_IN_PLACE : dev(s);
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q;
   int rc;
+  r = dev(r);
   switch (coll) {
     case kAlltoall:
       rc = nb ? complete(MPI_Ialltoall(sb, c, MPI_INT, r, c, MPI_INT, w, &q), &q)
@@ -946,6 +1012,10 @@ int main(int argc, char** argv) {
   g_every_form = every != NULL && strcmp(every, "1") == 0;
   const char* verbose = getenv("COLL_ALGOS_VERBOSE");
   g_verbose = verbose != NULL && strcmp(verbose, "1") == 0;
+  const char* device = getenv("COLL_ALGOS_DEVICE");
+  check(device_setup(device), "device buffers",
+        "COLL_ALGOS_DEVICE=%s: expected all, mixed or none, on a library with torusmpi's device "
+        "memory", device);
   char why[200] = "";
   if (argc > 1 && forcing_possible(why, sizeof why)) {
     char back[64];
@@ -964,6 +1034,8 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (g_send.dev != NULL) g_dev.free(g_send.dev);
+  if (g_recv.dev != NULL) g_dev.free(g_recv.dev);
   free(g_send.raw);
   free(g_recv.raw);
   free(g_snap);
