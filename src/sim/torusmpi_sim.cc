@@ -57,8 +57,12 @@ constexpr char kUsage[] =
     "  --root R           root of rooted collectives (default 0)\n"
     "  --in-place         MPI_IN_PLACE where the collective allows it\n"
     "  --non-commutative  a non-commutative op (reductions)\n"
-    "  --elem N           bytes per element (default 4)\n"
+    "  --elem N           bytes per element (default: 4 for the reductions; 1 for the\n"
+    "                     collectives that only move data, which the library moves as bytes)\n"
     "  --oversubscribed   the figures of more ranks than cores on a node\n"
+    "  --links            with --instance: after each row, every link's bytes as\n"
+    "                     'link <chip>-<chip> bytes=<N>' lines, in the order and with the\n"
+    "                     counts TORUSMPI_STATS=1 gives for a real run of the same call\n"
     "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
     "                     moved, per byte reduced (not with --instance)\n"
     "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
@@ -72,8 +76,9 @@ struct Options {
   int root = 0;
   bool in_place = false;
   bool commutative = true;
-  size_t elem = 4;
+  size_t elem = 0;  // 0: the default of the collective
   bool oversubscribed = false;
+  bool links = false;
   double alpha = -1, beta = -1, gamma = -1;
   std::string instance;  // empty: the flat model
   int instances = 1;
@@ -138,6 +143,10 @@ bool parse(int argc, char** argv, Options* o) {
     } else if (a == "--elem") {
       if ((v = value()) == nullptr) return false;
       o->elem = static_cast<size_t>(std::atol(v));
+      if (o->elem == 0) {
+        std::fprintf(stderr, "torusmpi_sim: --elem must be 1 or more\n");
+        return false;
+      }
     } else if (a == "--alpha" || a == "--beta" || a == "--gamma") {
       if ((v = value()) == nullptr) return false;
       (a == "--alpha" ? o->alpha : a == "--beta" ? o->beta : o->gamma) = std::atof(v);
@@ -145,6 +154,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->in_place = true;
     } else if (a == "--non-commutative") {
       o->commutative = false;
+    } else if (a == "--links") {
+      o->links = true;
     } else if (a == "--oversubscribed") {
       o->oversubscribed = true;
     } else if (a == "--help" || a == "-h") {
@@ -179,6 +190,7 @@ bool parse(int argc, char** argv, Options* o) {
     std::fprintf(stderr, "torusmpi_sim: --collective and --ranks (1 or more) are needed\n");
     return false;
   }
+  if (o->elem == 0) o->elem = coll::coll_reduces(o->coll) ? 4 : 1;
   if (o->root < 0 || o->root >= o->ranks || o->elem == 0 || o->min_bytes > o->max_bytes) {
     std::fprintf(stderr, "torusmpi_sim: --root must be a rank, --elem > 0, MIN <= MAX\n");
     return false;
@@ -286,6 +298,11 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
       if (!r.ok) {
         ++wrong;
         std::printf("    %s\n", r.error.c_str());
+      }
+      // Every link's bytes, in link id order as TORUSMPI_STATS=1 prints a real run's.
+      for (size_t id = 0; o.links && id < r.link_bytes.size(); ++id) {
+        std::printf("    link %s bytes=%llu\n", link_text(mach, static_cast<int>(id)).c_str(),
+                    static_cast<unsigned long long>(r.link_bytes[id]));
       }
     }
     if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;

@@ -5,6 +5,9 @@
  *   links p2p SRC DST BYTES COUNT   rank SRC sends COUNT messages of BYTES to rank DST, nothing
  *                                   else moves (no barrier: only these payloads may be counted)
  *   links allreduce INTS CALLS      CALLS MPI_Allreduce of INTS ints (sum) on MPI_COMM_WORLD
+ *   links coll NAME INTS            one call of collective NAME (allgather, reduce_scatter_block,
+ *                                   alltoall, bcast from rank 0) of INTS ints a block (allgather,
+ *                                   alltoall, reduce_scatter_block) or a vector (bcast), checked
  *   links pace BYTES S D [S D...]   after a barrier, each sender S sends BYTES to its D, which
  *                                   answers with an empty message; rank 0 prints
  *                                   "span <seconds>": from the first sender's start to the last
@@ -66,6 +69,44 @@ static void allreduce(int rank, int size, int ints, int calls) {
   free(out);
 }
 
+/* Rank r's element i of block b (a function of all three, so a misplaced block shows). */
+static int value(int r, int b, int i) { return r * 1000003 + b * 1009 + i; }
+
+static void coll(int rank, int size, const char* name, int ints) {
+  const size_t block = (size_t)ints, all = block * (size_t)size;
+  int* in = malloc(sizeof(int) * (all > 0 ? all : 1));
+  int* out = malloc(sizeof(int) * (all > 0 ? all : 1));
+  long bad = -1;
+  int rc = MPI_ERR_OTHER;
+  if (strcmp(name, "allgather") == 0) {
+    for (int i = 0; i < ints; ++i) in[i] = value(rank, 0, i);
+    rc = MPI_Allgather(in, ints, MPI_INT, out, ints, MPI_INT, MPI_COMM_WORLD);
+    for (size_t k = 0; k < all && bad < 0; ++k)
+      if (out[k] != value((int)(k / block), 0, (int)(k % block))) bad = (long)k;
+  } else if (strcmp(name, "alltoall") == 0) {
+    for (size_t k = 0; k < all; ++k) in[k] = value(rank, (int)(k / block), (int)(k % block));
+    rc = MPI_Alltoall(in, ints, MPI_INT, out, ints, MPI_INT, MPI_COMM_WORLD);
+    for (size_t k = 0; k < all && bad < 0; ++k)
+      if (out[k] != value((int)(k / block), rank, (int)(k % block))) bad = (long)k;
+  } else if (strcmp(name, "reduce_scatter_block") == 0) {
+    for (size_t k = 0; k < all; ++k) in[k] = (int)(k % 13) + rank;
+    rc = MPI_Reduce_scatter_block(in, out, ints, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (size_t i = 0; i < block && bad < 0; ++i) {
+      size_t k = (size_t)rank * block + i;
+      if (out[i] != size * (int)(k % 13) + size * (size - 1) / 2) bad = (long)i;
+    }
+  } else if (strcmp(name, "bcast") == 0) {
+    for (int i = 0; i < ints; ++i) in[i] = rank == 0 ? value(0, 0, i) : -1;
+    rc = MPI_Bcast(in, ints, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < ints && bad < 0; ++i)
+      if (in[i] != value(0, 0, i)) bad = i;
+  }
+  check_rc(rc, name);
+  check(bad < 0, "coll result", "%s: first bad element %ld", name, bad);
+  free(in);
+  free(out);
+}
+
 static void pace(int rank, int size, long bytes, int npairs, const int* pairs) {
   unsigned char* buf = calloc((size_t)bytes, 1);
   double start = 0, end = 0;
@@ -114,13 +155,15 @@ int main(int argc, char** argv) {
     p2p(g_rank, atoi(argv[2]), atoi(argv[3]), atol(argv[4]), atoi(argv[5]));
   } else if (strcmp(mode, "allreduce") == 0 && argc == 4) {
     allreduce(g_rank, size, atoi(argv[2]), atoi(argv[3]));
+  } else if (strcmp(mode, "coll") == 0 && argc == 4) {
+    coll(g_rank, size, argv[2], atoi(argv[3]));
   } else if (strcmp(mode, "pace") == 0 && argc >= 5 && argc <= 67 && argc % 2 == 1) {
     int npairs = (argc - 3) / 2;
     int pairs[64];
     for (int i = 0; i < 2 * npairs && i < 64; ++i) pairs[i] = atoi(argv[3 + i]);
     pace(g_rank, size, atol(argv[2]), npairs, pairs);
   } else {
-    check(0, "arguments", "usage: links p2p SRC DST BYTES COUNT | allreduce INTS CALLS | "
+    check(0, "arguments", "usage: links p2p SRC DST BYTES COUNT | allreduce INTS CALLS | coll NAME INTS | "
                           "pace BYTES S D [S D...]");
   }
   MPI_Finalize();
