@@ -4,6 +4,11 @@
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
+// Exported (exports.map: torusmpi_*) from a library built with hidden visibility.
+#pragma GCC visibility push(default)
+#include "include/torusmpi.h"
+#pragma GCC visibility pop
+
 extern "C" int torusmpi_coll_algorithm(MPI_Comm comm, char* token, int len) {
   using torusmpi::mpi::raise_error;
   constexpr const char* kFn = "torusmpi_coll_algorithm";
