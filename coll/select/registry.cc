@@ -117,6 +117,29 @@ double bcast_classic_cost(const Model& m, int p, double n) {
                   (lg(p) + p - 1) * m.alpha + 2 * frac(p) * n * m.beta);
 }
 
+// The torus algorithms' reduce-scatter costs, the same for the vector and the block form (n: the
+// whole vector).
+double rs_torus_ring_cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true, kTorusRingBytes)
+                         : ring_rs_cost(m, p, n);
+}
+double rs_dual_ring_cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : ring_rs_cost(m, p, n);
+}
+double rs_rdh_cost(const Model& m, int p, double n) {
+  if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+    return stages_cost(m, cube_stages(m, p), n, 1, true, kRdhBytes);
+  }
+  return halving_rs_cost(m, p, n);
+}
+double rs_mesh_cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                         : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+}
+double rs_chip_hier_cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true) : ring_rs_cost(m, p, n);
+}
+
 const std::vector<Algorithm> kAlgorithms = {
     // barrier
     {Coll::kBarrier, "dissemination", barrier_dissemination, 0, "Cost = lg(p) a",
@@ -294,38 +317,23 @@ const std::vector<Algorithm> kAlgorithms = {
      "halve the vector with rank^2^k each round"},
     {Coll::kReduceScatter, "torus_ring", reduce_scatter_torus_ring, kNeedsCommutative,
      "Cost = sum_k (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true, kTorusRingBytes) : ring_rs_cost(m, p, n);
-     },
+     rs_torus_ring_cost,
      "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"},
     {Coll::kReduceScatter, "dual_ring", reduce_scatter_dual_ring, kNeedsCommutative,
      "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : ring_rs_cost(m, p, n);
-     },
+     rs_dual_ring_cost,
      "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"},
     {Coll::kReduceScatter, "rdh", reduce_scatter_rdh, kNeedsCommutative,
      "Cost = lg(p) a + ((p-1)/p) n (b + g)",
-     [](const Model& m, int p, double n) {
-       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
-         return stages_cost(m, cube_stages(m, p), n, 1, true, kRdhBytes);
-       }
-       return halving_rs_cost(m, p, n);
-     },
+     rs_rdh_cost,
      "recursive halving over the torus as a hypercube (Gray labels)"},
     {Coll::kReduceScatter, "mesh", reduce_scatter_mesh, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
-                              : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
-     },
+     rs_mesh_cost,
      "direct: block j to rank j in one step, folded in rank order"},
     {Coll::kReduceScatter, "chip_hier", reduce_scatter_chip_hier, kNeedsCommutative,
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true)
-                              : ring_rs_cost(m, p, n);
-     },
+     rs_chip_hier_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
@@ -347,38 +355,23 @@ const std::vector<Algorithm> kAlgorithms = {
      "halve the vector with rank^2^k each round"},
     {Coll::kReduceScatterBlock, "torus_ring", reduce_scatter_block_torus_ring, kNeedsCommutative,
      "Cost = sum_k (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true, kTorusRingBytes) : ring_rs_cost(m, p, n);
-     },
+     rs_torus_ring_cost,
      "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"},
     {Coll::kReduceScatterBlock, "dual_ring", reduce_scatter_block_dual_ring, kNeedsCommutative,
      "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : ring_rs_cost(m, p, n);
-     },
+     rs_dual_ring_cost,
      "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"},
     {Coll::kReduceScatterBlock, "rdh", reduce_scatter_block_rdh, kNeedsCommutative,
      "Cost = lg(p) a + ((p-1)/p) n (b + g)",
-     [](const Model& m, int p, double n) {
-       if (torus_shaped(m) && !cube_stages(m, p).empty()) {
-         return stages_cost(m, cube_stages(m, p), n, 1, true, kRdhBytes);
-       }
-       return halving_rs_cost(m, p, n);
-     },
+     rs_rdh_cost,
      "recursive halving over the torus as a hypercube (Gray labels)"},
     {Coll::kReduceScatterBlock, "mesh", reduce_scatter_block_mesh, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
-                              : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
-     },
+     rs_mesh_cost,
      "direct: block j to rank j in one step, folded in rank order"},
     {Coll::kReduceScatterBlock, "chip_hier", reduce_scatter_block_chip_hier, kNeedsCommutative,
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
-     [](const Model& m, int p, double n) {
-       return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true)
-                              : ring_rs_cost(m, p, n);
-     },
+     rs_chip_hier_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
 
     // alltoall (n: one block)

@@ -247,6 +247,21 @@ std::string link_text(const topo::Machine& m, int id) {
   return std::to_string(l.from) + "-" + std::to_string(l.to);
 }
 
+// Simulates alg on the call of `bytes`: false, with a row saying why, when it cannot run it.
+bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& alg, size_t bytes,
+              const coll::sim::Costs& costs, coll::sim::Result* r, double* algbw) {
+  std::string why;
+  if (!coll::supports(alg, call.args[0], &why)) {
+    std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg.token, "-", why.c_str());
+    return false;
+  }
+  *r = coll::sim::run(
+      call.args, [&alg](coll::Builder& b, const coll::Args& a) { alg.build(b, a); }, costs);
+  const double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
+  *algbw = r->time > 0 ? moved / r->time / 1e9 : 0;
+  return true;
+}
+
 int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) {
   const topo::Machine& mach = o.machine;
   std::printf("# torusmpi_sim %s on %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
@@ -281,24 +296,16 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
     coll::Choice pick = coll::select_algorithm(call->args[0], model);
     coll::sim::Costs costs = coll::sim::machine_costs(mach, call->view);
     for (const Algorithm* alg : algs) {
-      std::string why;
-      if (!coll::supports(*alg, call->args[0], &why)) {
-        std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg->token, "-", why.c_str());
-        continue;
-      }
-      coll::sim::Result r = coll::sim::run(
-          call->args, [alg](coll::Builder& b, const coll::Args& a) { alg->build(b, a); }, costs);
-      double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
-      double algbw = r.time > 0 ? moved / r.time / 1e9 : 0;
+      coll::sim::Result r;
+      double algbw = 0;
+      if (!simulate(o, *call, *alg, bytes, costs, &r, &algbw)) continue;
       std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10s %14llu\n",
                   pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
                   r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
                   link_text(mach, r.busiest_link).c_str(),
                   static_cast<unsigned long long>(r.busiest_bytes));
-      if (!r.ok) {
-        ++wrong;
-        std::printf("    %s\n", r.error.c_str());
-      }
+      wrong += !r.ok;
+      if (!r.ok) std::printf("    %s\n", r.error.c_str());
       // Every link's bytes, in link id order as TORUSMPI_STATS=1 prints a real run's.
       for (size_t id = 0; o.links && id < r.link_bytes.size(); ++id) {
         std::printf("    link %s bytes=%llu\n", link_text(mach, static_cast<int>(id)).c_str(),
@@ -348,23 +355,15 @@ int run(int argc, char** argv) {
     auto call = coll::sim::make_call(shape_for(o, bytes));
     coll::Choice pick = coll::select_algorithm(call->args[0], m);
     for (const Algorithm* alg : algs) {
-      std::string why;
-      if (!coll::supports(*alg, call->args[0], &why)) {
-        std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg->token, "-", why.c_str());
-        continue;
-      }
-      coll::sim::Result r = coll::sim::run(
-          call->args, [alg](coll::Builder& b, const coll::Args& a) { alg->build(b, a); }, costs);
-      double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
-      double algbw = r.time > 0 ? moved / r.time / 1e9 : 0;
+      coll::sim::Result r;
+      double algbw = 0;
+      if (!simulate(o, *call, *alg, bytes, costs, &r, &algbw)) continue;
       std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10llu %7zu\n",
                   pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
                   r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
                   static_cast<unsigned long long>(r.messages), r.max_steps);
-      if (!r.ok) {
-        ++wrong;
-        std::printf("    %s\n", r.error.c_str());
-      }
+      wrong += !r.ok;
+      if (!r.ok) std::printf("    %s\n", r.error.c_str());
     }
     if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
   }
