@@ -1,14 +1,14 @@
 // allgather dual_ring: every block cut in two halves; the first halves go round one Hamiltonian
 // cycle of the chips, the second halves round another that shares no link with it, side by side
-// (4x4 and 4x4x4 tori, patterns/torus_rings.h). Elsewhere both go round the snake ring, both the
-// same way (see patterns/torus_rings.h). Within a chip a cycle visits the chip's cores in a row.
+// (4x4 and 4x4x4 tori, patterns/torus_rings.h). Elsewhere they go round the snake ring in
+// opposite directions. Within a chip a cycle visits the chip's cores in a row.
 //
 // Cost = (p-1) a + (p-1)(n/2) b, n one rank's block: each link carries half of what one ring's
 // would.
 // Restrictions: none.
 //
 //   p = 4 on a ring 0 1 3 2 (a 2x2 torus): step s, first halves: rank at ring position i sends
-//   the half it got last to position i+1; second halves likewise, side by side.
+//   the half it got last to position i+1; second halves to position i-1, side by side.
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
 

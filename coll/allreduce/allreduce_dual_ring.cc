@@ -3,16 +3,17 @@
 // chip drives two links in and two out (Neuron's algorithm for the largest messages). Within a
 // chip a cycle visits the chip's cores in a row. The cycles exist on 4x4 and 4x4x4 tori
 // (patterns/torus_rings.h builds them); elsewhere (2x2, 2x4, a communicator that does not fill
-// its torus, the host) both halves go round the snake ring, both the same way (see
-// patterns/torus_rings.h).
+// its torus, the host) the halves go round the snake ring in opposite directions, so each link
+// carries one half each way.
 //
 // Cost = 2(p-1) a + 2((p-1)/p)(n/2) b + ((p-1)/p) n g: half the bytes per link of one ring, on
-// the two cycles (elsewhere the two halves share the snake ring: ring's cost).
+// the two cycles; elsewhere the same on the snake ring, a link's two directions standing in for
+// the two cycles.
 // Restrictions: commutative ops (ring order).
 //
 //   2x2 torus, one core per chip, snake ring 0 1 3 2; first half goes 0->1->3->2->0, second
-//   half the same ring (2x2 has no disjoint pair). Each half: 3 reduce-scatter steps, 3 allgather
-//   steps, side by side.
+//   half 0->2->3->1->0 (2x2 has no disjoint pair). Each half: 3 reduce-scatter steps, 3
+//   allgather steps, side by side.
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
 

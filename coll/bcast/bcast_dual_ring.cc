@@ -1,13 +1,13 @@
 // bcast dual_ring: half the vector down each of two Hamiltonian cycles of the chips that share no
 // link (4x4 and 4x4x4 tori), each cycle cut at the root into one chain of all p ranks and
-// pipelined in chunks (patterns/chain.h); elsewhere both halves go round the snake ring from the
-// root, both forward (see patterns/torus_rings.h). Every rank passes on two half-chunks per step,
-// on different links.
+// pipelined in chunks (patterns/chain.h); elsewhere the halves go round the snake ring from the
+// root in opposite directions. Every rank passes on two half-chunks per step, on different links
+// (or the two directions of one).
 //
 // Cost = (k + p - 2)(a + (n/2k) b), k chunks per half: near (n/2) b per link for large vectors.
 // Restrictions: none.
 //
-//   ring 0 1 3 2 (2x2 torus), root 0: first half 0->1->3->2, second half 0->1->3->2 too (2x2 has no
+//   ring 0 1 3 2 (2x2 torus), root 0: first half 0->1->3->2, second half 0->2->3->1 (2x2 has no
 //   disjoint pair), in chunks
 #include "coll/algorithms.h"
 #include "coll/patterns/chain.h"

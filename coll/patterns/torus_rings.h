@@ -8,7 +8,7 @@
 //
 // Also here: the snake ring (consecutive ranks on one chip or on neighbouring chips) and two
 // edge-disjoint Hamiltonian cycles of the chips of a 4x4 or 4x4x4 torus (built once per shape
-// and cached), which dual_ring and the bcast chains follow.
+// and cached), which dual_ring and the bcast chains follow (elsewhere: the snake ring both ways).
 //
 //   4x4 chips (x across, y up), cycle A by its position, cycle B the links A leaves unused:
 //     A: 12 13 14 15      A's row y starts at column -y and runs three steps east, then one
@@ -184,18 +184,17 @@ inline StagedRing torus_axes(const TorusGrid& g) {
   return s;
 }
 
-// dual_ring: the two cycles, each visiting a chip's ranks in a row; the snake ring twice when
-// the torus has no disjoint pair or the communicator does not fill it.
+// dual_ring: the two cycles, each visiting a chip's ranks in a row; when the torus has no
+// disjoint pair or the communicator does not fill it, the snake ring and the snake ring
+// reversed, so the second half uses each link in the direction the first leaves idle.
 inline std::pair<StagedRing, StagedRing> dual_cycles(const TorusGrid& g, const TopoView* t) {
   const ChipCycles* c = g.shaped ? disjoint_cycles(t->ndims, t->dims) : nullptr;
   if (c != nullptr) {
     return {StagedRing::one(ranks_along(g, c->a)), StagedRing::one(ranks_along(g, c->b))};
   }
-  // Both halves go the same way: run side by side in opposite directions, the halves' rings
-  // fail the simulator's check in place on some snake orders (not understood yet), so until
-  // then the second half follows the first round the same ring.
   std::vector<int> ring = snake_ring(g, t);
-  return {StagedRing::one(ring), StagedRing::one(ring)};
+  std::vector<int> back(ring.rbegin(), ring.rend());
+  return {StagedRing::one(std::move(ring)), StagedRing::one(std::move(back))};
 }
 
 // rdh: stages of two. Shaped with cores a power of two and every torus extent 1, 2 or 4: the

@@ -1,15 +1,15 @@
 // reduce_scatter dual_ring: every block (block q of counts[q] elements (uneven, zeros allowed)) cut
 // in two halves; partial first halves go round one Hamiltonian cycle of the chips, second halves
 // round another that shares no link with it, side by side (4x4 and 4x4x4 tori,
-// patterns/torus_rings.h); elsewhere both round the snake ring, both the same way (see
-// patterns/torus_rings.h). The reduce-scatter half of allreduce dual_ring.
+// patterns/torus_rings.h); elsewhere round the snake ring in opposite directions. The
+// reduce-scatter half of allreduce dual_ring.
 //
 // Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g, n the whole vector.
 // Restrictions: commutative ops (ring order).
 //
 //   p = 4 on a ring 0 1 3 2 (a 2x2 torus): first halves pass partials 0->1->3->2->0, second
-//   halves the same ring (2x2 has no disjoint pair); after 3 steps each rank holds both halves of
-//   its block, summed
+//   halves 0->2->3->1->0 (2x2 has no disjoint pair); after 3 steps each rank holds both halves
+//   of its block, summed
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/staged.h"

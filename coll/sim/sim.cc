@@ -56,17 +56,18 @@ class Sets {
         return left_first ? run(lo_of(left), hi_of(right)) : run(lo_of(right), hi_of(left));
       }
     }
-    uint64_t k = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-                 static_cast<uint32_t>(right);
-    k = k * 2 + ordered;
-    auto it = joins_.find(k);
-    if (it != joins_.end()) {
-      if (it->second == kFail) *why = why_[k];
+    // Both ids whole: a run's top bit shifted out of the key made a run share its entry with
+    // the interned set of the same low bits, and the join took the other's result.
+    const uint64_t k = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+                       static_cast<uint32_t>(right);
+    auto it = joins_[ordered].find(k);
+    if (it != joins_[ordered].end()) {
+      if (it->second == kFail) *why = why_[ordered][k];
       return it->second;
     }
     int id = compute_join(left, right, ordered, why);
-    joins_.emplace(k, id);
-    if (id == kFail) why_[k] = *why;
+    joins_[ordered].emplace(k, id);
+    if (id == kFail) why_[ordered][k] = *why;
     return id;
   }
 
@@ -149,8 +150,8 @@ class Sets {
   int p_;
   std::vector<Intervals> sets_;
   std::unordered_map<Intervals, int, Hash> ids_;
-  std::unordered_map<uint64_t, int> joins_;
-  std::unordered_map<uint64_t, std::string> why_;
+  std::unordered_map<uint64_t, int> joins_[2];  // by ordered
+  std::unordered_map<uint64_t, std::string> why_[2];
 };
 
 // A run of bytes with one meaning; origin is the offset, in the key's data, of its first byte.

@@ -87,6 +87,41 @@ TEST(Sim, RaceInAStepIsCaught) {
   EXPECT_NE(r.error.find("races with"), std::string::npos) << r.error;
 }
 
+// Joins of rank sets are cached by the pair of set ids. A run's id has its top bit set; when the
+// key lost that bit, run {0-1} shared its entry with the first interned set ({2,5} here), and
+// {0-1} op {4} took {2,5} op {4}'s result. Rank 0 makes those two joins in that order, then
+// gathers the rest and sends the sum back: a correct allreduce.
+TEST(Sim, RunAndInternedSetJoinApart) {
+  sim::Result r = simulate(Coll::kAllreduce, 8, 1, [](Builder& b, const Args& a) {
+    const uint64_t n = a.elem;
+    if (a.rank != 0) {
+      b.send(0, a.send, n);
+      b.step();
+      b.recv(0, a.recv, n);
+      return;
+    }
+    const BufRef got = b.scratch(8 * n), spare = b.scratch(n);  // got + q n: rank q's data
+    b.copy(a.recv, a.send, n);
+    for (int q = 1; q < 8; ++q) b.recv(q, got + q * n, n);
+    b.step();
+    b.copy(spare, got + 4 * n, n);
+    b.reduce(got + 2 * n, got + 5 * n, n);  // {2,5}: the first interned set
+    b.step();
+    b.reduce(got + 4 * n, got + 2 * n, n);  // {2,5} op {4}
+    b.reduce(got + 1 * n, a.recv, n);       // {0-1}: a run
+    b.step();
+    b.reduce(spare, got + 1 * n, n);  // {0-1} op {4}
+    for (int q : {2, 3, 6, 7}) {
+      b.step();
+      b.reduce(spare, got + q * n, n);
+    }
+    b.step();
+    b.copy(a.recv, spare, n);
+    for (int q = 1; q < 8; ++q) b.send(q, spare, n);
+  });
+  EXPECT_TRUE(r.ok) << r.error;
+}
+
 TEST(Sim, OverlappingCopyIsCaught) {
   sim::Result r = simulate(Coll::kAllreduce, 1, 8, [](Builder& b, const Args& a) {
     b.copy(a.recv, a.send, 32);
