@@ -66,7 +66,43 @@ struct OutJob {
   Request* complete = nullptr;  // done once the job has been handed over
   bool pipeline = false;
   size_t offset = 0;
-  uint8_t* bounce = nullptr;  // malloc'd host copy of a device payload, freed at hand-over
+  uint8_t* bounce = nullptr;  // host copy of a device payload, given back at hand-over
+  bool pooled = false;        // bounce came from (and goes back to) the engine's BouncePool
+};
+
+// Host copies of eager device payloads. A transport copies what it is given, so a bounce is free
+// again at hand-over, mostly before isend returns: a few buffers of the eager limit, reused, save
+// a malloc and a free per message. Only a backlog deeper than the pool falls back to malloc, and
+// such a buffer joins the pool when it comes back if there is room.
+class BouncePool {
+ public:
+  // Buffers of `bytes` (the eager limit); none is made until a device send needs one.
+  void init(size_t bytes) { bytes_ = bytes; }
+  // nullptr when memory is short. *pooled: give() may keep it.
+  uint8_t* take(size_t len, bool* pooled) {
+    *pooled = len <= bytes_;
+    if (!*pooled) return static_cast<uint8_t*>(std::malloc(len));
+    if (count_ > 0) return free_[--count_];
+    return static_cast<uint8_t*>(std::malloc(bytes_ > 0 ? bytes_ : 1));
+  }
+  void give(uint8_t* b, bool pooled) {
+    if (b == nullptr) return;
+    if (pooled && count_ < kKeep) {
+      free_[count_++] = b;
+    } else {
+      std::free(b);
+    }
+  }
+  void clear() {
+    while (count_ > 0) std::free(free_[--count_]);
+  }
+
+ private:
+  // Enough for a message in flight to each neighbour of a 2D torus rank.
+  static constexpr int kKeep = 4;
+  size_t bytes_ = 0;
+  uint8_t* free_[kKeep] = {};
+  int count_ = 0;
 };
 
 struct Peer {
@@ -87,6 +123,7 @@ struct Engine {
   // A pipelined chunk from device memory passes through here on its way into a transport, which
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
+  BouncePool bounces;
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -120,7 +157,7 @@ void send_or_queue(int peer, OutJob job) {
   Engine& e = engine();
   Peer& p = e.peers[peer];
   if (p.backlog.empty() && p.transport->send(peer, job.h, job.data, job.len)) {
-    std::free(job.bounce);
+    e.bounces.give(job.bounce, job.pooled);
     if (job.complete != nullptr) complete(job.complete);
     return;
   }
@@ -164,7 +201,7 @@ bool flush(int peer) {
       return false;
     }
     Request* done = job.complete;
-    std::free(job.bounce);
+    engine().bounces.give(job.bounce, job.pooled);
     p.backlog.pop_front();
     if (done != nullptr) complete(done);
   }
@@ -308,6 +345,7 @@ Status init(int self, int size) {
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
   e.eager_limit = static_cast<size_t>(params::eager_limit());
+  e.bounces.init(e.eager_limit);
   for (Peer& p : e.peers) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
   }
@@ -335,6 +373,7 @@ Status finalize() {
   e.transports.clear();
   e.peers.clear();
   e.loopback.reset();
+  e.bounces.clear();
   pending_transports().clear();
   return Status::kOk;
 }
@@ -387,7 +426,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     // Transports copy the payload they are given but never read device memory: a device payload
     // goes through a host copy made here, which also frees the user's buffer at once.
     if (__builtin_expect(bytes > 0 && device::in_device_range(buf), 0)) {
-      job.bounce = static_cast<uint8_t*>(std::malloc(bytes));
+      job.bounce = e.bounces.take(bytes, &job.pooled);
       if (job.bounce == nullptr) return Status::kErrNoMem;
       device::copy(job.bounce, buf, bytes);
       job.data = job.bounce;

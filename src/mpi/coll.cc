@@ -54,7 +54,7 @@ int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, 
   size_t bytes = 0;
   if (int err = check_type_arg(fn, comm, "", type, &t)) return err;
   if (int err = check_count(fn, comm, "", count, t, &bytes)) return err;
-  if (int err = check_nonnull(fn, comm, buffer, "buffer", bytes)) return err;
+  if (int err = check_span(fn, comm, buffer, "buffer", t, static_cast<size_t>(count))) return err;
   if (int err = check_root(fn, comm, *c, root)) return err;
   CollCall call;
   call.a.coll = Coll::kBcast;
@@ -94,12 +94,13 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
                        "sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)", c->rank,
                        root);
   }
-  size_t bytes = call.a.count * call.a.elem;
   if (!in_place) {
-    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", bytes)) return err;
+    if (int err = check_span(fn, comm, sendbuf, "sendbuf", t, static_cast<size_t>(count)))
+      return err;
   }
   if (has_recv) {
-    if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", bytes)) return err;
+    if (int err = check_span(fn, comm, recvbuf, "recvbuf", t, static_cast<size_t>(count)))
+      return err;
   }
   call.a.coll = kind;
   call.a.root = rooted ? root : 0;
@@ -133,10 +134,13 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
     if (int err = check_same(fn, comm, sbytes, rbytes)) return err;
   }
   const size_t p = static_cast<size_t>(c->size);
-  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", rbytes * p)) return err;
+  if (int err = check_span(fn, comm, recvbuf, "recvbuf", rt, static_cast<size_t>(recvcount) * p))
+    return err;
   const size_t sent_blocks = kind == Coll::kAlltoall ? p : 1;
   if (!in_place) {
-    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sbytes * sent_blocks)) return err;
+    if (int err = check_span(fn, comm, sendbuf, "sendbuf", st,
+                             static_cast<size_t>(sendcount) * sent_blocks))
+      return err;
   }
   CollCall call;
   call.a.coll = kind;
@@ -169,9 +173,14 @@ int allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype 
   CollCall call;
   call.a.coll = Coll::kAllgatherv;
   call.a.in_place = in_place;
+  const Side rs = side_of(recvbuf, &rt, recvcounts, displs, c->size, rt.extent);
+  if (int err = check_side(fn, comm, "recvbuf", rs)) return err;
+  if (!in_place) {
+    if (int err = check_span(fn, comm, sendbuf, "sendbuf", st, static_cast<size_t>(sendcount)))
+      return err;
+  }
   std::vector<size_t> bytes, at;
-  call.r.recv = call.place(side_of(recvbuf, &rt, recvcounts, displs, c->size, rt.extent), in_place,
-                           true, &bytes, &at);
+  call.r.recv = call.place(rs, in_place, true, &bytes, &at);
   call.a.counts = call.keep(0, std::move(bytes));
   call.a.displs = call.keep(1, std::move(at));
   if (!in_place) {
@@ -207,12 +216,10 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
     call.a.counts = call.keep(0, std::move(counts));
   }
   bool in_place = sendbuf == MPI_IN_PLACE;
-  const size_t unit = call.a.elem * per;  // bytes of one element of the datatype, as it travels
   if (!in_place) {
-    if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", total * unit)) return err;
+    if (int err = check_span(fn, comm, sendbuf, "sendbuf", t, total)) return err;
   }
-  if (int err = check_nonnull(fn, comm, recvbuf, "recvbuf", (in_place ? total : mine) * unit))
-    return err;
+  if (int err = check_span(fn, comm, recvbuf, "recvbuf", t, in_place ? total : mine)) return err;
   call.a.coll = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
   call.a.in_place = in_place;
   call.r.send =
@@ -264,9 +271,10 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   std::vector<TypeArg> rtypes, stypes;
   Side rs, ss;
   if (int err = layout(recvbuf, recvcounts, rdispls, recvtypes, "recv", &rtypes, &rs)) return err;
+  if (int err = check_side(fn, comm, "recvbuf", rs)) return err;
   if (!in_place) {
-    if (int err = layout(sendbuf, sendcounts, sdispls, sendtypes, "send", &stypes, &ss))
-      return err;
+    if (int err = layout(sendbuf, sendcounts, sdispls, sendtypes, "send", &stypes, &ss)) return err;
+    if (int err = check_side(fn, comm, "sendbuf", ss)) return err;
   }
   CollCall call;
   call.a.coll = w ? Coll::kAlltoallw : Coll::kAlltoallv;
@@ -318,7 +326,8 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
     if (int err = check_type_arg(fn, comm, own_what, gather ? sendtype : recvtype, &own))
       return err;
     if (int err = check_count(fn, comm, own_what, own_count, own, &own_bytes)) return err;
-    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own_bytes))
+    if (int err = check_span(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own,
+                             static_cast<size_t>(own_count)))
       return err;
   }
   size_t block = own_bytes;
@@ -332,8 +341,8 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
         return err;
     }
     block = whole_bytes;
-    if (int err = check_nonnull(fn, comm, whole_buf, gather ? "recvbuf" : "sendbuf",
-                                block * c->size))
+    if (int err = check_span(fn, comm, whole_buf, gather ? "recvbuf" : "sendbuf", whole,
+                             static_cast<size_t>(whole_count) * c->size))
       return err;
   }
   CollCall call;
@@ -375,7 +384,8 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
   if (!in_place) {
     if (int err = check_type_arg(fn, comm, own_what, owntype, &own)) return err;
     if (int err = check_count(fn, comm, own_what, owncount, own, &own_bytes)) return err;
-    if (int err = check_nonnull(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own_bytes))
+    if (int err = check_span(fn, comm, own_buf, gather ? "sendbuf" : "recvbuf", own,
+                             static_cast<size_t>(owncount)))
       return err;
   }
   CollCall call;
@@ -393,9 +403,10 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
                          "the root's own block is %zu B, but %s[%d] gives %zu B", own_bytes,
                          cname, root, root_bytes);
     }
+    const Side ws = side_of(whole_buf, &whole, counts, displs, p, whole.extent);
+    if (int err = check_side(fn, comm, gather ? "recvbuf" : "sendbuf", ws)) return err;
     std::vector<size_t> bytes, at;
-    whole_at = call.place(side_of(whole_buf, &whole, counts, displs, p, whole.extent),
-                          !gather || in_place, gather, &bytes, &at);
+    whole_at = call.place(ws, !gather || in_place, gather, &bytes, &at);
     call.a.counts = call.keep(0, std::move(bytes));
     call.a.displs = call.keep(1, std::move(at));
   } else {

@@ -177,13 +177,56 @@ int check_same(const char* fn, MPI_Comm comm, size_t send_bytes, size_t recv_byt
                      send_bytes, recv_bytes);
 }
 
-int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes) {
-  // The first byte only: the datatype's layout (gaps, a negative lower bound, displacements) is
-  // not known here; a freed or wild pointer is what this catches.
-  if (p != nullptr && bytes > 0) return check_memory(fn, comm, "", what, p, 0);
-  if (p != nullptr || bytes == 0) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_BUFFER, fn, "%s argument is NULL with %zu B to move", what,
-                     bytes);
+namespace {
+
+// Where count elements of t at p begin and how many bytes they cover. A predefined type needs no
+// engine: its elements tile [p, p + count * extent).
+void arg_span(const TypeArg& t, const void* p, size_t count, const char** lo, size_t* bytes) {
+  if (t.derived && t.t != nullptr) {
+    type_span(*t.t, p, static_cast<int64_t>(count), lo, bytes);
+    return;
+  }
+  *lo = static_cast<const char*>(p);
+  *bytes = count * t.extent;
+}
+
+}  // namespace
+
+int check_span(const char* fn, MPI_Comm comm, const void* p, const char* what, const TypeArg& t,
+               size_t count) {
+  const size_t packed = count * t.size;
+  if (p == nullptr) {
+    if (packed == 0) return MPI_SUCCESS;
+    return raise_error(comm, MPI_ERR_BUFFER, fn, "%s argument is NULL with %zu B to move", what,
+                       packed);
+  }
+  if (packed == 0) return MPI_SUCCESS;
+  const char* lo;
+  size_t bytes;
+  arg_span(t, p, count, &lo, &bytes);
+  // A count that runs past a device allocation is caught here rather than by the DMA engine
+  // halfway through the run, when other ranks already wait on this one.
+  return check_memory(fn, comm, "", what, lo, bytes);
+}
+
+int check_side(const char* fn, MPI_Comm comm, const char* what, const Side& s) {
+  // One check of the blocks' hull, not one per block: a v-collective's blocks lie in one buffer,
+  // and p lookups (each under the arena's lock for device memory) would cost more than the call.
+  const char* lo = nullptr;
+  const char* hi = nullptr;
+  for (size_t i = 0; i < s.counts.size(); ++i) {
+    const TypeArg& t = *(s.types.size() == 1 ? s.types[0] : s.types[i]);
+    if (s.counts[i] == 0 || t.size == 0) continue;
+    const char* b_lo;
+    size_t b_bytes;
+    arg_span(t, static_cast<const char*>(s.buf) + s.at[i], s.counts[i], &b_lo, &b_bytes);
+    if (lo == nullptr || b_lo < lo) lo = b_lo;
+    if (hi == nullptr || b_lo + b_bytes > hi) hi = b_lo + b_bytes;
+  }
+  if (lo == nullptr) return MPI_SUCCESS;
+  // A NULL buf is MPI_BOTTOM: derived types with absolute addresses land on real memory, anything
+  // else near address 0 and fails the check below.
+  return check_memory(fn, comm, "", what, lo, static_cast<size_t>(hi - lo));
 }
 
 int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what,

@@ -126,8 +126,12 @@ int check_count(const char* fn, MPI_Comm comm, const char* what, int count, cons
                 size_t* bytes);
 // A send and a receive description of one block must move the same bytes (MPI_ERR_TRUNCATE).
 int check_same(const char* fn, MPI_Comm comm, size_t send_bytes, size_t recv_bytes);
-// A buffer with bytes to move is not NULL (MPI_ERR_BUFFER).
-int check_nonnull(const char* fn, MPI_Comm comm, const void* p, const char* what, size_t bytes);
+// count elements of t at p (the argument `what`): not NULL when they have bytes to move, and all
+// the bytes they span host memory or live device memory of this job (MPI_ERR_BUFFER).
+int check_span(const char* fn, MPI_Comm comm, const void* p, const char* what, const TypeArg& t,
+               size_t count);
+// The same for the blocks of a v-collective's side: from the lowest to the highest byte they name.
+int check_side(const char* fn, MPI_Comm comm, const char* what, const Side& s);
 // An array of n ints is there, and with counts = true none is negative.
 int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what,
                  bool counts);

@@ -73,6 +73,7 @@ int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcoun
       rs.counts.push_back(static_cast<size_t>(recvcounts[i]));
       rs.at.push_back(static_cast<int64_t>(displs[i]) * static_cast<int64_t>(rt.extent));
     }
+    if (int err = check_side(fn, comm, "recvbuf", rs)) return err;
     std::vector<size_t> bytes, at;
     call.r.recv = call.place(rs, false, true, &bytes, &at);
     a.counts = call.keep(0, std::move(bytes));
@@ -80,12 +81,15 @@ int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcoun
   } else {
     if (int err = check_count(fn, comm, "recv", recvcount, rt, &rbytes)) return err;
     if (int err = check_same(fn, comm, sbytes, rbytes)) return err;
+    if (int err = check_span(fn, comm, recvbuf, "recvbuf", rt, static_cast<size_t>(recvcount) * in))
+      return err;
     call.r.recv = call.place(recvbuf, rt, recvcount, in, false, true);
   }
   const size_t sent_blocks = kind == Coll::kNeighborAlltoall ? out : 1;
-  if (int err = check_nonnull(fn, comm, sendbuf, "sendbuf", sbytes * sent_blocks)) return err;
-  call.r.send =
-      call.place(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
+  if (int err = check_span(fn, comm, sendbuf, "sendbuf", st,
+                           static_cast<size_t>(sendcount) * sent_blocks))
+    return err;
+  call.r.send = call.place(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
   a.coll = kind;
   a.count = sbytes;
   if (kind == Coll::kNeighborAlltoall && !identity(*n.t)) {

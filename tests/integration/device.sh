@@ -21,6 +21,14 @@ done
 run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_EAGER_LIMIT=0 -x TORUSMPI_INSTANCE=torus:2x2:cores=2 "$bin.gcc"
 check "device.gcc, guard on, eager limit 0, np=4" ranks_done 4 || diag_job
+# A count past a device allocation in MPI_Allreduce and MPI_Allgather: MPI_ERR_BUFFER on every
+# rank, caught before any data moves, and the job goes on.
+run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_INSTANCE=torus:2x2:cores=1 "$bin.gcc" overrun
+check "device.gcc overrun: collectives refuse a count past a device allocation, np=2" \
+  ranks_done 2 || diag_job
+check "... and go on to the next call" grep -q '^overrun: refused, then an allreduce of 2' \
+  "$job_out" || diag_job
 if [ -x "$bin.clang" ]; then
   run_job 120 "${mpirun[@]}" -np 3 "${via_path[@]}" -x TORUSMPI_DEVICE_GUARD=1 "$bin.clang"
   check "device.clang, LD_LIBRARY_PATH, guard on, np=3" ranks_done 3 || diag_job

@@ -6,6 +6,8 @@
  *                   memory, and every collective (blocking, and some nonblocking) on device
  *                   buffers everywhere, mixed (even ranks device, odd ranks host) and in place.
  *                   Integer data, each result compared with a reference computed on the host.
+ *   device overrun  any number of ranks: only the collectives whose count runs past a device
+ *                   allocation (MPI_ERR_BUFFER under MPI_ERRORS_RETURN, then a good call).
  *   device deref    one rank: reads a device pointer in host code, which must fault under
  *                   TORUSMPI_DEVICE_GUARD=1 (the script expects SIGSEGV) and works without it.
  *
@@ -89,6 +91,40 @@ static void expect_ints(const char* what, const int* buf, const int* want, size_
 static int value(int rank, size_t i) { return (int)(rank * 100003 + (int)(i % 9973) - 4000); }
 
 /* --- Pointer kinds, allocation, bad buffers */
+
+/* A count that runs past a live device allocation: the collectives check every byte the
+ * arguments name, not the first, so every rank returns MPI_ERR_BUFFER before moving data. Run
+ * under MPI_ERRORS_RETURN. */
+static void test_overrun(void) {
+  int one = 1, rc, cls = -1, len = 0;
+  char text[MPI_MAX_ERROR_STRING];
+  int* small = mem(64 * sizeof(int), 1);
+  rc = MPI_Allreduce(MPI_IN_PLACE, small, 65, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  MPI_Error_string(rc, text, &len);
+  check(cls == MPI_ERR_BUFFER && strstr(text, "MPI_Allreduce") != NULL &&
+            strstr(text, "recvbuf argument") != NULL && strstr(text, "(260 B)") != NULL,
+        "MPI_Allreduce with a count past a device allocation is MPI_ERR_BUFFER", "class %d: %s",
+        cls, text);
+  /* 64 ints from each rank fit the allocation once, not g_size times. */
+  static int block[64];
+  rc = MPI_Allgather(block, 64, MPI_INT, small, 64, MPI_INT, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  MPI_Error_string(rc, text, &len);
+  check(cls == MPI_ERR_BUFFER && strstr(text, "MPI_Allgather") != NULL &&
+            strstr(text, "recvbuf argument") != NULL,
+        "MPI_Allgather with blocks past a device allocation is MPI_ERR_BUFFER", "class %d: %s",
+        cls, text);
+  /* ... and the job goes on: the same buffer with a count that fits. */
+  put(small, &one, sizeof one);
+  rc = MPI_Allreduce(MPI_IN_PLACE, small, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int sum = 0;
+  torusmpi_memcpy(&sum, small, sizeof sum);
+  check(rc == MPI_SUCCESS && sum == g_size, "MPI_Allreduce after the refused calls",
+        "rc %d, sum %d (want %d)", rc, sum, g_size);
+  mem_free(small, 1);
+  if (g_rank == 0) printf("overrun: refused, then an allreduce of %d ranks\n", g_size);
+}
 
 static void test_kinds(void) {
   int kind = -2, chip = -2, mychip = -2;
@@ -183,6 +219,8 @@ static void test_kinds(void) {
   MPI_Error_class(rc, &cls);
   check(cls == MPI_ERR_BUFFER, "MPI_Allreduce into a freed device pointer is MPI_ERR_BUFFER",
         "class %d", cls);
+
+  test_overrun();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -560,6 +598,13 @@ int main(int argc, char** argv) {
     torusmpi_device_free(d);
     MPI_Finalize();
     return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "overrun") == 0) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    test_overrun();
+    int rc = check_done(g_size);
+    MPI_Finalize();
+    return rc;
   }
   test_kinds();
   test_p2p();
