@@ -21,7 +21,8 @@ namespace torusmpi::pml {
 struct Message {
   FragHeader h;
   int peer = 0;            // job rank of the sender
-  uint8_t* data = nullptr;  // kEager: the payload (h.size bytes), malloc'd
+  uint8_t* data = nullptr;  // kEager: the payload (h.size bytes); kRts: a remote key; malloc'd
+  size_t len = 0;           // bytes at data
   Message* next_ = nullptr;
   Message* prev_ = nullptr;
 };
@@ -68,6 +69,8 @@ struct OutJob {
   size_t offset = 0;
   uint8_t* bounce = nullptr;  // host copy of a device payload, given back at hand-over
   bool pooled = false;        // bounce came from (and goes back to) the engine's BouncePool
+  uint8_t key_len = 0;        // kRts over a network: the remote key travels as the payload
+  uint8_t key[Transport::kMaxKey];
 };
 
 // Host copies of eager device payloads. A transport copies what it is given, so a bounce is free
@@ -107,6 +110,7 @@ class BouncePool {
 
 struct Peer {
   Transport* transport = nullptr;
+  bool network = false;  // transport->network(): its arrivals count as NIC bytes
   size_t eager_limit = 0;  // TORUSMPI_EAGER_LIMIT, capped by the transport's fragment size
   std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
 };
@@ -124,6 +128,7 @@ struct Engine {
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
   BouncePool bounces;
+  uint64_t network_bytes = 0;  // payload that arrived through a network transport
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -156,7 +161,12 @@ bool matches(int want_source, int want_tag, int source, int tag) {
 void send_or_queue(int peer, OutJob job) {
   Engine& e = engine();
   Peer& p = e.peers[peer];
-  if (p.backlog.empty() && p.transport->send(peer, job.h, job.data, job.len)) {
+  if (job.key_len > 0) {
+    job.data = nullptr;  // the key is sent from the job itself, wherever the job is kept
+    job.len = job.key_len;
+  }
+  if (p.backlog.empty() && p.transport->send(peer, job.h, job.key_len > 0 ? job.key : job.data,
+                                              job.len)) {
     e.bounces.give(job.bounce, job.pooled);
     if (job.complete != nullptr) complete(job.complete);
     return;
@@ -197,7 +207,7 @@ bool flush(int peer) {
         if (!t->send(peer, job.h, from, n)) return false;
         job.offset += n;
       }
-    } else if (!t->send(peer, job.h, job.data, job.len)) {
+    } else if (!t->send(peer, job.h, job.key_len > 0 ? job.key : job.data, job.len)) {
       return false;
     }
     Request* done = job.complete;
@@ -238,13 +248,22 @@ void sleep_until_bell(void*, int64_t us) {
   for (Transport* t : e.transports) {
     if (t->pending()) return;
   }
-  // The first transport with a doorbell is the one that sleeps (shared memory, when present);
-  // the loopback is last and only sleeps when it is alone.
-  e.transports.front()->sleep(us);
+  // The first transport is the one that sleeps (init orders them: shared memory, network,
+  // loopback); a network transport's descriptor, armed, also ends the sleep of another.
+  Transport* sleeper = e.transports.front();
+  int also = -1;
+  for (Transport* t : e.transports) {
+    if (!t->network()) continue;
+    if (!t->arm()) return;  // something arrived meanwhile
+    if (t != sleeper) also = t->wait_fd();
+    break;
+  }
+  sleeper->sleep(us, also);
 }
 
 // Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
-void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload) {
+void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload,
+                     size_t len) {
   Engine& e = engine();
   r->peer_ = peer;
   r->source = h.source;
@@ -263,7 +282,8 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   // on either side is out of the transport's reach (only the owner's DMA engine copies it), so
   // such a message always takes the pipeline.
   if (n == 0 || (!(h.flags & kFlagDevice) && !device::in_device_range(r->buf_) &&
-                 e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n))) {
+                 e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n, payload, len))) {
+    if (e.peers[peer].network) e.network_bytes += n;
     send_control(peer, FragType::kFin, h.sreq, 0);
     complete(r);
     return;
@@ -273,26 +293,27 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   send_control(peer, FragType::kCts, h.sreq, reinterpret_cast<uint64_t>(r));
 }
 
-void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload) {
+void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, size_t len) {
   Context& c = context(h.context);
   for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
     if (matches(r->match_source_, r->match_tag_, h.source, h.tag)) {
       c.posted.erase(r);
-      receive_matched(r, peer, h, payload);
+      receive_matched(r, peer, h, payload, len);
       return;
     }
   }
   auto* m = new Message;
   m->h = h;
   m->peer = peer;
-  if (h.type == FragType::kEager && h.size > 0) {
-    m->data = static_cast<uint8_t*>(std::malloc(h.size));
+  if (len > 0) {
+    m->data = static_cast<uint8_t*>(std::malloc(len));
     if (m->data == nullptr) {
       log::error("pml: out of memory keeping an unexpected message of %llu B from rank %d",
                  static_cast<unsigned long long>(h.size), peer);
       std::abort();
     }
-    std::memcpy(m->data, payload, h.size);
+    std::memcpy(m->data, payload, len);
+    m->len = len;
   }
   c.unexpected.push_back(m);
 }
@@ -306,7 +327,7 @@ Message* find_unexpected(uint32_t ctx, int source, int tag) {
 
 // Receives an unexpected message into r and frees it.
 void receive_unexpected(Message* m, Request* r) {
-  receive_matched(r, m->peer, m->h, m->data);
+  receive_matched(r, m->peer, m->h, m->data, m->len);
   std::free(m->data);
   delete m;
 }
@@ -338,9 +359,13 @@ Status init(int self, int size) {
   for (int r = 0; r < size && r < static_cast<int>(set.size()); ++r) {
     Transport* t = set[r];
     e.peers[r].transport = t;
+    e.peers[r].network = t != nullptr && t->network();
     if (t != nullptr && std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end())
       e.transports.push_back(t);
   }
+  // Shared memory first: it is polled first and sleeps, watching the network's descriptor too.
+  std::stable_partition(e.transports.begin(), e.transports.end(),
+                        [](Transport* t) { return !t->network(); });
   e.loopback = std::make_unique<SelfTransport>(self);
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
@@ -379,6 +404,8 @@ Status finalize() {
 }
 
 size_t eager_limit(int peer) { return engine().peers[peer].eager_limit; }
+
+uint64_t network_bytes_received() { return engine().network_bytes; }
 
 bool contexts_idle(uint32_t ctx) {
   progress::Lock lock;
@@ -436,7 +463,11 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   } else {
     h.type = FragType::kRts;
     h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
-    if (device::in_device_range(buf)) h.flags = kFlagDevice;
+    if (device::in_device_range(buf)) {
+      h.flags = kFlagDevice;
+    } else {
+      job.key_len = static_cast<uint8_t>(p.transport->expose(peer, h.sreq, buf, bytes, job.key));
+    }
   }
   send_or_queue(peer, job);
   return Status::kOk;
@@ -516,14 +547,21 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
   const auto* bytes = static_cast<const uint8_t*>(payload);
   switch (h.type) {
     case FragType::kEager:
+      if (engine().peers[peer].network) engine().network_bytes += len;
+      on_matched_fragment(peer, h, bytes, len);
+      return;
     case FragType::kRts:
-      on_matched_fragment(peer, h, bytes);
+      on_matched_fragment(peer, h, bytes, len);
       return;
     case FragType::kAck:
+      complete(reinterpret_cast<Request*>(h.sreq));
+      return;
     case FragType::kFin:
+      engine().peers[peer].transport->unexpose(h.sreq);
       complete(reinterpret_cast<Request*>(h.sreq));
       return;
     case FragType::kCts: {
+      engine().peers[peer].transport->unexpose(h.sreq);
       auto* s = reinterpret_cast<Request*>(h.sreq);
       OutJob job;
       std::memset(&job.h, 0, sizeof job.h);
@@ -541,6 +579,7 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
       return;
     }
     case FragType::kData: {
+      if (engine().peers[peer].network) engine().network_bytes += len;
       auto* r = reinterpret_cast<Request*>(h.rreq);
       // Bytes past a truncated receive's buffer are dropped, never written.
       if (h.size < r->capacity_) {

@@ -124,6 +124,10 @@ void wait(Request* req);
 // The largest message sent eagerly to `peer` (TORUSMPI_EAGER_LIMIT, capped by the transport).
 size_t eager_limit(int peer);
 
+// Payload bytes that reached this rank through a network transport (eager data, pipelined chunks
+// and rendezvous reads): what its chip's NIC received for it (TORUSMPI_STATS).
+uint64_t network_bytes_received();
+
 // Context ids: MPI_COMM_WORLD and MPI_COMM_SELF take the first two pairs; each further
 // communicator takes a pair its members agree on (src/mpi/comm_create.cc), free for all of them.
 constexpr uint32_t kWorldContext = 0;

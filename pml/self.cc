@@ -1,5 +1,6 @@
 #include "pml/self.h"
 
+#include <poll.h>
 #include <time.h>
 
 #include <cstring>
@@ -12,7 +13,7 @@ bool SelfTransport::send(int, const FragHeader& h, const void* payload, size_t l
   return true;
 }
 
-bool SelfTransport::read_remote(int, uint64_t addr, void* dst, size_t len) {
+bool SelfTransport::read_remote(int, uint64_t addr, void* dst, size_t len, const void*, size_t) {
   std::memcpy(dst, reinterpret_cast<const void*>(addr), len);
   return true;
 }
@@ -28,8 +29,13 @@ int SelfTransport::poll() {
   return static_cast<int>(n);
 }
 
-void SelfTransport::sleep(int64_t us) {
+void SelfTransport::sleep(int64_t us, int also) {
   timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+  if (also >= 0) {
+    pollfd fd{also, POLLIN, 0};
+    ppoll(&fd, 1, &ts, nullptr);
+    return;
+  }
   nanosleep(&ts, nullptr);
 }
 

@@ -18,10 +18,11 @@ class SelfTransport final : public Transport {
   const char* name() const override { return "self"; }
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override;
   size_t max_payload() const override { return SIZE_MAX; }
-  bool read_remote(int peer, uint64_t addr, void* dst, size_t len) override;
+  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                   size_t key_len) override;
   int poll() override;
   bool pending() const override { return !queue_.empty(); }
-  void sleep(int64_t us) override;
+  void sleep(int64_t us, int also) override;
 
  private:
   struct Frag {

@@ -49,8 +49,25 @@ class Transport {
   virtual size_t max_payload() const = 0;
 
   // Copies len bytes at address addr of peer's memory into dst. Returns false when this transport
-  // (or the kernel's policy) does not allow it; the pml then uses the pipelined protocol.
-  virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len) = 0;
+  // (or the kernel's policy) does not allow it; the pml then uses the pipelined protocol. `key`
+  // is what the peer's transport wrote in expose() for that buffer (key_len 0: nothing).
+  virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                           size_t key_len) = 0;
+
+  // Remote memory access (network transports): makes [buf, buf+len) readable by `peer` for the
+  // rendezvous send `id` and writes what the reader needs (a remote key) to key, at most kMaxKey
+  // bytes. Returns the key's length; 0 when this transport needs none (shared memory) or cannot
+  // (the pml then sends without one, and the reader pipelines unless read_remote works keyless).
+  // unexpose(id) is called once the send is done (kFin, or the pipeline's last chunk).
+  static constexpr size_t kMaxKey = 64;
+  virtual size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) {
+    (void)peer, (void)id, (void)buf, (void)len, (void)key;
+    return 0;
+  }
+  virtual void unexpose(uint64_t id) { (void)id; }
+
+  // True for transports between instances or nodes (their bytes are counted per NIC).
+  virtual bool network() const { return false; }
 
   // Hands every fragment that has arrived to pml::deliver(); returns how many there were.
   virtual int poll() = 0;
@@ -59,8 +76,14 @@ class Transport {
   virtual bool pending() const = 0;
 
   // Sleeps until a fragment arrives, space frees up for a blocked send, or `us` microseconds
-  // pass. Transports without a doorbell sleep the whole time.
-  virtual void sleep(int64_t us) = 0;
+  // pass. Transports without a doorbell sleep the whole time. `also` (when >= 0) is another
+  // transport's wait_fd(), armed: the sleep also ends when it becomes readable.
+  virtual void sleep(int64_t us, int also) = 0;
+
+  // Network transports: a file descriptor that becomes readable when something arrives, or -1.
+  // arm() readies it for one sleep; false when something is already there to poll.
+  virtual int wait_fd() { return -1; }
+  virtual bool arm() { return true; }
 };
 
 // Called by transports for each arriving fragment from job rank `peer`; the payload is valid only

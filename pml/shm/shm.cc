@@ -5,7 +5,10 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -44,6 +48,8 @@ constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
 constexpr double kLivenessPeriodS = 1.0;
 
 enum RankState : uint32_t { kAbsent = 0, kActive = 1, kFinalized = 2 };
+// RankBlock::sleeping: how a sleeping rank is woken.
+enum Sleeping : uint32_t { kAwake = 0, kSleepingOnFutex = 1, kSleepingOnSocket = 2 };
 
 struct alignas(64) SegmentHeader {
   uint64_t magic;
@@ -55,7 +61,7 @@ struct alignas(64) SegmentHeader {
 
 struct alignas(64) RankBlock {
   std::atomic<uint32_t> bell;      // futex word: bumped to wake the rank
-  std::atomic<uint32_t> sleeping;  // 1 while the rank is (about to be) asleep on bell
+  std::atomic<uint32_t> sleeping;  // Sleeping: how the rank is (about to be) asleep
   std::atomic<uint32_t> state;     // RankState
 };
 
@@ -140,6 +146,8 @@ class ShmTransport final : public Transport {
 
   ~ShmTransport() override {
     blocks_[me_].state.store(kFinalized, std::memory_order_release);
+    if (bell_sock_ >= 0) close(bell_sock_);
+    if (ring_sock_ >= 0) close(ring_sock_);
     munmap(base_, bytes_);
   }
 
@@ -160,7 +168,7 @@ class ShmTransport final : public Transport {
     return std::min<size_t>(ring_max_payload(cap_), kPipelineChunk);
   }
 
-  bool read_remote(int peer, uint64_t addr, void* dst, size_t len) override {
+  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void*, size_t) override {
     if (!single_copy_) return false;
     int j = local_of_[peer];
     // A read is one copy the reader cannot hold back: paced messages between chips take the
@@ -213,7 +221,7 @@ class ShmTransport final : public Transport {
     return pacing_ && links_.holding() && links_.next_due() <= now_ns();
   }
 
-  void sleep(int64_t us) override {
+  void sleep(int64_t us, int also) override {
     if (pacing_ && links_.holding()) {
       // No doorbell rings when a held fragment falls due: sleep no longer than until then.
       uint64_t due = links_.next_due(), now = now_ns();
@@ -221,14 +229,26 @@ class ShmTransport final : public Transport {
       us = std::min<int64_t>(us, static_cast<int64_t>((due - now + 999) / 1000));
     }
     RankBlock& mine = blocks_[me_];
-    uint32_t bell = mine.bell.load(std::memory_order_acquire);
-    mine.sleeping.store(1, std::memory_order_seq_cst);
-    // Checked after raising the flag: a writer that missed the flag has published already.
-    if (!pending()) {
-      timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
-      futex(&mine.bell, FUTEX_WAIT, bell, &ts);
+    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+    if (also >= 0 && bell_socket() >= 0) {
+      // A network transport's descriptor too: sleep in ppoll on it and on this rank's bell socket,
+      // which writers ring instead of the futex while the flag says kSleepingOnSocket.
+      mine.sleeping.store(kSleepingOnSocket, std::memory_order_seq_cst);
+      if (!pending()) {
+        pollfd fds[2] = {{bell_sock_, POLLIN, 0}, {also, POLLIN, 0}};
+        if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[0].revents & POLLIN)) {
+          char drain[64];
+          while (recv(bell_sock_, drain, sizeof drain, MSG_DONTWAIT) > 0) {
+          }
+        }
+      }
+    } else {
+      uint32_t bell = mine.bell.load(std::memory_order_acquire);
+      mine.sleeping.store(kSleepingOnFutex, std::memory_order_seq_cst);
+      // Checked after raising the flag: a writer that missed the flag has published already.
+      if (!pending()) futex(&mine.bell, FUTEX_WAIT, bell, &ts);
     }
-    mine.sleeping.store(0, std::memory_order_relaxed);
+    mine.sleeping.store(kAwake, std::memory_order_relaxed);
     double now = progress::now_seconds();
     if (now - last_liveness_ > kLivenessPeriodS) {
       last_liveness_ = now;
@@ -269,10 +289,46 @@ class ShmTransport final : public Transport {
   }
   void wake(int j) {
     RankBlock& b = blocks_[j];
-    if (b.sleeping.load(std::memory_order_relaxed) != 0) {
+    uint32_t how = b.sleeping.load(std::memory_order_relaxed);
+    if (how == kSleepingOnFutex) {
       b.bell.fetch_add(1, std::memory_order_release);
       futex(&b.bell, FUTEX_WAKE, 1, nullptr);
+    } else if (how == kSleepingOnSocket) {
+      ring_socket(j);
     }
+  }
+
+  // The bell socket of a rank that also waits on the network: an abstract Unix datagram socket
+  // named after its pid (no file, gone with the process). -1 when it cannot be made; the rank
+  // then sleeps on its futex and notices network arrivals only when the sleep times out.
+  int bell_socket() {
+    if (bell_sock_ == -2) {
+      bell_sock_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      sockaddr_un addr;
+      socklen_t len = bell_address(pids_[me_], &addr);
+      if (bell_sock_ >= 0 && bind(bell_sock_, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+        log::warn("shm: no bell socket (%s): network arrivals wait for the sleep to end",
+                  strerror(errno));
+        close(bell_sock_);
+        bell_sock_ = -1;
+      }
+    }
+    return bell_sock_;
+  }
+  void ring_socket(int j) {
+    if (ring_sock_ < 0) ring_sock_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un addr;
+    socklen_t len = bell_address(pids_[j], &addr);
+    char one = 1;
+    // A full socket already holds a wake-up: nothing is lost when this one is dropped.
+    sendto(ring_sock_, &one, 1, 0, reinterpret_cast<sockaddr*>(&addr), len);
+  }
+  static socklen_t bell_address(pid_t pid, sockaddr_un* addr) {
+    std::memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    int n = std::snprintf(addr->sun_path + 1, sizeof addr->sun_path - 1, "torusmpi.bell.%d",
+                          static_cast<int>(pid));
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
   }
 
   uint8_t* base_;
@@ -292,6 +348,8 @@ class ShmTransport final : public Transport {
   std::vector<RingWriter> writers_;
   std::vector<RingReader> readers_;
   double last_liveness_ = 0;
+  int bell_sock_ = -2;  // -2: not made yet
+  int ring_sock_ = -1;
 };
 
 struct State {
@@ -443,8 +501,15 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     close(st.fd);
     st.fd = -1;
   }
+  // Every local rank maps the segment (its liveness is watched through it), but ranks of another
+  // emulated instance are reached only through the network, as they would be on the hardware.
+  const topo::Machine& m = topo::machine();
+  const int my_instance = topo::place(m, job.rank).instance;
   for (int i = 0; i < job.local_size; ++i) {
-    if (i != job.local_rank) set_transport(job.local_peers[i], st.transport.get());
+    int peer = job.local_peers[i];
+    if (i != job.local_rank && topo::place(m, peer).instance == my_instance) {
+      set_transport(peer, st.transport.get());
+    }
   }
   return Status::kOk;
 }

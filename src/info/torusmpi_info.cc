@@ -294,6 +294,10 @@ void print_params_parsable(const EnvReport& report) {
 std::string restrictions_text(unsigned r) {
   std::string t;
   if (r & coll::kNeedsCommutative) t += "commutative ops only";
+  if (r & coll::kNeedsInstances) {
+    t += std::string(t.empty() ? "" : ", ") +
+         "2 or more instances with equal ranks each (forced elsewhere: one snake ring)";
+  }
   return t.empty() ? "none" : t;
 }
 
@@ -478,13 +482,14 @@ void print_grid(const topo::Machine& m) {
   }
 }
 
-int print_topology(const std::string& text, bool parsable) {
+int print_topology(const std::string& text, int instances, bool parsable) {
   topo::Machine m;
   std::string error;
   if (!topo::parse_machine(text, &m, &error)) {
     std::fprintf(stderr, "torusmpi_info: --topology: %s\n", error.c_str());
     return 2;
   }
+  m.instances = instances > 1 ? instances : 1;
   if (parsable) {
     std::printf("topology:model:%s\n", m.name.c_str());
     std::printf("topology:emulated:%s\n", m.emulated() ? "yes" : "no");
@@ -492,6 +497,7 @@ int print_topology(const std::string& text, bool parsable) {
     std::printf("topology:dims:%s\n", dims_text(m).c_str());
     std::printf("topology:chips:%d\n", m.chips());
     std::printf("topology:cores:%d\n", m.cores);
+    std::printf("topology:instances:%d\n", m.instances);
     std::printf("topology:ranks:%d\n", m.ranks());
     std::printf("topology:neuronlink:bandwidth:%.6g\n", m.neuronlink.bandwidth);
     std::printf("topology:neuronlink:latency:%.6g\n", m.neuronlink.latency);
@@ -524,7 +530,8 @@ int print_topology(const std::string& text, bool parsable) {
   print_field("torus",
               dims_text(m) + " (" + std::to_string(m.ndims) + "D), " + std::to_string(m.chips()) +
                   " chips, " + std::to_string(m.cores) + " ranks per chip, " +
-                  std::to_string(m.ranks()) + " ranks",
+                  std::to_string(m.chips() * m.cores) + " ranks" +
+                  (m.instances > 1 ? " per instance" : ""),
               80);
   print_field("NeuronLink", gbs(m.neuronlink.bandwidth) + " per link and direction, " +
                                 usec(m.neuronlink.latency) + " per hop",
@@ -533,6 +540,13 @@ int print_topology(const std::string& text, bool parsable) {
                                    " per message",
               80);
   print_field("EFA", gbs(m.efa.bandwidth) + " per chip, " + usec(m.efa.latency) + " per hop", 80);
+  if (m.instances > 1) {
+    print_field("instances",
+                std::to_string(m.instances) + " (TORUSMPI_INSTANCES), " +
+                    std::to_string(m.ranks()) + " ranks; ranks of different instances talk only "
+                    "through the network (TORUSMPI_NET), from each chip's NIC",
+                80);
+  }
   print_field("HBM", gbs(m.hbm_bandwidth) + " copied by DMA, " + gbs(m.reduce_bandwidth) +
                          " of input reduced",
               80);
@@ -610,11 +624,9 @@ int run(int argc, char** argv) {
   }
   if (opt.topology) {
     std::string model = opt.model;
-    if (model.empty()) {
-      read_environment();  // TORUSMPI_INSTANCE, as MPI_Init would read it
-      model = params::instance();
-    }
-    int rc = print_topology(model, opt.parsable);
+    read_environment();  // TORUSMPI_INSTANCE(S), as MPI_Init would read them
+    if (model.empty()) model = params::instance();
+    int rc = print_topology(model, static_cast<int>(params::instances()), opt.parsable);
     if (rc != 0) return rc;
     return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
   }

@@ -2,6 +2,7 @@
 #include <pthread.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/runtime.h"
+#include "pml/net.h"
 #include "pml/pml.h"
 #include "pml/shm/shm.h"
 #include "topo/host.h"
@@ -60,7 +62,7 @@ int init(const char* fn, int required, int* provided) {
   if (topo::load(rt.job.size, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + boot_error);
   }
-  if (topo::machine().emulated() && rt.job.num_nodes > 1) {
+  if (topo::machine().emulated() && topo::machine().instances == 1 && rt.job.num_nodes > 1) {
     boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": TORUSMPI_INSTANCE=" + topo::machine().name +
                                      " emulates its chips on one host, but this job spans " +
                                      std::to_string(rt.job.num_nodes) +
@@ -68,9 +70,13 @@ int init(const char* fn, int required, int* provided) {
   }
   // Bound before the segment is touched, so its pages land on this rank's NUMA node.
   topo::bind_process(params::bind(), rt.job.rank, rt.job.local_peers);
+  // Both transports publish their endpoints before the one exchange of the cards.
+  const std::vector<int> remote = pml::net::remote_peers(rt.job);
   if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
+      pml::net::prepare(rt.job, remote, &boot_error) != Status::kOk ||
       boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk ||
-      pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk) {
+      pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk ||
+      pml::net::attach(rt.job, remote, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
   }
   // Parameter problems are reported once per job, by rank 0, now that ranks are known.
@@ -139,11 +145,41 @@ int init(const char* fn, int required, int* provided) {
 // TORUSMPI_STATS=1, after this rank's last message: its link bytes go into the node's totals, and
 // the fence (through the launcher, over no emulated link) makes them complete before rank 0 prints
 // them, then its own collective calls. On stderr, so an application's stdout stays its own.
+//
+// With several instances or nodes, each rank's network bytes go through the launcher's exchange
+// too, and rank 0 prints them summed per chip: torusmpi-stats nic <instance>.<chip> bytes=N, the
+// bytes that chip's NIC received (every chip of every instance, zeros included).
 void print_stats(const boot::JobInfo& job) {
+  constexpr char kNicKey[] = "torusmpi.nic";
   pml::shm::publish_link_stats();
-  boot::fence();
+  const topo::Machine& m = topo::machine();
+  const bool network = m.instances > 1 || job.num_nodes > 1;
+  uint64_t mine = pml::network_bytes_received();
+  if (network) {
+    boot::put(kNicKey, &mine, sizeof mine);
+    boot::exchange();
+  } else {
+    boot::fence();
+  }
   if (job.rank != 0) return;
   pml::shm::print_link_stats(stderr);
+  if (network) {
+    const int chips = m.emulated() ? m.chips() : 1;
+    std::vector<uint64_t> nic(static_cast<size_t>(chips) * m.instances, 0);
+    for (int r = 0; r < job.size; ++r) {
+      std::vector<uint8_t> v;
+      uint64_t bytes = 0;
+      if (boot::get(r, kNicKey, &v) == Status::kOk && v.size() == sizeof bytes) {
+        std::memcpy(&bytes, v.data(), sizeof bytes);
+      }
+      topo::Place at = topo::place(m, r);
+      nic[static_cast<size_t>(at.instance) * chips + (m.emulated() ? at.chip : 0)] += bytes;
+    }
+    for (size_t i = 0; i < nic.size(); ++i) {
+      std::fprintf(stderr, "torusmpi-stats nic %zu.%zu bytes=%llu\n", i / chips, i % chips,
+                   static_cast<unsigned long long>(nic[i]));
+    }
+  }
   coll::stats_print(stderr);
   std::fflush(stderr);
 }
@@ -207,6 +243,7 @@ int PMPI_Finalize(void) {
   if (torusmpi::params::stats()) torusmpi::mpi::print_stats(rt.job);
   torusmpi::Status s = torusmpi::boot::finalize();
   // Every rank is past its last message: the segment can go.
+  torusmpi::pml::net::detach();
   torusmpi::pml::shm::detach();
   torusmpi::device::finalize();
   if (s != torusmpi::Status::kOk) {

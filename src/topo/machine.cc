@@ -233,6 +233,10 @@ int neighbour(const Machine& m, int chip, int dim, int dir) {
 Machine host_machine() {
   Machine m;
   m.name = "host";
+  // Host instances (TORUSMPI_INSTANCES) talk over the network as emulated ones do: the figures
+  // of one trn2 chip's EFA interface, so a host instance behaves like one chip of a trn2.
+  m.efa.bandwidth = kTestFigures.efa_chip_gbit * 1e9 / 8.0;
+  m.efa.latency = kTestFigures.efa_latency_us * 1e-6;
   m.source = "no emulation: ranks are where the launcher put them";
   return m;
 }
@@ -383,12 +387,23 @@ Status load(int job_size, std::string* error) {
     return Status::kErrArg;
   }
   if (job_size < 1) job_size = 1;
+  const int64_t instances = params::instances();
+  if (instances < 1 || instances > job_size) {
+    *error = "TORUSMPI_INSTANCES=" + std::to_string(instances) + ": a job of " +
+             std::to_string(job_size) + " rank(s) fills between 1 and " +
+             std::to_string(job_size) + " instance(s)";
+    return Status::kErrArg;
+  }
+  m.instances = static_cast<int>(instances);
   if (!m.emulated()) {
-    // The host is one chip that holds the whole job, so placement stays the identity.
-    m.cores = job_size;
+    // A host instance is one chip holding its share of the job (the last one may hold fewer).
+    m.cores = (job_size + m.instances - 1) / m.instances;
   } else if (job_size > m.ranks()) {
-    *error = "TORUSMPI_INSTANCE: " + m.name + " holds " + std::to_string(m.ranks()) +
-             " ranks; this job has " + std::to_string(job_size);
+    std::string what = m.instances == 1
+                           ? m.name + " holds "
+                           : std::to_string(m.instances) + " x " + m.name + " (TORUSMPI_INSTANCES) hold ";
+    *error = "TORUSMPI_INSTANCE: " + what + std::to_string(m.ranks()) + " ranks; this job has " +
+             std::to_string(job_size);
     return Status::kErrArg;
   }
   current() = m;

@@ -59,6 +59,21 @@ check "... naming the text and what is expected" \
   grep -q "TORUSMPI_INSTANCE: 'torus:2x2:cores=0': cores is '0'; expected a number from 1 to 64" \
   "$job_err" || diag_job
 
+# Several instances (TORUSMPI_INSTANCES): the capacity grows with them, and a count the job cannot
+# fill is refused.
+run_job 60 "${mpirun[@]}" -np 5 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:2x1:cores=1 \
+  -x TORUSMPI_INSTANCES=2 "$hello" 5 "$TM_PREFIX"
+check "np=5 on 2 x torus:2x1:cores=1 fails MPI_Init, saying 2 instances hold 4 ranks" \
+  grep -q 'TORUSMPI_INSTANCE: 2 x torus:2x1:cores=1 (TORUSMPI_INSTANCES) hold 4 ranks; this job has 5' \
+  "$job_err" || diag_job
+run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCES=3 "$hello" 2 "$TM_PREFIX"
+check "TORUSMPI_INSTANCES=3 on 2 ranks fails MPI_Init, naming the range" \
+  grep -q 'TORUSMPI_INSTANCES=3: a job of 2 rank(s) fills between 1 and 2 instance(s)' \
+  "$job_err" || diag_job
+TORUSMPI_INSTANCES=3 "$info" --topology torus:2x2:cores=2 --parsable >"$work/inst3.txt" 2>&1
+check "torusmpi_info --topology with TORUSMPI_INSTANCES=3 of torus:2x2:cores=2: chip 1 holds ranks 2-3, 10-11 and 18-19" \
+  grep -qx 'chip:1:coords:1,0:ranks:2-3,10-11,18-19' "$work/inst3.txt" || diag_file "$work/inst3.txt"
+
 # Binding: 2 ranks, with the launcher binding nothing (lib.sh's mpirun has --bind-to none).
 cores=$("$info" --parsable | sed -n 's/^host:cores://p')
 run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:2x2:cores=1 \

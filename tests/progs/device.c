@@ -130,10 +130,13 @@ static void test_kinds(void) {
   int kind = -2, chip = -2, mychip = -2;
   int stack_var = 0;
   check_rc(torusmpi_device_chip(&mychip), "torusmpi_device_chip");
-  /* Ranks are placed core first, then chip: on torus:...:cores=N rank r is on chip r / N. */
+  /* Ranks are placed core first, then chip, then instance: on torus:AxB[xC]:cores=N rank r is on
+   * chip (r / N) mod (A * B * C) of its instance (TORUSMPI_INSTANCES may give several). */
   const char* model = getenv("TORUSMPI_INSTANCE");
   const char* cores = model != NULL ? strstr(model, "cores=") : NULL;
-  int want_chip = cores != NULL ? g_rank / atoi(cores + 6) : 0;
+  int dims[3] = {1, 1, 1};
+  if (model != NULL) sscanf(model, "torus:%dx%dx%d", &dims[0], &dims[1], &dims[2]);
+  int want_chip = cores != NULL ? (g_rank / atoi(cores + 6)) % (dims[0] * dims[1] * dims[2]) : 0;
   check(mychip == want_chip, "the rank's chip follows the placement", "chip %d, expected %d",
         mychip, want_chip);
   torusmpi_pointer_kind(&stack_var, &kind, &chip);

@@ -32,7 +32,7 @@ class LoopTransport final : public Transport {
     return true;
   }
   size_t max_payload() const override { return payload; }
-  bool read_remote(int, uint64_t addr, void* dst, size_t len) override {
+  bool read_remote(int, uint64_t addr, void* dst, size_t len, const void*, size_t) override {
     if (!single_copy) return false;
     ++reads;
     std::memcpy(dst, reinterpret_cast<const void*>(addr), len);
@@ -48,7 +48,7 @@ class LoopTransport final : public Transport {
     return static_cast<int>(n);
   }
   bool pending() const override { return !queue_.empty(); }
-  void sleep(int64_t) override {}
+  void sleep(int64_t, int) override {}
 
  private:
   struct Frag {

@@ -1,0 +1,767 @@
+// The libfabric transport: fragments between instances and nodes over a reliable datagram
+// (FI_EP_RDM) endpoint, and the rendezvous's single copy as an RMA read of the sender's registered
+// buffer.
+//
+// On the wire a fragment is a Prefix (the sender's job rank, so receives need no FI_SOURCE, and a
+// sequence number), the pml's FragHeader, then the payload:
+//   | rank | seq | FragHeader (40 B) | payload (<= 64 KiB; 16080 B under manual progress) |
+// Sends copy into buffers of one registered slab (tiny ones, headers alone, go by fi_inject);
+// receives land in a pool of posted buffers of the same size, re-posted once delivered.
+//
+// Order: the pml's non-overtaking rule needs fragments to one peer delivered in the order sent.
+// FI_ORDER_SAS (asked for) orders how sends are processed, not when their receives complete: under
+// tcp;ofi_rxm a 16 KiB fragment goes in segments and completes after a header-only fragment sent
+// behind it (seen in p2p_basic: a rendezvous RTS matched before the eager message before it). So
+// the receiver always holds early fragments back until the sequence number before them has been
+// delivered; in order, which is nearly always, that costs a compare.
+//
+// Device memory never reaches this file: the pml bounces device eager payloads through host
+// memory and pipelines device rendezvous messages in host chunks, so no FI_HMEM is asked for.
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "core/progress.h"
+#include "pml/net.h"
+#include "pml/transport.h"
+
+namespace torusmpi::pml::ofi {
+namespace {
+
+constexpr char kKey[] = "torusmpi.ofi";
+constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
+// Fragments are bounded so that a rendezvous pipelines in chunks of this size and an eager message
+// of the default eager limit (64 KiB) still goes in one fragment.
+constexpr size_t kMaxPayload = size_t{64} << 10;
+// With manual data progress (tcp;ofi_rxm) a message past the provider's own eager size (rxm: 16 KiB
+// by default) moves in segments or by a read that only the sender's polling advances. The pml
+// completes an eager send when it is queued, so its sender may be in MPI_Finalize's fence, no
+// longer polling, while the receiver waits for the rest: seen as p2p_ring hanging with 64 KiB
+// fragments. Fragments that fit in one provider buffer leave with the post; bigger messages go
+// by rendezvous, whose sender polls until the reader is done.
+constexpr size_t kManualProgressWire = (size_t{16} << 10) - 256;
+// Enough in flight to keep a 64 KiB-chunk pipeline busy (2 MiB) without pinning much per rank.
+constexpr int kSendBuffers = 32;
+constexpr int kRecvBuffers = 32;
+constexpr int kCqBatch = 16;
+// How often a waiting rank checks that its peers on this host are alive.
+constexpr double kLivenessPeriodS = 1.0;
+// detach(): how long sends still in flight may take to complete.
+constexpr double kDrainTimeoutS = 2.0;
+
+struct Prefix {
+  int32_t rank;  // the sender's job rank
+  uint32_t seq;  // per (sender, receiver): lets unordered providers' receivers restore the order
+};
+constexpr size_t kWireHeader = sizeof(Prefix) + sizeof(FragHeader);
+constexpr size_t kBufferBytes = kWireHeader + kMaxPayload;
+
+// What a rank publishes: enough for peers to reach it and to notice when its process is gone.
+struct CardHead {
+  int32_t pid;
+  uint32_t addr_len;
+  char host[64];
+};
+
+// What the reader of an exposed buffer needs: the registration's key, and its base address for
+// providers that address registered memory by offset (no FI_MR_VIRT_ADDR).
+struct RemoteKey {
+  uint64_t rkey;
+  uint64_t base;
+};
+
+// Every operation's context. FI_CONTEXT2 mode: the provider may use the first member.
+struct Op {
+  enum Kind : uint8_t { kSend, kRecv, kRead };
+  fi_context2 ctx;
+  Kind kind = kSend;
+  int index = 0;         // kSend, kRecv: which buffer
+  int peer = -1;         // kSend, kRead: the job rank at the other end
+  bool* done = nullptr;  // kRead: set at completion
+};
+
+std::string fi_text(const char* call, int ret) {
+  return std::string(call) + ": " + fi_strerror(-ret);
+}
+
+class OfiTransport final : public Transport {
+ public:
+  ~OfiTransport() override { close_all(); }
+
+  const char* name() const override { return "ofi"; }
+  bool network() const override { return true; }
+  size_t max_payload() const override { return max_payload_; }
+
+  Status open(const boot::JobInfo& job, std::string* error);
+  Status connect(const std::vector<int>& peers, std::string* error);
+  void drain_sends();
+
+  bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
+    const size_t total = kWireHeader + len;
+    if (total <= inject_size_) {
+      // Headers alone (control fragments) and the tiniest messages: the provider copies them
+      // now, no buffer is held and no completion comes back.
+      uint8_t wire[kWireHeader + 64];
+      fill(wire, peer, h, payload, len);
+      ssize_t ret = fi_inject(ep_, wire, total, addr_[peer]);
+      if (ret == -FI_EAGAIN) return false;
+      if (ret != 0) fail_post(peer, "fi_inject", static_cast<int>(ret));
+      ++seq_out_[peer];
+      return true;
+    }
+    if (free_send_.empty()) return false;
+    const int i = free_send_.back();
+    uint8_t* buf = send_buf(i);
+    fill(buf, peer, h, payload, len);
+    Op& op = send_ops_[i];
+    op.peer = peer;
+    ssize_t ret = fi_send(ep_, buf, total, send_desc_, addr_[peer], &op.ctx);
+    if (ret == -FI_EAGAIN) return false;
+    if (ret != 0) fail_post(peer, "fi_send", static_cast<int>(ret));
+    free_send_.pop_back();
+    ++seq_out_[peer];
+    return true;
+  }
+
+  size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) override {
+    if (!rma_ || len == 0) return 0;
+    fid_mr* mr = nullptr;
+    // Keys are ours to choose unless the provider picks them (FI_MR_PROV_KEY).
+    int ret = fi_mr_reg(domain_, buf, len, FI_REMOTE_READ, 0, next_key_++, 0, &mr, nullptr);
+    if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
+      ret = fi_mr_bind(mr, &ep_->fid, 0);
+      if (ret == 0) ret = fi_mr_enable(mr);
+    }
+    if (ret != 0) {
+      // Not fatal: the message takes the pipelined protocol instead.
+      log::warn("ofi: cannot register %zu B for rank %d to read (%s): pipelining it", len, peer,
+                fi_strerror(-ret));
+      if (mr != nullptr) fi_close(&mr->fid);
+      return 0;
+    }
+    RemoteKey rk{fi_mr_key(mr), reinterpret_cast<uint64_t>(buf)};
+    if (rk.rkey == FI_KEY_NOTAVAIL) {  // raw keys (FI_MR_RAW) are not worth it here
+      fi_close(&mr->fid);
+      return 0;
+    }
+    exposed_[id] = mr;
+    std::memcpy(key, &rk, sizeof rk);
+    return sizeof rk;
+  }
+
+  void unexpose(uint64_t id) override {
+    auto it = exposed_.find(id);
+    if (it == exposed_.end()) return;
+    fi_close(&it->second->fid);
+    exposed_.erase(it);
+  }
+
+  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                   size_t key_len) override {
+    if (!rma_ || key_len != sizeof(RemoteKey)) return false;
+    RemoteKey rk;
+    std::memcpy(&rk, key, sizeof rk);
+    fid_mr* local = nullptr;
+    void* desc = nullptr;
+    if (mr_mode_ & FI_MR_LOCAL) {
+      int ret = fi_mr_reg(domain_, dst, len, FI_READ, 0, next_key_++, 0, &local, nullptr);
+      if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
+        ret = fi_mr_bind(local, &ep_->fid, 0);
+        if (ret == 0) ret = fi_mr_enable(local);
+      }
+      if (ret != 0) {
+        if (local != nullptr) fi_close(&local->fid);
+        return false;  // the pml pipelines this one
+      }
+      desc = fi_mr_desc(local);
+    }
+    const uint64_t remote = (mr_mode_ & FI_MR_VIRT_ADDR) ? addr : addr - rk.base;
+    // One read per max_msg_size, all in flight at once.
+    // (max_msg_size may be SIZE_MAX: len + chunk - 1 must not wrap.)
+    const size_t chunk = std::min(std::max<size_t>(max_msg_size_, 1), len);
+    const size_t n = len / chunk + (len % chunk != 0);
+    std::vector<Op> ops(n);
+    std::unique_ptr<bool[]> done(new bool[n]());
+    size_t posted = 0;
+    auto finished = [&] {
+      for (size_t i = 0; i < posted; ++i) {
+        if (!done[i]) return false;
+      }
+      return posted == n;
+    };
+    double next_check = progress::now_seconds() + kLivenessPeriodS;
+    while (!finished()) {
+      while (posted < n) {
+        const size_t off = posted * chunk;
+        Op& op = ops[posted];
+        op.kind = Op::kRead;
+        op.peer = peer;
+        op.done = &done[posted];
+        ssize_t ret = fi_read(ep_, static_cast<uint8_t*>(dst) + off, std::min(chunk, len - off),
+                              desc, addr_[peer], remote + off, rk.rkey, &op.ctx);
+        if (ret == -FI_EAGAIN) break;
+        if (ret != 0) fail_post(peer, "fi_read", static_cast<int>(ret));
+        ++posted;
+      }
+      // Receives that complete meanwhile wait in arrived_ for the next poll(): this runs inside
+      // pml::deliver, which must not be entered again.
+      if (reap() > 0) continue;
+      if (finished()) break;
+      wait_fd_briefly(1000, -1);
+      double now = progress::now_seconds();
+      if (now > next_check) {
+        next_check = now + kLivenessPeriodS;
+        check_peers_alive("reading a rendezvous message");
+      }
+    }
+    if (local != nullptr) fi_close(&local->fid);
+    return true;
+  }
+
+  int poll() override {
+    reap();
+    if (delivering_) return 0;  // entered from a delivery: the outer poll delivers what came
+    int events = 0;
+    delivering_ = true;
+    while (!arrived_.empty()) {
+      const int i = arrived_.front().index;
+      const size_t len = arrived_.front().len;
+      arrived_.pop_front();
+      events += take(recv_buf(i), len);
+      post_recv(i);
+    }
+    delivering_ = false;
+    return events;
+  }
+
+  bool pending() const override { return !arrived_.empty(); }
+
+  int wait_fd() override { return wait_fd_; }
+
+  bool arm() override {
+    maybe_check_peers("waiting for messages");
+    if (!arrived_.empty()) return false;
+    if (wait_fd_ < 0) return true;
+    fid* fids[1] = {&cq_->fid};
+    return fi_trywait(fabric_, fids, 1) == FI_SUCCESS;
+  }
+
+  void sleep(int64_t us, int also) override {
+    if (!arrived_.empty()) return;
+    wait_fd_briefly(us, also);
+    maybe_check_peers("waiting for messages");
+  }
+
+ private:
+  struct Arrival {
+    int index;
+    size_t len;
+  };
+
+  uint8_t* send_buf(int i) { return send_slab_.data() + static_cast<size_t>(i) * kBufferBytes; }
+  uint8_t* recv_buf(int i) { return recv_slab_.data() + static_cast<size_t>(i) * kBufferBytes; }
+
+  void fill(uint8_t* wire, int peer, const FragHeader& h, const void* payload, size_t len) {
+    Prefix p{rank_, seq_out_[peer]};
+    std::memcpy(wire, &p, sizeof p);
+    std::memcpy(wire + sizeof p, &h, sizeof h);
+    if (len > 0) std::memcpy(wire + kWireHeader, payload, len);
+  }
+
+  void post_recv(int i) {
+    Op& op = recv_ops_[i];
+    for (;;) {
+      ssize_t ret = fi_recv(ep_, recv_buf(i), kBufferBytes, recv_desc_, FI_ADDR_UNSPEC, &op.ctx);
+      if (ret == 0) return;
+      if (ret != -FI_EAGAIN) fail_post(-1, "fi_recv", static_cast<int>(ret));
+      reap();  // manual progress: the provider frees room only when its queue is read
+    }
+  }
+
+  // Delivers one arrived fragment (or holds it back until its turn); returns how many were
+  // delivered.
+  int take(const uint8_t* wire, size_t len) {
+    if (len < kWireHeader) {
+      boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + " received a fragment of " +
+                             std::to_string(len) + " B, shorter than a header");
+    }
+    Prefix p;
+    FragHeader h;
+    std::memcpy(&p, wire, sizeof p);
+    std::memcpy(&h, wire + sizeof p, sizeof h);
+    const int peer = p.rank;
+    if (p.seq != seq_in_[peer]) {
+      held_[peer].emplace(p.seq, std::vector<uint8_t>(wire, wire + len));
+      return 0;
+    }
+    deliver(peer, h, wire + kWireHeader, len - kWireHeader);
+    ++seq_in_[peer];
+    int events = 1;
+    auto& held = held_[peer];
+    for (auto it = held.find(seq_in_[peer]); it != held.end(); it = held.find(seq_in_[peer])) {
+      std::vector<uint8_t> frag = std::move(it->second);
+      held.erase(it);
+      std::memcpy(&h, frag.data() + sizeof p, sizeof h);
+      deliver(peer, h, frag.data() + kWireHeader, frag.size() - kWireHeader);
+      ++seq_in_[peer];
+      ++events;
+    }
+    return events;
+  }
+
+  // Reads the completion queue: send buffers come back, reads are marked done, receives queue up
+  // in arrived_ (in completion order) for poll() to deliver. Returns the completions seen.
+  int reap() {
+    fi_cq_msg_entry entries[kCqBatch];
+    int seen = 0;
+    for (;;) {
+      ssize_t n = fi_cq_read(cq_, entries, kCqBatch);
+      if (n == -FI_EAGAIN) return seen;
+      if (n == -FI_EAVAIL) fail_completion();
+      if (n < 0) {
+        boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " +
+                               fi_text("fi_cq_read", static_cast<int>(n)) + " (provider " +
+                               provider_ + ")");
+      }
+      for (ssize_t k = 0; k < n; ++k) {
+        Op* op = static_cast<Op*>(entries[k].op_context);
+        switch (op->kind) {
+          case Op::kSend:
+            free_send_.push_back(op->index);
+            break;
+          case Op::kRecv:
+            arrived_.push_back(Arrival{op->index, entries[k].len});
+            break;
+          case Op::kRead:
+            *op->done = true;
+            break;
+        }
+      }
+      seen += static_cast<int>(n);
+      if (n < kCqBatch) return seen;
+    }
+  }
+
+  [[noreturn]] void fail_completion() {
+    fi_cq_err_entry err;
+    std::memset(&err, 0, sizeof err);
+    fi_cq_readerr(cq_, &err, 0);
+    // A peer that died is the likely cause: name it if it is on this host.
+    check_peers_alive("communicating");
+    const Op* op = static_cast<const Op*>(err.op_context);
+    const char* what = op == nullptr           ? "operation"
+                       : op->kind == Op::kSend ? "send"
+                       : op->kind == Op::kRecv ? "receive"
+                                               : "RMA read";
+    std::string who = op != nullptr && op->peer >= 0 ? " to rank " + std::to_string(op->peer) : "";
+    if (op != nullptr && op->kind == Op::kRead) who = " from rank " + std::to_string(op->peer);
+    char text[256] = "";
+    const char* prov = fi_cq_strerror(cq_, err.prov_errno, err.err_data, text, sizeof text);
+    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who +
+                           " failed: " + fi_strerror(err.err) + " (provider " + provider_ + ": " +
+                           (prov != nullptr ? prov : "no details") + ")");
+  }
+
+  [[noreturn]] void fail_post(int peer, const char* call, int ret) {
+    check_peers_alive("communicating");
+    std::string who = peer >= 0 ? " for rank " + std::to_string(peer) : "";
+    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + call + who +
+                           " failed: " + fi_strerror(-ret) + " (provider " + provider_ + ")");
+  }
+
+  // Sleeps until the completion queue's descriptor (or `also`) is readable, or `us` passes.
+  void wait_fd_briefly(int64_t us, int also) {
+    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+    if (wait_fd_ < 0) {
+      if (also < 0) {
+        nanosleep(&ts, nullptr);
+        return;
+      }
+      pollfd one{also, POLLIN, 0};
+      ppoll(&one, 1, &ts, nullptr);
+      return;
+    }
+    fid* fids[1] = {&cq_->fid};
+    // fi_trywait readies the descriptor; it fails when completions are already there to read.
+    if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS) return;
+    pollfd fds[2] = {{wait_fd_, POLLIN, 0}, {also, POLLIN, 0}};
+    ppoll(fds, also >= 0 ? 2 : 1, &ts, nullptr);
+  }
+
+  void maybe_check_peers(const char* doing) {
+    double now = progress::now_seconds();
+    if (now - last_liveness_ < kLivenessPeriodS) return;
+    last_liveness_ = now;
+    check_peers_alive(doing);
+  }
+
+  // Ends the job when a peer on this host is gone. Called only before the closing fence of
+  // MPI_Finalize, so a peer that ended normally is never taken for a dead one.
+  void check_peers_alive(const char* doing) {
+    for (const Remote& r : remotes_) {
+      if (!r.same_host || r.pid <= 0) continue;
+      if (kill(r.pid, 0) != 0 && errno == ESRCH) {
+        boot::abort_job(1, "ofi: rank " + std::to_string(r.rank) + " (pid " +
+                               std::to_string(r.pid) + ") on " + hostname_ +
+                               " ended without calling MPI_Finalize while rank " +
+                               std::to_string(rank_) + " was " + doing + ": ending the job");
+      }
+    }
+  }
+
+  void close_all();
+
+  struct Remote {
+    int rank;
+    int pid;
+    bool same_host;
+  };
+
+  int rank_ = 0;
+  std::string hostname_;
+  std::string provider_;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_mr* send_mr_ = nullptr;
+  fid_mr* recv_mr_ = nullptr;
+  void* send_desc_ = nullptr;
+  void* recv_desc_ = nullptr;
+  int wait_fd_ = -1;
+  uint64_t mr_mode_ = 0;
+  bool rma_ = false;
+  bool ordered_ = false;
+  size_t inject_size_ = 0;
+  size_t max_payload_ = kMaxPayload;
+  size_t max_msg_size_ = 0;
+  uint64_t next_key_ = 1;
+  std::vector<uint8_t> send_slab_;
+  std::vector<uint8_t> recv_slab_;
+  std::vector<Op> send_ops_;
+  std::vector<Op> recv_ops_;
+  std::vector<int> free_send_;
+  std::deque<Arrival> arrived_;
+  bool delivering_ = false;
+  std::vector<fi_addr_t> addr_;  // by job rank
+  std::vector<uint32_t> seq_out_;
+  std::vector<uint32_t> seq_in_;
+  std::vector<std::map<uint32_t, std::vector<uint8_t>>> held_;  // by sender: arrived early
+  std::unordered_map<uint64_t, fid_mr*> exposed_;
+  std::vector<Remote> remotes_;
+  double last_liveness_ = 0;
+};
+
+// Which provider: TORUSMPI_OFI_PROVIDER, else FI_PROVIDER's (libfabric filters by it itself),
+// else efa where there is one, else tcp.
+std::vector<std::string> provider_choices(std::string* described) {
+  const std::string& mine = params::ofi_provider();
+  if (!mine.empty()) {
+    *described = "'" + mine + "'";
+    return {mine};
+  }
+  const char* env = std::getenv("FI_PROVIDER");
+  if (env != nullptr && env[0] != '\0') {
+    *described = "'" + std::string(env) + "' (FI_PROVIDER)";
+    return {""};
+  }
+  *described = "'efa' or 'tcp'";
+  return {"efa", "tcp"};
+}
+
+// The info to open: with RMA and ordered sends if offered, then without each. On one node, the
+// loopback interface's, so nothing leaves the host.
+int get_info(const std::string& prov, bool one_node, fi_info** out) {
+  int last = -FI_ENODATA;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const bool rma = attempt % 2 == 0;
+    const bool sas = attempt < 2;
+    fi_info* hints = fi_allocinfo();
+    if (hints == nullptr) return -FI_ENOMEM;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    if (sas) {
+      hints->tx_attr->msg_order = FI_ORDER_SAS;
+      hints->rx_attr->msg_order = FI_ORDER_SAS;
+    }
+    if (!prov.empty()) hints->fabric_attr->prov_name = strdup(prov.c_str());
+    fi_info* list = nullptr;
+    int ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &list);
+    fi_freeinfo(hints);
+    if (ret != 0) {
+      last = ret;
+      continue;
+    }
+    fi_info* pick = list;
+    if (one_node) {
+      for (fi_info* i = list; i != nullptr; i = i->next) {
+        const auto* sin = static_cast<const sockaddr_in*>(i->src_addr);
+        bool lo =
+            (i->domain_attr->name != nullptr && std::strcmp(i->domain_attr->name, "lo") == 0) ||
+            (i->addr_format == FI_SOCKADDR_IN && sin != nullptr &&
+             sin->sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+        if (lo) {
+          pick = i;
+          break;
+        }
+      }
+    }
+    *out = fi_dupinfo(pick);
+    fi_freeinfo(list);
+    return *out != nullptr ? 0 : -FI_ENOMEM;
+  }
+  return last;
+}
+
+Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
+  rank_ = job.rank;
+  hostname_ = job.hostname;
+  std::string described;
+  int ret = -FI_ENODATA;
+  for (const std::string& prov : provider_choices(&described)) {
+    ret = get_info(prov, job.num_nodes == 1, &info_);
+    if (ret == 0) break;
+  }
+  if (ret != 0) {
+    *error = "ofi: no libfabric provider " + described + " offers reliable datagram endpoints (" +
+             fi_text("fi_getinfo", ret) + ")";
+    return Status::kErrUnsupported;
+  }
+  provider_ = info_->fabric_attr->prov_name != nullptr ? info_->fabric_attr->prov_name : "?";
+  mr_mode_ = info_->domain_attr->mr_mode;
+  rma_ = (info_->caps & FI_RMA) != 0;
+  ordered_ =
+      (info_->tx_attr->msg_order & FI_ORDER_SAS) && (info_->rx_attr->msg_order & FI_ORDER_SAS);
+  inject_size_ = std::min<size_t>(info_->tx_attr->inject_size, kWireHeader + 64);
+  max_msg_size_ = info_->ep_attr->max_msg_size;
+  if (info_->domain_attr->data_progress != FI_PROGRESS_AUTO) {
+    max_payload_ = kManualProgressWire - kWireHeader;
+  }
+  if (max_msg_size_ < kBufferBytes) {
+    *error = "ofi: provider " + provider_ + " carries messages of at most " +
+             std::to_string(max_msg_size_) + " B, less than a fragment (" +
+             std::to_string(kBufferBytes) + " B)";
+    return Status::kErrUnsupported;
+  }
+  const std::string where = " (provider " + provider_ + ")";
+  auto failed = [&](const char* call, int r) {
+    *error = "ofi: " + fi_text(call, r) + where;
+    return Status::kErrUnsupported;
+  };
+  if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0)
+    return failed("fi_fabric", ret);
+  if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)) != 0) return failed("fi_domain", ret);
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  av_attr.count = static_cast<size_t>(job.size);
+  if ((ret = fi_av_open(domain_, &av_attr, &av_, nullptr)) != 0) return failed("fi_av_open", ret);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.size = 4 * (kSendBuffers + kRecvBuffers) + 256;
+  cq_attr.wait_obj = FI_WAIT_FD;  // so a rank with nothing to do can sleep on it
+  ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
+  if (ret != 0) {
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0) return failed("fi_cq_open", ret);
+  } else if (fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+    wait_fd_ = -1;
+  }
+  if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)) != 0) return failed("fi_endpoint", ret);
+  if ((ret = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) != 0)
+    return failed("fi_ep_bind(cq)", ret);
+  if ((ret = fi_ep_bind(ep_, &av_->fid, 0)) != 0) return failed("fi_ep_bind(av)", ret);
+  if ((ret = fi_enable(ep_)) != 0) return failed("fi_enable", ret);
+
+  send_slab_.resize(kBufferBytes * kSendBuffers);
+  recv_slab_.resize(kBufferBytes * kRecvBuffers);
+  // Registered even when FI_MR_LOCAL does not ask for it: cheap, once, and some providers go
+  // faster with a descriptor.
+  auto reg = [&](std::vector<uint8_t>& slab, uint64_t access, fid_mr** mr, void** desc) {
+    int r = fi_mr_reg(domain_, slab.data(), slab.size(), access, 0, next_key_++, 0, mr, nullptr);
+    if (r == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
+      r = fi_mr_bind(*mr, &ep_->fid, 0);
+      if (r == 0) r = fi_mr_enable(*mr);
+    }
+    if (r == 0) *desc = fi_mr_desc(*mr);
+    return r;
+  };
+  if ((ret = reg(send_slab_, FI_SEND, &send_mr_, &send_desc_)) != 0)
+    return failed("fi_mr_reg", ret);
+  if ((ret = reg(recv_slab_, FI_RECV, &recv_mr_, &recv_desc_)) != 0)
+    return failed("fi_mr_reg", ret);
+  send_ops_.resize(kSendBuffers);
+  for (int i = 0; i < kSendBuffers; ++i) {
+    send_ops_[i].kind = Op::kSend;
+    send_ops_[i].index = i;
+    free_send_.push_back(kSendBuffers - 1 - i);
+  }
+  recv_ops_.resize(kRecvBuffers);
+  for (int i = 0; i < kRecvBuffers; ++i) {
+    recv_ops_[i].kind = Op::kRecv;
+    recv_ops_[i].index = i;
+    post_recv(i);
+  }
+
+  std::vector<uint8_t> name(256);
+  size_t name_len = name.size();
+  ret = fi_getname(&ep_->fid, name.data(), &name_len);
+  if (ret == -FI_ETOOSMALL) {
+    name.resize(name_len);
+    ret = fi_getname(&ep_->fid, name.data(), &name_len);
+  }
+  if (ret != 0) return failed("fi_getname", ret);
+  CardHead head{};
+  head.pid = static_cast<int32_t>(getpid());
+  head.addr_len = static_cast<uint32_t>(name_len);
+  std::snprintf(head.host, sizeof head.host, "%s", hostname_.c_str());
+  std::vector<uint8_t> card(sizeof head + name_len);
+  std::memcpy(card.data(), &head, sizeof head);
+  std::memcpy(card.data() + sizeof head, name.data(), name_len);
+  addr_.assign(job.size, FI_ADDR_UNSPEC);
+  seq_out_.assign(job.size, 0);
+  seq_in_.assign(job.size, 0);
+  held_.resize(job.size);
+  last_liveness_ = progress::now_seconds();
+  TORUSMPI_DEBUG(
+      kPml, "ofi: provider %s, domain %s, rma %d, sas %d, mr_mode 0x%llx, fd %d, fragments %zu B",
+      provider_.c_str(), info_->domain_attr->name, rma_, ordered_,
+      static_cast<unsigned long long>(mr_mode_), wait_fd_, max_payload_);
+  return boot::put(kKey, card.data(), card.size());
+}
+
+Status OfiTransport::connect(const std::vector<int>& peers, std::string* error) {
+  for (int peer : peers) {
+    std::vector<uint8_t> card;
+    CardHead head;
+    if (boot::get(peer, kKey, &card) != Status::kOk || card.size() < sizeof head) {
+      *error = "ofi: rank " + std::to_string(peer) + " published no libfabric address (is its " +
+               "TORUSMPI_NET ofi too?)";
+      return Status::kErrBoot;
+    }
+    std::memcpy(&head, card.data(), sizeof head);
+    if (card.size() != sizeof head + head.addr_len) {
+      *error = "ofi: rank " + std::to_string(peer) + "'s libfabric address is malformed";
+      return Status::kErrBoot;
+    }
+    head.host[sizeof head.host - 1] = '\0';
+    int ret = fi_av_insert(av_, card.data() + sizeof head, 1, &addr_[peer], 0, nullptr);
+    if (ret != 1) {
+      *error = "ofi: cannot resolve rank " + std::to_string(peer) + "'s address (" +
+               fi_text("fi_av_insert", ret < 0 ? ret : -FI_EINVAL) + ", provider " + provider_ +
+               ")";
+      return Status::kErrBoot;
+    }
+    remotes_.push_back(Remote{peer, head.pid, hostname_ == head.host});
+  }
+  return Status::kOk;
+}
+
+void OfiTransport::drain_sends() {
+  if (ep_ == nullptr) return;
+  const double deadline = progress::now_seconds() + kDrainTimeoutS;
+  while (free_send_.size() < static_cast<size_t>(kSendBuffers) &&
+         progress::now_seconds() < deadline) {
+    fi_cq_msg_entry entries[kCqBatch];
+    ssize_t n = fi_cq_read(cq_, entries, kCqBatch);
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      fi_cq_readerr(cq_, &err, 0);  // peers are closing too: an error now is not the job's
+      const Op* op = static_cast<const Op*>(err.op_context);
+      if (op != nullptr && op->kind == Op::kSend) free_send_.push_back(op->index);
+      continue;
+    }
+    for (ssize_t k = 0; k < n; ++k) {
+      const Op* op = static_cast<const Op*>(entries[k].op_context);
+      if (op->kind == Op::kSend) free_send_.push_back(op->index);
+    }
+    if (n <= 0) {
+      timespec ts{0, 100000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+// Endpoint first (it holds references to the rest), then what it was bound to.
+void OfiTransport::close_all() {
+  if (ep_ != nullptr) fi_close(&ep_->fid);
+  ep_ = nullptr;
+  for (auto& e : exposed_) fi_close(&e.second->fid);
+  exposed_.clear();
+  if (send_mr_ != nullptr) fi_close(&send_mr_->fid);
+  if (recv_mr_ != nullptr) fi_close(&recv_mr_->fid);
+  send_mr_ = recv_mr_ = nullptr;
+  if (av_ != nullptr) fi_close(&av_->fid);
+  av_ = nullptr;
+  if (cq_ != nullptr) fi_close(&cq_->fid);
+  cq_ = nullptr;
+  if (domain_ != nullptr) fi_close(&domain_->fid);
+  domain_ = nullptr;
+  if (fabric_ != nullptr) fi_close(&fabric_->fid);
+  fabric_ = nullptr;
+  if (info_ != nullptr) fi_freeinfo(info_);
+  info_ = nullptr;
+}
+
+std::unique_ptr<OfiTransport>& transport() {
+  static std::unique_ptr<OfiTransport> t;
+  return t;
+}
+
+}  // namespace
+
+Status prepare(const boot::JobInfo& job, std::string* error) {
+  auto t = std::make_unique<OfiTransport>();
+  Status s = t->open(job, error);
+  if (s != Status::kOk) return s;
+  transport() = std::move(t);
+  return Status::kOk;
+}
+
+Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
+  (void)job;
+  OfiTransport* t = transport().get();
+  if (t == nullptr) {
+    *error = "ofi: attach before prepare";
+    return Status::kErrInternal;
+  }
+  Status s = t->connect(peers, error);
+  if (s != Status::kOk) return s;
+  for (int peer : peers) set_transport(peer, t);
+  return Status::kOk;
+}
+
+void detach() {
+  if (transport() == nullptr) return;
+  transport()->drain_sends();
+  transport().reset();
+}
+
+}  // namespace torusmpi::pml::ofi

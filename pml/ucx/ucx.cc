@@ -1,0 +1,591 @@
+// The UCX network transport: one UCP worker per rank, one endpoint per remote peer. A fragment
+// travels as one active message whose AM header is the FragHeader (plus the sender's rank and a
+// sequence number) and whose data is the payload; the rendezvous single copy is a ucp_get_nbx
+// from memory the sender mapped with ucp_mem_map (its packed rkey is the pml's remote key).
+//
+// Arrivals are never delivered from inside UCX's callbacks: the callback queues them (keeping
+// UCX's buffer when it may, copying otherwise) and poll() delivers the queue after progress
+// returns. That is what lets read_remote() progress the worker from inside pml::deliver (the
+// pml reads a rendezvous message as soon as it matches) without delivering recursively, and it
+// keeps UCX callbacks free of calls back into UCX.
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/log.h"
+#include "core/progress.h"
+#include "pml/net.h"
+#include "pml/transport.h"
+
+namespace torusmpi::pml::ucx {
+namespace {
+
+constexpr char kKey[] = "torusmpi.ucx";
+constexpr unsigned kAmId = 0x7a;
+// Fragments are sent with UCP_AM_SEND_FLAG_EAGER whatever their size, so UCX never switches one
+// to its rendezvous protocol; the sequence numbers below restore the order in any case. 64 KiB
+// is the shared-memory transport's chunk too, so pipelined messages cut alike on both.
+constexpr size_t kMaxPayload = size_t{64} << 10;
+// Payload copies still owned by UCX (sends that did not complete at once): past this much,
+// send() says "not now" and the pml keeps its backlog, instead of this growing without bound.
+constexpr size_t kMaxInFlightBytes = size_t{32} << 20;
+// How often a sleeping or waiting rank checks that its peers on this host are alive.
+constexpr double kLivenessPeriodS = 1.0;
+// How long detach() waits for endpoints to flush and close.
+constexpr double kCloseTimeoutS = 2.0;
+
+// What each rank publishes under kKey: who it is on which host (liveness checks by pid), then
+// its worker address (addr_len bytes).
+struct Card {
+  int32_t pid;
+  uint32_t addr_len;
+  char host[64];
+};
+
+// The AM header on the wire.
+struct WireHeader {
+  FragHeader h;
+  int32_t from;  // the sender's job rank
+  uint32_t seq;  // per (sender, receiver) pair, from 0
+};
+
+// An arrival waiting for poll().
+struct Arrival {
+  WireHeader w;
+  void* data = nullptr;
+  size_t len = 0;
+  bool ucx_owned = false;  // data is UCX's (ucp_am_data_release), else ours (free)
+};
+
+// A send that did not complete at once: header and payload copied, freed at completion.
+struct SendCopy {
+  class UcxTransport* t;
+  WireHeader w;
+  size_t len;
+  // payload follows
+  uint8_t* payload() { return reinterpret_cast<uint8_t*>(this + 1); }
+};
+
+struct PeerArg {
+  class UcxTransport* t = nullptr;
+  int rank = -1;
+};
+
+std::string status_text(ucs_status_t s) { return ucs_status_string(s); }
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(const boot::JobInfo& job, ucp_context_h context, ucp_worker_h worker, int efd)
+      : job_(job), context_(context), worker_(worker), efd_(efd) {
+    const size_t n = static_cast<size_t>(job.size);
+    eps_.assign(n, nullptr);
+    pids_.assign(n, 0);
+    args_.resize(n);
+    next_out_.assign(n, 0);
+    next_in_.assign(n, 0);
+    early_.resize(n);
+    for (size_t r = 0; r < n; ++r) args_[r] = PeerArg{this, static_cast<int>(r)};
+    last_liveness_ = progress::now_seconds();
+  }
+
+  ~UcxTransport() override { close_all(); }
+
+  const char* name() const override { return "ucx"; }
+  bool network() const override { return true; }
+  size_t max_payload() const override { return kMaxPayload; }
+
+  Status connect(int peer, const Card& card, const void* address, std::string* error) {
+    ucp_ep_params_t p;
+    std::memset(&p, 0, sizeof p);
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    p.address = static_cast<const ucp_address_t*>(address);
+    // PEER mode: a peer that dies or closes its side fails this endpoint (err_handler) instead
+    // of leaving its operations waiting forever.
+    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    p.err_handler.cb = &UcxTransport::on_ep_error;
+    p.err_handler.arg = &args_[peer];
+    ucs_status_t s = ucp_ep_create(worker_, &p, &eps_[peer]);
+    if (s != UCS_OK) {
+      *error =
+          "ucx: cannot create an endpoint to rank " + std::to_string(peer) + ": " + status_text(s);
+      return Status::kErrBoot;
+    }
+    if (std::strncmp(card.host, job_.hostname.c_str(), sizeof card.host) == 0) {
+      pids_[peer] = card.pid;
+    }
+    return Status::kOk;
+  }
+
+  bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
+    if (in_flight_bytes_ > kMaxInFlightBytes) {
+      ucp_worker_progress(worker_);
+      if (in_flight_bytes_ > kMaxInFlightBytes) return false;
+    }
+    WireHeader w;
+    w.h = h;
+    w.from = job_.rank;
+    w.seq = next_out_[peer];
+    // First without copying: the operation completes before returning or is refused outright,
+    // so the pml's buffer is never left in UCX's hands.
+    ucp_request_param_t p;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucs_status_ptr_t r = ucp_am_send_nbx(eps_[peer], kAmId, &w, sizeof w, payload, len, &p);
+    if (r == nullptr) {
+      ++next_out_[peer];
+      return true;
+    }
+    if (UCS_PTR_IS_PTR(r)) {
+      // Not expected with FORCE_IMM_CMPL, but if UCX took the request it holds our pointers.
+      finish(r, peer, "sending a fragment to");
+      ++next_out_[peer];
+      return true;
+    }
+    if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE)
+      fail(peer, "sending a fragment to", UCS_PTR_STATUS(r));
+    // Not now (a large fragment, or the socket is busy): UCX keeps a copy that we own.
+    auto* c = static_cast<SendCopy*>(std::malloc(sizeof(SendCopy) + len));
+    if (c == nullptr) return false;
+    c->t = this;
+    c->w = w;
+    c->len = len;
+    if (len > 0) std::memcpy(c->payload(), payload, len);
+    p.op_attr_mask =
+        UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    p.cb.send = &UcxTransport::on_send_done;
+    p.user_data = c;
+    r = ucp_am_send_nbx(eps_[peer], kAmId, &c->w, sizeof c->w, c->payload(), len, &p);
+    if (UCS_PTR_IS_ERR(r)) fail(peer, "sending a fragment to", UCS_PTR_STATUS(r));
+    if (r == nullptr) {
+      std::free(c);
+    } else {
+      in_flight_bytes_ += len;
+    }
+    ++next_out_[peer];
+    return true;
+  }
+
+  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                   size_t key_len) override {
+    if (key_len == 0) return false;  // nothing exposed: the pml pipelines
+    if (len == 0) return true;
+    ucp_rkey_h rkey;
+    ucs_status_t s = ucp_ep_rkey_unpack(eps_[peer], key, &rkey);
+    if (s != UCS_OK) fail(peer, "unpacking the remote key of", s);
+    ucp_request_param_t p;
+    p.op_attr_mask = 0;
+    ucs_status_ptr_t r = ucp_get_nbx(eps_[peer], dst, len, addr, rkey, &p);
+    // Arrivals while this waits are queued by the AM callback and delivered by the next poll().
+    finish(r, peer, "reading a rendezvous message from");
+    ucp_rkey_destroy(rkey);
+    return true;
+  }
+
+  size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) override {
+    (void)peer;
+    if (!rma_ || len == 0) return 0;
+    ucp_mem_map_params_t mp;
+    std::memset(&mp, 0, sizeof mp);
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = const_cast<void*>(buf);
+    mp.length = len;
+    ucp_mem_h memh;
+    ucs_status_t s = ucp_mem_map(context_, &mp, &memh);
+    if (s != UCS_OK) {
+      no_rma(("ucp_mem_map: " + status_text(s)).c_str());
+      return 0;
+    }
+    void* packed = nullptr;
+    size_t size = 0;
+    s = ucp_rkey_pack(context_, memh, &packed, &size);
+    if (s != UCS_OK || size > kMaxKey) {
+      if (s == UCS_OK) ucp_rkey_buffer_release(packed);
+      ucp_mem_unmap(context_, memh);
+      no_rma(s != UCS_OK ? ("ucp_rkey_pack: " + status_text(s)).c_str()
+                         : ("a packed remote key of " + std::to_string(size) +
+                            " B does not fit Transport::kMaxKey")
+                               .c_str());
+      return 0;
+    }
+    std::memcpy(key, packed, size);
+    ucp_rkey_buffer_release(packed);
+    mapped_[id] = memh;
+    if (!key_logged_) {
+      key_logged_ = true;
+      TORUSMPI_DEBUG(kPml, "ucx: remote keys of %zu B", size);
+    }
+    return size;
+  }
+
+  void unexpose(uint64_t id) override {
+    auto it = mapped_.find(id);
+    if (it == mapped_.end()) return;
+    ucp_mem_unmap(context_, it->second);
+    mapped_.erase(it);
+  }
+
+  int poll() override {
+    // Until UCX has nothing more to do (bounded: a flood must not keep the pml from sending).
+    for (int i = 0; i < 32 && ucp_worker_progress(worker_) != 0; ++i) {
+    }
+    if (delivering_) return 0;
+    delivering_ = true;
+    // Only what is here now: arrivals during a delivery (a read_remote's wait) go next time.
+    int n = static_cast<int>(ready_.size());
+    for (int i = 0; i < n; ++i) {
+      Arrival a = ready_.front();
+      ready_.pop_front();
+      deliver(a.w.from, a.w.h, a.data, a.len);
+      release(a);
+    }
+    delivering_ = false;
+    return n;
+  }
+
+  bool pending() const override { return !ready_.empty(); }
+
+  int wait_fd() override { return efd_; }
+
+  bool arm() override {
+    if (!ready_.empty()) return false;
+    ucs_status_t s = ucp_worker_arm(worker_);
+    if (s == UCS_ERR_BUSY) return false;
+    if (s != UCS_OK) fail(-1, "arming its wake-up descriptor for", s);
+    return true;
+  }
+
+  void sleep(int64_t us, int also) override {
+    pollfd fds[2] = {{efd_, POLLIN, 0}, {also, POLLIN, 0}};
+    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+    ppoll(fds, also >= 0 ? 2 : 1, &ts, nullptr);
+    check_liveness("waiting for messages");
+  }
+
+  // Before endpoints close: errors they raise from now on are peers leaving, not failures.
+  void close_all() {
+    if (worker_ == nullptr) return;
+    closing_ = true;
+    std::vector<ucs_status_ptr_t> closing;
+    for (ucp_ep_h& ep : eps_) {
+      if (ep == nullptr) continue;
+      ucp_request_param_t p;
+      p.op_attr_mask = 0;  // flush what is queued, then close
+      ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+      if (UCS_PTR_IS_PTR(r)) closing.push_back(r);
+      ep = nullptr;
+    }
+    double deadline = progress::now_seconds() + kCloseTimeoutS;
+    for (ucs_status_ptr_t r : closing) {
+      while (ucp_request_check_status(r) == UCS_INPROGRESS && progress::now_seconds() < deadline) {
+        ucp_worker_progress(worker_);
+      }
+      ucp_request_free(r);  // an unfinished close goes on without us
+    }
+    for (auto& m : mapped_) ucp_mem_unmap(context_, m.second);
+    mapped_.clear();
+    for (Arrival& a : ready_) release(a);
+    ready_.clear();
+    for (auto& peer : early_) {
+      for (auto& e : peer) release(e.second);
+      peer.clear();
+    }
+    ucp_worker_destroy(worker_);
+    worker_ = nullptr;
+    ucp_cleanup(context_);
+    context_ = nullptr;
+  }
+
+  static ucs_status_t on_am(void* arg, const void* header, size_t header_length, void* data,
+                            size_t length, const ucp_am_recv_param_t* param) {
+    auto* t = static_cast<UcxTransport*>(arg);
+    if (header_length != sizeof(WireHeader)) {
+      boot::abort_job(
+          1, "ucx: rank " + std::to_string(t->job_.rank) + " received a message with a header of " +
+                 std::to_string(header_length) + " B: not torusmpi's (or another version)");
+    }
+    Arrival a;
+    std::memcpy(&a.w, header, sizeof a.w);
+    a.len = length;
+    ucs_status_t keep = UCS_OK;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+      // Every fragment is sent eager; a rendezvous one is from something else.
+      boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
+                             " received a rendezvous active message from rank " +
+                             std::to_string(a.w.from) + "; torusmpi sends only eager ones");
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+      a.data = data;  // UCX's buffer, kept until delivered
+      a.ucx_owned = true;
+      keep = UCS_INPROGRESS;
+    } else if (length > 0) {
+      a.data = std::malloc(length);
+      if (a.data == nullptr) {
+        boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
+                               " is out of memory for a " + std::to_string(length) +
+                               " B fragment from rank " + std::to_string(a.w.from));
+      }
+      std::memcpy(a.data, data, length);
+    }
+    t->arrived(a);
+    return keep;
+  }
+
+ private:
+  // Puts an arrival in delivery order: next in its sender's sequence, or held until it is.
+  void arrived(const Arrival& a) {
+    const int from = a.w.from;
+    if (from < 0 || from >= job_.size) {
+      boot::abort_job(1, "ucx: rank " + std::to_string(job_.rank) +
+                             " received a fragment from rank " + std::to_string(from) +
+                             ", which is not in this job");
+    }
+    if (a.w.seq != next_in_[from]) {
+      early_[from].emplace(a.w.seq, a);
+      return;
+    }
+    ready_.push_back(a);
+    ++next_in_[from];
+    auto& held = early_[from];
+    for (auto it = held.find(next_in_[from]); it != held.end(); it = held.find(next_in_[from])) {
+      ready_.push_back(it->second);
+      held.erase(it);
+      ++next_in_[from];
+    }
+  }
+
+  void release(const Arrival& a) {
+    if (a.ucx_owned) {
+      ucp_am_data_release(worker_, a.data);
+    } else {
+      std::free(a.data);
+    }
+  }
+
+  // Waits for a request (nullptr: done already), progressing the worker; a failure ends the job.
+  void finish(ucs_status_ptr_t r, int peer, const char* doing) {
+    if (r == nullptr) return;
+    if (UCS_PTR_IS_ERR(r)) fail(peer, doing, UCS_PTR_STATUS(r));
+    ucs_status_t s;
+    while ((s = ucp_request_check_status(r)) == UCS_INPROGRESS) {
+      ucp_worker_progress(worker_);
+      check_liveness(doing);
+    }
+    ucp_request_free(r);
+    if (s != UCS_OK) fail(peer, doing, s);
+  }
+
+  // About once a second: a peer process on this host that is gone ends the job (a killed peer's
+  // sockets usually fail its endpoints first; this covers connections not made yet).
+  void check_liveness(const char* doing) {
+    double now = progress::now_seconds();
+    if (now - last_liveness_ < kLivenessPeriodS) return;
+    last_liveness_ = now;
+    for (int r = 0; r < job_.size; ++r) {
+      if (pids_[r] <= 0 || kill(pids_[r], 0) == 0 || errno != ESRCH) continue;
+      boot::abort_job(1, "ucx: rank " + std::to_string(r) + " (pid " + std::to_string(pids_[r]) +
+                             ") on " + job_.hostname +
+                             " ended without calling MPI_Finalize while rank " +
+                             std::to_string(job_.rank) + " was " + doing + ": ending the job");
+    }
+  }
+
+  [[noreturn]] void fail(int peer, const char* doing, ucs_status_t s) {
+    std::string whom = peer >= 0 ? "rank " + std::to_string(peer) : "its peers";
+    boot::abort_job(1, "ucx: rank " + std::to_string(job_.rank) + " failed " + doing + " " + whom +
+                           ": " + status_text(s) + ": ending the job");
+  }
+
+  void no_rma(const char* why) {
+    rma_ = false;
+    log::warn("ucx: rank %d sends rendezvous messages pipelined, without a single copy: %s",
+              job_.rank, why);
+  }
+
+  static void on_send_done(void* request, ucs_status_t status, void* user_data) {
+    auto* c = static_cast<SendCopy*>(user_data);
+    UcxTransport* t = c->t;
+    t->in_flight_bytes_ -= c->len;
+    std::free(c);
+    ucp_request_free(request);
+    if (status != UCS_OK && !t->closing_) {
+      // The endpoint's error handler names the peer; this is the same failure seen by a send.
+      boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
+                             " failed sending a fragment: " + status_text(status) +
+                             ": ending the job");
+    }
+  }
+
+  static void on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
+    (void)ep;
+    auto* a = static_cast<PeerArg*>(arg);
+    if (a->t->closing_) return;
+    boot::abort_job(1,
+                    "ucx: rank " + std::to_string(a->t->job_.rank) + " lost its endpoint to rank " +
+                        std::to_string(a->rank) + " (" + status_text(status) +
+                        "): that rank died or left without calling MPI_Finalize; ending the job");
+  }
+
+  const boot::JobInfo& job_;
+  ucp_context_h context_;
+  ucp_worker_h worker_;
+  int efd_;
+  bool rma_ = true;
+  bool key_logged_ = false;
+  bool closing_ = false;
+  bool delivering_ = false;
+  size_t in_flight_bytes_ = 0;
+  double last_liveness_ = 0;
+  std::vector<ucp_ep_h> eps_;  // by job rank; nullptr for ranks shared memory serves
+  std::vector<pid_t> pids_;    // peers on this host (0: elsewhere, or not a peer)
+  std::vector<PeerArg> args_;  // error handler arguments: sized once, never moved
+  std::vector<uint32_t> next_out_;
+  std::vector<uint32_t> next_in_;
+  std::vector<std::map<uint32_t, Arrival>> early_;  // arrivals ahead of their sequence
+  std::deque<Arrival> ready_;
+  std::unordered_map<uint64_t, ucp_mem_h> mapped_;  // expose() id -> mapping
+};
+
+std::unique_ptr<UcxTransport>& transport() {
+  static std::unique_ptr<UcxTransport> t;
+  return t;
+}
+
+std::string ucx_error(const char* what, ucs_status_t s) {
+  return std::string("ucx: ") + what + ": " + ucs_status_string(s);
+}
+
+}  // namespace
+
+Status prepare(const boot::JobInfo& job, std::string* error) {
+  ucp_config_t* config = nullptr;
+  ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
+  if (s != UCS_OK) {
+    *error = ucx_error("ucp_config_read", s);
+    return Status::kErrBoot;
+  }
+  // One node means the network peers are emulated instances on this host. Left to itself UCX
+  // would join them through its shared-memory transports, which would make the instances'
+  // "network" as fast as memory and skip the code real instances run: keep UCX to the network
+  // (tcp, and self for loopback), unless the user chose transports.
+  const bool emulated = job.num_nodes == 1;
+  if (emulated && std::getenv("UCX_TLS") == nullptr) {
+    s = ucp_config_modify(config, "TLS", "tcp,self");
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      *error = ucx_error("restricting UCX_TLS to tcp,self", s);
+      return Status::kErrBoot;
+    }
+  }
+  ucp_params_t params;
+  std::memset(&params, 0, sizeof params);
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  ucp_context_h context = nullptr;
+  s = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (s != UCS_OK) {
+    *error = ucx_error("ucp_init (no usable transport? see UCX_TLS and UCX_NET_DEVICES)", s);
+    return Status::kErrBoot;
+  }
+  ucp_worker_params_t wp;
+  std::memset(&wp, 0, sizeof wp);
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  // The pml serializes every call, but with TORUSMPI_ASYNC_PROGRESS its progress thread polls
+  // too: one thread at a time, not always the same one, which is SERIALIZED rather than SINGLE.
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  ucp_worker_h worker = nullptr;
+  s = ucp_worker_create(context, &wp, &worker);
+  if (s != UCS_OK) {
+    ucp_cleanup(context);
+    *error = ucx_error("ucp_worker_create", s);
+    return Status::kErrBoot;
+  }
+  int efd = -1;
+  s = ucp_worker_get_efd(worker, &efd);
+  if (s != UCS_OK) {
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+    *error = ucx_error("ucp_worker_get_efd", s);
+    return Status::kErrBoot;
+  }
+  auto t = std::make_unique<UcxTransport>(job, context, worker, efd);
+  ucp_am_handler_param_t hp;
+  std::memset(&hp, 0, sizeof hp);
+  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                  UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  hp.id = kAmId;
+  // Whole messages only, and data we may keep past the callback (delivered later by poll()).
+  hp.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+  hp.cb = &UcxTransport::on_am;
+  hp.arg = t.get();
+  s = ucp_worker_set_am_recv_handler(worker, &hp);
+  if (s != UCS_OK) {
+    *error = ucx_error("ucp_worker_set_am_recv_handler", s);
+    return Status::kErrBoot;  // t's destructor closes the worker
+  }
+  ucp_address_t* address = nullptr;
+  size_t addr_len = 0;
+  s = ucp_worker_get_address(worker, &address, &addr_len);
+  if (s != UCS_OK) {
+    *error = ucx_error("ucp_worker_get_address", s);
+    return Status::kErrBoot;
+  }
+  std::vector<uint8_t> value(sizeof(Card) + addr_len);
+  Card card;
+  std::memset(&card, 0, sizeof card);
+  card.pid = static_cast<int32_t>(getpid());
+  card.addr_len = static_cast<uint32_t>(addr_len);
+  std::snprintf(card.host, sizeof card.host, "%s", job.hostname.c_str());
+  std::memcpy(value.data(), &card, sizeof card);
+  std::memcpy(value.data() + sizeof card, address, addr_len);
+  ucp_worker_release_address(worker, address);
+  TORUSMPI_DEBUG(kPml, "ucx: worker address of %zu B%s", addr_len,
+                 emulated && std::getenv("UCX_TLS") == nullptr ? ", transports tcp,self" : "");
+  transport() = std::move(t);
+  return boot::put(kKey, value.data(), value.size());
+}
+
+Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
+  UcxTransport* t = transport().get();
+  if (t == nullptr) {
+    *error = "ucx: attach without prepare";
+    return Status::kErrInternal;
+  }
+  std::vector<uint8_t> value;
+  for (int peer : peers) {
+    if (boot::get(peer, kKey, &value) != Status::kOk || value.size() < sizeof(Card)) {
+      *error = "ucx: rank " + std::to_string(peer) + " published no UCX address (is it running " +
+               "with TORUSMPI_NET=ucx too?)";
+      return Status::kErrBoot;
+    }
+    Card card;
+    std::memcpy(&card, value.data(), sizeof card);
+    if (value.size() != sizeof card + card.addr_len) {
+      *error = "ucx: rank " + std::to_string(peer) + " published a malformed UCX address";
+      return Status::kErrBoot;
+    }
+    TORUSMPI_CHECK(t->connect(peer, card, value.data() + sizeof card, error));
+    set_transport(peer, t);
+  }
+  TORUSMPI_DEBUG(kPml, "ucx: rank %d has endpoints to %zu rank(s)", job.rank, peers.size());
+  return Status::kOk;
+}
+
+void detach() { transport().reset(); }
+
+}  // namespace torusmpi::pml::ucx
