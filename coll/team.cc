@@ -13,13 +13,15 @@ void Team::place() {
   std::vector<int> job_ranks(comm_->size);
   for (int r = 0; r < comm_->size; ++r) job_ranks[r] = comm_->world_rank(r);
   view_ = topo_view(m, job_ranks);
-  if (m.emulated()) model_ = topo_model(m, view_, false, &torus_);
+  // Host instances too: the network between them is priced (the host alone keeps host_model).
+  if (m.emulated() || m.instances > 1) model_ = topo_model(m, view_, false, &torus_);
+  modelled_ = m.emulated() || m.instances > 1;
   placed_ = true;
 }
 
 const Algorithm* Team::choose(const Args& a, std::string* why) {
   const bool emulated = view_.ndims > 0;
-  Choice c = select_algorithm(a, emulated ? model_ : host_model(progress::oversubscribed()));
+  Choice c = select_algorithm(a, modelled_ ? model_ : host_model(progress::oversubscribed()));
   // Decisions are cached, so these lines come once per call shape; rank 0 speaks for all.
   if (comm_->rank == 0) {
     if (c.passed_over && c.alg != nullptr && params::coll_fallback() == "warn") {
@@ -92,7 +94,8 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   if (!placed_) place();
   a->rank = comm_->rank;
   a->size = comm_->size;
-  a->topo = view_.ndims > 0 ? &view_ : nullptr;  // the host stays as it was: no placement
+  // The host stays as it was, no placement, unless it spans host instances.
+  a->topo = modelled_ ? &view_ : nullptr;
   r->comm = comm_;
   r->tag = static_cast<int>(seq_++ & 0x3fffffff);
   const size_t h = hash(*a);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/ring.h"
 #include "coll/patterns/torus_rings.h"
 #include "coll/sched/schedule.h"
@@ -109,6 +110,11 @@ class Staged {
       const Stage st = stage(span_prev, span, e);
       span_prev = span;
       if (e == 1) continue;
+      if (ring_.is_direct(i)) {
+        reduce_direct(s, b, st, from_mine ? mine : w, from_mine, w);
+        from_mine = false;
+        continue;
+      }
       uint64_t most = 0;
       for (int j = 0; j < e; ++j) most = std::max(most, st.bytes(*this, j));
       const BufRef tmp[2] = {b.scratch(most), from_mine ? b.scratch(most) : BufRef{}};
@@ -153,6 +159,19 @@ class Staged {
       const int e = ring_.extent[i];
       if (e == 1) continue;
       const Stage st = stage(spans[i] * e, spans[i], e);
+      if (ring_.is_direct(i)) {
+        // Our part to every member, every member's part from it, in one step.
+        for (int j = 1; j < e; ++j) {
+          const int to = member(st, mod(st.d + j, e)), from = member(st, mod(st.d - j, e));
+          for (const Piece& x : st.pieces(*this, st.d)) {
+            s.send(to, first ? own + (x.at - at_[me_]) : w + x.at, x.len);
+          }
+          for (const Piece& x : st.pieces(*this, mod(st.d - j, e))) s.recv(from, w + x.at, x.len);
+        }
+        s.step();
+        first = false;
+        continue;
+      }
       for (int k = 0; k + 1 < e; ++k) {
         const int out = mod(st.d - k, e), in = mod(st.d - k - 1, e);
         // The first part sent is this rank's slot alone (later stages have one member).
@@ -195,6 +214,34 @@ class Staged {
       return n;
     }
   };
+  // The member of this rank's group in stage `st` whose digit is `digit`.
+  int member(const Stage& st, int digit) const {
+    return ring_.owner[me_ + (digit - st.d) * st.span];
+  }
+  // A direct reduce-scatter stage: part j of `src` straight to member j, the e-1 partials of our
+  // part received at once into scratch and folded into w one after another (a fold per step: they
+  // all write the same bytes). From `mine` (read-only), our own part is copied into w first.
+  void reduce_direct(StepList& s, Builder& b, const Stage& st, BufRef src, bool from_mine,
+                     BufRef w) const {
+    const int e = st.e;
+    const uint64_t n = st.bytes(*this, st.d);
+    const BufRef tmp = n > 0 ? b.scratch(n * (e - 1)) : BufRef{};
+    const std::vector<Piece> ours = st.pieces(*this, st.d);
+    for (int j = 1; j < e; ++j) {
+      const int part = mod(st.d + j, e), from = member(st, mod(st.d - j, e));
+      for (const Piece& x : st.pieces(*this, part)) s.send(member(st, part), src + x.at, x.len);
+      for (const Piece& x : ours) s.recv(from, tmp + (j - 1) * n + x.packed, x.len);
+    }
+    if (from_mine) {
+      for (const Piece& x : ours) s.copy(w + x.at, src + x.at, x.len);
+    }
+    s.step();
+    for (int j = 1; j < e; ++j) {
+      for (const Piece& x : ours) s.reduce(w + x.at, tmp + (j - 1) * n + x.packed, x.len);
+      s.step();
+    }
+  }
+
   Stage stage(int span_prev, int span, int e) const {
     Stage st;
     st.base = me_ - me_ % span_prev;
@@ -315,6 +362,21 @@ void staged_reduce_scatter(Builder& b, const Args& a, const std::vector<StagedRi
     b.copy(a.recv, w + from, n);
   }
   b.step();
+}
+
+// The two reduce-scatter calls' blocks over the staged runner: reduce_scatter's counts (uneven,
+// zeros allowed) and reduce_scatter_block's p blocks of count elements.
+inline void staged_reduce_scatter_counts(Builder& b, const Args& a,
+                                         const std::vector<StagedRing>& rings) {
+  const VectorBlocks v = VectorBlocks::of_counts(a.counts, a.size, a.elem);
+  staged_reduce_scatter(
+      b, a, rings, [&](int q) { return v.at(q); }, [&](int q) { return v.len(q); }, v.total());
+}
+inline void staged_reduce_scatter_block(Builder& b, const Args& a,
+                                        const std::vector<StagedRing>& rings) {
+  const uint64_t n = a.block_bytes();
+  staged_reduce_scatter(
+      b, a, rings, [&](int q) { return q * n; }, [&](int) { return n; }, n * a.size);
 }
 
 }  // namespace torusmpi::coll::patterns

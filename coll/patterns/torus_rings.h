@@ -36,8 +36,12 @@ namespace torusmpi::coll::patterns {
 struct StagedRing {
   std::vector<int> extent;  // per stage; their product is the number of slots
   std::vector<int> owner;   // slot -> rank of the communicator
+  // Per stage (missing: false): the stage's members exchange directly, each part straight to
+  // the member that ends with it, in one step, instead of passing parts round their ring.
+  std::vector<bool> direct;
 
   int slots() const { return static_cast<int>(owner.size()); }
+  bool is_direct(size_t i) const { return i < direct.size() && direct[i]; }
   // One ring through `ranks` in the order given.
   static StagedRing one(std::vector<int> ranks) {
     StagedRing s;

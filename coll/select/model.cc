@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "coll/patterns/hier.h"
 #include "coll/patterns/torus.h"
 #include "coll/select/select.h"
 
@@ -68,7 +69,11 @@ TopoView topo_view(const topo::Machine& m, const std::vector<int>& job_ranks) {
   v.chip.assign(p, 0);
   v.core.resize(p);
   if (!m.emulated()) {
-    for (size_t r = 0; r < p; ++r) v.core[r] = static_cast<int>(r);
+    // Host instances: each is one chip holding its share of the job.
+    for (size_t r = 0; r < p; ++r) {
+      v.core[r] = static_cast<int>(r);
+      if (m.instances > 1) v.instance[r] = topo::place(m, job_ranks[r]).instance;
+    }
     return v;
   }
   v.ndims = m.ndims;
@@ -106,9 +111,60 @@ DeviceFigures device_figures(const topo::Machine& m) {
 // chip_alpha, as every message of a torus algorithm is one hop or within a chip.
 // `oversubscribed` counts on the host only: the emulation predicts the instance, and a choice
 // made here must be the one the instance would make, whatever this host's scheduling costs.
+namespace {
+
+// Across instances (the hierarchical algorithms' figures, TorusModel): the communicator's ranks
+// by instance; with two or more instances holding as many each, the first instance's ranks as a
+// communicator of their own give the instance figures (instances are alike), and
+//   efa_alpha = software_alpha + efa.latency
+//   efa_beta  = (the most ranks the communicator has on one chip) / efa.bandwidth
+void instance_figures(const topo::Machine& m, const TopoView& view, bool oversubscribed,
+                      TorusModel* torus) {
+  const int p = static_cast<int>(view.instance.size());
+  const std::vector<std::vector<int>> groups = patterns::instance_groups(&view, p);
+  torus->instances = 1;
+  if (groups.empty()) return;
+  const TopoView one = patterns::instance_view(&view, groups[0]);
+  TorusModel within;
+  const Model inside = topo_model(m, one, oversubscribed, &within);
+  std::map<std::pair<int, int>, int> on;
+  int most = 1;
+  for (int r = 0; r < p; ++r) most = std::max(most, ++on[{view.instance[r], view.chip[r]}]);
+  torus->instances = static_cast<int>(groups.size());
+  torus->instance_shaped = m.emulated() && within.shaped;
+  torus->instance_cores = within.cores;
+  torus->instance_alpha = inside.alpha;
+  torus->instance_beta = inside.beta;
+  torus->efa_alpha = kSoftwareAlpha + m.efa.latency;
+  torus->efa_beta = per_byte(m.efa.bandwidth, most, 0);
+}
+
+// The host's figures for ranks that span host instances: the shared-memory ones, with the
+// network's latency averaged in over the pairs that cross instances and its per-byte time when
+// it is the slower, and the instance figures.
+Model host_instances_model(const topo::Machine& m, const TopoView& view, bool oversubscribed,
+                           TorusModel* torus) {
+  Model model = host_model(oversubscribed);
+  *torus = TorusModel{};
+  instance_figures(m, view, oversubscribed, torus);
+  if (torus->instances < 2) return model;
+  const double n = torus->instances, p = static_cast<double>(view.instance.size());
+  const double off = (n - 1) / n * p / (p - 1);  // of a rank's pairs, those off its instance
+  model.alpha += off * m.efa.latency;
+  model.beta = std::max(model.beta, torus->efa_beta * off);
+  torus->gamma = model.gamma;
+  model.torus = torus;
+  return model;
+}
+
+}  // namespace
+
 Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscribed,
                  TorusModel* torus) {
-  if (!m.emulated()) return host_model(oversubscribed);
+  if (!m.emulated()) {
+    if (m.instances > 1) return host_instances_model(m, view, oversubscribed, torus);
+    return host_model(oversubscribed);
+  }
   const DeviceFigures dev = device_figures(m);
   const int p = static_cast<int>(view.chip.size());
   // Ranks per (instance, chip): pairs are weighed by the product of two chips' counts.
@@ -165,6 +221,7 @@ Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscrib
   torus->chip_alpha = kSoftwareAlpha + m.intra_chip.latency;
   torus->chip_beta = per_byte(m.intra_chip.bandwidth, 1, 0);
   torus->gamma = dev.gamma;
+  instance_figures(m, view, oversubscribed, torus);
   model.torus = torus;
   return model;
 }
@@ -173,14 +230,23 @@ std::string describe_model(const Model& m) {
   char t[256];
   int n = std::snprintf(t, sizeof t, "alpha %.3g us, %.3g GB/s moved, %.3g GB/s reduced",
                         m.alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma);
-  if (m.torus != nullptr && n > 0 && static_cast<size_t>(n) < sizeof t) {
+  if (m.torus != nullptr && m.torus->ndims > 0 && n > 0 && static_cast<size_t>(n) < sizeof t) {
     const TorusModel& x = *m.torus;
     std::snprintf(t + n, sizeof t - n,
                   "; torus %dx%dx%d, %d core(s) per chip, %s, hop %.3g us, link %.3g GB/s",
                   x.dims[0], x.dims[1], x.dims[2], x.cores, x.shaped ? "shaped" : "not shaped",
                   x.hop_alpha * 1e6, 1e-9 / x.link_beta);
   }
-  return t;
+  std::string text = t;
+  if (m.torus != nullptr && m.torus->instances > 1) {
+    const TorusModel& x = *m.torus;
+    std::snprintf(t, sizeof t,
+                  "; %d instances (%s each), network %.3g us, %.3g GB/s per rank through its NIC",
+                  x.instances, x.instance_shaped ? "filled" : "not filled", x.efa_alpha * 1e6,
+                  1e-9 / x.efa_beta);
+    text += t;
+  }
+  return text;
 }
 
 }  // namespace torusmpi::coll

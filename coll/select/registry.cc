@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "coll/algorithms.h"
+#include "coll/patterns/hier.h"
 
 namespace torusmpi::coll {
 namespace {
@@ -25,6 +26,7 @@ struct TorusStage {
   double alpha, beta;
 };
 bool torus_shaped(const Model& m) { return m.torus != nullptr && m.torus->shaped; }
+bool spans_instances(const Model& m) { return m.torus != nullptr && m.torus->instances > 1; }
 TorusStage chip_stage(const Model& m, int e) { return {e, m.torus->chip_alpha, m.torus->chip_beta}; }
 TorusStage link_stage(const Model& m, int e) {
   return {e, m.torus->hop_alpha, m.torus->link_beta * m.torus->cores};
@@ -94,6 +96,12 @@ double mesh_cost(const Model& m, double bytes_out) {
   return std::max(1.0, diameter) * m.torus->hop_alpha +
          m.torus->cores * bytes_out * std::max(1.0, mean_hops) / links * m.torus->link_beta;
 }
+// Direct messages across instances, `bytes_out` from each rank: the network's latency once (the
+// messages overlap), and each chip's interface carrying its ranks' off-instance share.
+double net_mesh_cost(const Model& m, double bytes_out) {
+  const TorusModel& t = *m.torus;
+  return t.efa_alpha + frac(t.instances) * bytes_out * t.efa_beta;
+}
 // bcast down chains of chunks (patterns/chain.h): k chunks over a chain of `len` ranks.
 double chain_cost(double alpha, double beta, int len, double n) {
   const double k = std::min(64.0, std::max(1.0, std::floor(n / 32768)));
@@ -133,11 +141,83 @@ double rs_rdh_cost(const Model& m, int p, double n) {
   return halving_rs_cost(m, p, n);
 }
 double rs_mesh_cost(const Model& m, int p, double n) {
+  if (spans_instances(m)) return net_mesh_cost(m, frac(p) * n) + frac(p) * n * m.gamma;
   return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                          : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
 }
 double rs_chip_hier_cost(const Model& m, int p, double n) {
   return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true) : ring_rs_cost(m, p, n);
+}
+
+// The hierarchical algorithms (patterns/hier.h): the instance's own stages on the whole vector,
+// the network stages on each rank's piece of it (n / q, q ranks per instance), every rank of an
+// instance sending at once, so a chip's NIC carries its ranks' pieces (efa_beta). A pass of the
+// network stages takes N-1 messages in a ring, lg of N's power of two (+1 for an odd rest)
+// halving, one direct; the direct stage's N-1 messages overlap on the NIC.
+using patterns::NetKind;
+// The instance's stages: torus_ring's on a full torus, else one ring with its flat figures.
+double instance_cost(const Model& m, int q, double n, int phases, bool reduces) {
+  const TorusModel& t = *m.torus;
+  if (t.instance_shaped) {
+    TorusModel one = t;
+    one.shaped = true;
+    one.cores = t.instance_cores;
+    Model within = m;
+    within.torus = &one;
+    return stages_cost(within, axis_stages(within), n, phases, reduces, kTorusRingBytes);
+  }
+  return phases * (q - 1) * t.instance_alpha + phases * frac(q) * n * t.instance_beta +
+         (reduces ? frac(q) * n * m.gamma : 0);
+}
+double net_cost(const Model& m, NetKind k, double piece, int phases, bool reduces) {
+  const TorusModel& t = *m.torus;
+  const int n = t.instances;
+  double steps = n - 1;
+  if (k == NetKind::kDirect) steps = 1;
+  if (k == NetKind::kHalving) {
+    int odd = n;
+    for (steps = 0; odd % 2 == 0; odd /= 2) ++steps;
+    steps += odd > 1 ? 1 : 0;
+  }
+  return phases * steps * t.efa_alpha + phases * frac(n) * piece * t.efa_beta +
+         (reduces ? frac(n) * piece * m.gamma : 0);
+}
+// Off the case they are for (the registry's restriction keeps them off), the ring's cost.
+double hier_allreduce_cost(const Model& m, int p, double n, NetKind k) {
+  if (!spans_instances(m)) return ring_allreduce_cost(m, p, n);
+  const int q = p / m.torus->instances;
+  return instance_cost(m, q, n, 2, true) + net_cost(m, k, n / q, 2, true);
+}
+double hier_allgather_cost(const Model& m, int p, double n, NetKind k) {
+  if (!spans_instances(m)) return (p - 1) * (m.alpha + n * m.beta);
+  const int q = p / m.torus->instances;
+  return net_cost(m, k, m.torus->instances * n, 1, false) + instance_cost(m, q, p * n, 1, false);
+}
+double hier_rs_cost(const Model& m, int p, double n, NetKind k) {
+  if (!spans_instances(m)) return ring_rs_cost(m, p, n);
+  const int q = p / m.torus->instances;
+  return instance_cost(m, q, n, 1, true) + net_cost(m, k, n / q, 1, true);
+}
+double rs_hier_ring_cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, NetKind::kRing);
+}
+double rs_hier_rdh_cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, NetKind::kHalving);
+}
+double rs_hier_mesh_cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, NetKind::kDirect);
+}
+constexpr unsigned kHierReduces = kNeedsCommutative | kNeedsInstances;
+
+// allreduce recursive_doubling across instances of q ranks each, p a power of two: ranks fill the
+// instances in order, so its rounds with rank^2^k, 2^k < q, stay in the instance (the instance's
+// figures) and the lg(N) others cross the network, every rank at once (the average pair's alpha
+// would price every round as a network one).
+double rd_instances_cost(const Model& m, int p, double n) {
+  const TorusModel& t = *m.torus;
+  const double across = lg_floor(t.instances), within = lg_floor(p) - across;
+  return within * (t.instance_alpha + n * t.instance_beta) + across * (t.efa_alpha + n * t.efa_beta) +
+         lg_floor(p) * n * m.gamma;
 }
 
 const std::vector<Algorithm> kAlgorithms = {
@@ -185,6 +265,7 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllreduce, "recursive_doubling", allreduce_recursive_doubling, 0,
      "Cost = (lg(p2) + 2f) a + n (lg(p2) + 2f) b + n (lg(p2) + f) g",
      [](const Model& m, int p, double n) {
+       if (spans_instances(m) && f(p) == 0) return rd_instances_cost(m, p, n);
        double steps = lg_floor(p) + 2 * f(p);
        return steps * (m.alpha + n * m.beta) + (lg_floor(p) + f(p)) * n * m.gamma;
      },
@@ -234,6 +315,7 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllreduce, "mesh", allreduce_mesh, 0,
      "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g (messages of a step overlap)",
      [](const Model& m, int p, double n) {
+       if (spans_instances(m)) return 2 * net_mesh_cost(m, frac(p) * n) + frac(p) * n * m.gamma;
        return torus_shaped(m) ? 2 * mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                               : ring_allreduce_cost(m, p, n);
      },
@@ -245,6 +327,24 @@ const std::vector<Algorithm> kAlgorithms = {
                               : ring_allreduce_cost(m, p, n);
      },
      "reduce-scatter in each chip, ring allreduce across chips per core, allgather in the chip"},
+
+    {Coll::kAllreduce, "hier_ring", allreduce_hier_ring, kHierReduces,
+     "Cost = T_rs(q) + T_ag(q) + 2(N-1) a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
+     [](const Model& m, int p, double n) { return hier_allreduce_cost(m, p, n, NetKind::kRing); },
+     "reduce-scatter in each instance, ring allreduce of each piece across the instances, "
+     "allgather in each instance"},
+    {Coll::kAllreduce, "hier_rdh", allreduce_hier_rdh, kHierReduces,
+     "Cost = T_rs(q) + T_ag(q) + 2 lg(N) a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
+     [](const Model& m, int p, double n) {
+       return hier_allreduce_cost(m, p, n, NetKind::kHalving);
+     },
+     "reduce-scatter in each instance, recursive halving/doubling of each piece across the "
+     "instances, allgather in each instance"},
+    {Coll::kAllreduce, "hier_mesh", allreduce_hier_mesh, kHierReduces,
+     "Cost = T_rs(q) + T_ag(q) + 2 a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
+     [](const Model& m, int p, double n) { return hier_allreduce_cost(m, p, n, NetKind::kDirect); },
+     "reduce-scatter in each instance, direct allreduce of each piece across the instances, "
+     "allgather in each instance"},
 
     // allgather (n: one rank's block)
     {Coll::kAllgather, "ring", allgather_ring, 0, "Cost = (p-1) a + (p-1) n b",
@@ -282,6 +382,7 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllgather, "mesh", allgather_mesh, 0,
      "Cost = (p-1) a + (p-1) n b (messages of the step overlap)",
      [](const Model& m, int p, double n) {
+       if (spans_instances(m)) return net_mesh_cost(m, (p - 1) * n);
        return torus_shaped(m) ? mesh_cost(m, (p - 1) * n) : (p - 1) * (m.alpha + n * m.beta);
      },
      "direct: every block to every rank in one step"},
@@ -292,6 +393,20 @@ const std::vector<Algorithm> kAlgorithms = {
                               : (p - 1) * (m.alpha + n * m.beta);
      },
      "ring across the chips per core, then the chip's cores swap what they gathered"},
+    {Coll::kAllgather, "hier_ring", allgather_hier_ring, kNeedsInstances,
+     "Cost = (N-1) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+     [](const Model& m, int p, double n) { return hier_allgather_cost(m, p, n, NetKind::kRing); },
+     "ring across the instances per place, then the instance's own allgather"},
+    {Coll::kAllgather, "hier_rdh", allgather_hier_rdh, kNeedsInstances,
+     "Cost = lg(N) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+     [](const Model& m, int p, double n) {
+       return hier_allgather_cost(m, p, n, NetKind::kHalving);
+     },
+     "recursive doubling across the instances per place, then the instance's own allgather"},
+    {Coll::kAllgather, "hier_mesh", allgather_hier_mesh, kNeedsInstances,
+     "Cost = a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+     [](const Model& m, int p, double n) { return hier_allgather_cost(m, p, n, NetKind::kDirect); },
+     "direct exchange across the instances per place, then the instance's own allgather"},
     {Coll::kAllgatherv, "ring", allgatherv_ring, 0, "Cost = (p-1) a + (p-1) n b",
      [](const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); },
      "pass blocks around the ring, p-1 steps"},
@@ -335,6 +450,18 @@ const std::vector<Algorithm> kAlgorithms = {
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
      rs_chip_hier_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
+    {Coll::kReduceScatter, "hier_ring", reduce_scatter_hier_ring, kHierReduces,
+     "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_ring_cost,
+     "reduce-scatter in each instance, then rings across the instances per place"},
+    {Coll::kReduceScatter, "hier_rdh", reduce_scatter_hier_rdh, kHierReduces,
+     "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_rdh_cost,
+     "reduce-scatter in each instance, then recursive halving across the instances per place"},
+    {Coll::kReduceScatter, "hier_mesh", reduce_scatter_hier_mesh, kHierReduces,
+     "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_mesh_cost,
+     "reduce-scatter in each instance, then direct exchanges across the instances per place"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
      [](const Model& m, int p, double n) {
@@ -373,6 +500,19 @@ const std::vector<Algorithm> kAlgorithms = {
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
      rs_chip_hier_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
+
+    {Coll::kReduceScatterBlock, "hier_ring", reduce_scatter_block_hier_ring, kHierReduces,
+     "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_ring_cost,
+     "reduce-scatter in each instance, then rings across the instances per place"},
+    {Coll::kReduceScatterBlock, "hier_rdh", reduce_scatter_block_hier_rdh, kHierReduces,
+     "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_rdh_cost,
+     "reduce-scatter in each instance, then recursive halving across the instances per place"},
+    {Coll::kReduceScatterBlock, "hier_mesh", reduce_scatter_block_hier_mesh, kHierReduces,
+     "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
+     rs_hier_mesh_cost,
+     "reduce-scatter in each instance, then direct exchanges across the instances per place"},
 
     // alltoall (n: one block)
     {Coll::kAlltoall, "pairwise", alltoall_pairwise, 0, "Cost = (p-1) (a + n b)",
@@ -489,7 +629,17 @@ bool supports(const Algorithm& alg, const Args& a, std::string* why) {
     *why = "needs a commutative op";
     return false;
   }
+  if ((alg.restrictions & kNeedsInstances) && patterns::instance_groups(a.topo, a.size).empty()) {
+    *why = "needs two or more instances with as many ranks in each";
+    return false;
+  }
   return true;
+}
+
+bool runs_forced(const Algorithm& alg, const Args& a, std::string* why) {
+  Algorithm anywhere = alg;
+  anywhere.restrictions &= ~kNeedsInstances;
+  return supports(anywhere, a, why);
 }
 
 size_t selection_bytes(const Args& a) {

@@ -15,6 +15,11 @@ namespace torusmpi::coll {
 // What an algorithm cannot do; a call with any of these is given another algorithm.
 enum Restriction : unsigned {
   kNeedsCommutative = 1u << 0,  // combines blocks out of rank order
+  // Spans two or more instances with as many ranks in each: the cost model and the rules pass
+  // it over elsewhere; forced elsewhere it runs anyway, as one ring in snake order (its builder's
+  // form off its case, as the torus algorithms run as rings off a torus), so forcing every
+  // algorithm of the registry on any job stays right.
+  kNeedsInstances = 1u << 1,
 };
 
 // The emulated machine as the cost model sees one communicator on it (coll/select/model.cc fills
@@ -24,6 +29,7 @@ enum Restriction : unsigned {
 //   hop_alpha, link_beta    per hop and per byte on one NeuronLink link, one direction
 //   chip_alpha, chip_beta   per message and per byte between two cores of one chip
 //   gamma     per byte reduced by a chip's reduction kernels
+// On the host (no torus) a job spanning instances gets one too, ndims 0, for its instance figures.
 struct TorusModel {
   int ndims = 0;
   int dims[3] = {1, 1, 1};
@@ -34,6 +40,20 @@ struct TorusModel {
   double chip_alpha = 0;
   double chip_beta = 0;
   double gamma = 0;
+  // A communicator spanning `instances` instances with as many ranks in each (else 1), as the
+  // hierarchical algorithms see it:
+  //   instance_shaped, instance_cores   each instance's ranks fill its torus, so many a chip
+  //   instance_alpha, instance_beta     the flat figures among one instance's ranks
+  //   efa_alpha   per message between instances (software + the network's latency)
+  //   efa_beta    per byte a rank sends to another instance: its chip's NIC, shared by the
+  //               chip's ranks, which all send at once in the network stages
+  int instances = 1;
+  bool instance_shaped = false;
+  int instance_cores = 1;
+  double instance_alpha = 0;
+  double instance_beta = 0;
+  double efa_alpha = 0;
+  double efa_beta = 0;
 };
 
 // Figures of the flat cost model, in seconds: per message, per byte moved between ranks, per
@@ -70,6 +90,8 @@ const Algorithm& fallback(Coll c);
 
 // Whether `alg` can run the call; if not, why (one phrase).
 bool supports(const Algorithm& alg, const Args& a, std::string* why);
+// Whether a forced `alg` runs the call: as supports(), except kNeedsInstances (see above).
+bool runs_forced(const Algorithm& alg, const Args& a, std::string* why);
 
 // The message size selection works with: what the OSU benchmark of the collective calls its
 // size. Vectors (bcast, reduce, allreduce, scan, exscan, reduce_scatter, reduce_scatter_block):

@@ -264,7 +264,7 @@ Choice select_algorithm(const Args& a, const Model& m) {
       why = error;
     }
   }
-  if (forced != nullptr && !supports(*forced, a, &why)) {
+  if (forced != nullptr && !runs_forced(*forced, a, &why)) {
     why = forced_by + ": " + forced->token + " " + why;
     forced = nullptr;
   }

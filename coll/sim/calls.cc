@@ -105,7 +105,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     }
   }
 
-  const bool placed = s.machine != nullptr && s.machine->emulated();
+  const bool placed = s.machine != nullptr && (s.machine->emulated() || s.machine->instances > 1);
   if (placed) {
     std::vector<int> job_ranks(p);
     for (int r = 0; r < p; ++r) job_ranks[r] = r;

@@ -22,7 +22,8 @@ struct CallShape {
   bool in_place = false;
   bool commutative = true;
   // The ranks sit on this machine as job ranks 0..size-1 would (core, then chip, then
-  // instance): every Args::topo points at the call's view. nullptr or the host: no placement.
+  // instance): every Args::topo points at the call's view. nullptr or the host of one instance: no
+  // placement.
   const topo::Machine* machine = nullptr;
 };
 

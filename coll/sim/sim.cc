@@ -460,15 +460,34 @@ class Sim {
       out_free_[a] = in_free_[b] = start + port;
       return done + costs_.alpha + latency;
     } else {
+      // The sender's interface and the receiver's are servers of their own, as links are: the
+      // bytes leave through one as soon as it is free and arrive through the other as soon as
+      // it is (waiting for both at one instant would leave each idle behind the other's queue).
       const size_t na = static_cast<size_t>(ia) * chips_ + ca;
       const size_t nb = static_cast<size_t>(ib) * chips_ + cb;
-      start = std::max({start, nic_out_free_[na], nic_in_free_[nb]});
       wire = seconds(bytes, m.efa.bandwidth);
-      latency = m.efa.latency;
-      nic_out_free_[na] = nic_in_free_[nb] = start + wire;
+      double& out = nic_out_free_[na];
+      double& in = nic_in_free_[nb];
+      out = std::max(out, start) + wire;
+      in = std::max(in, start) + wire;
       out_free_[a] = in_free_[b] = start + port;
+      return std::max(out, in) + costs_.alpha + m.efa.latency;
     }
     return start + costs_.alpha + latency + wire;
+  }
+
+  // Payload from rank a to rank b of another instance arrives through b's chip's interface.
+  void count_network(int a, int b, uint64_t bytes) {
+    const TopoView* v = costs_.view;
+    if (v == nullptr || static_cast<int>(v->instance.size()) != p_ ||
+        static_cast<int>(v->chip.size()) != p_ || v->instance[a] == v->instance[b]) {
+      return;
+    }
+    const bool chips = costs_.machine != nullptr && costs_.machine->emulated();
+    const size_t k = static_cast<size_t>(v->instance[b]) * (chips ? costs_.machine->chips() : 1) +
+                     (chips ? v->chip[b] : 0);
+    if (k >= res_.nic_bytes.size()) res_.nic_bytes.resize(k + 1, 0);
+    res_.nic_bytes[k] += bytes;
   }
 
   // --- Before: what each buffer holds.
@@ -738,6 +757,7 @@ class Sim {
     }
     ++res_.messages;
     res_.bytes += sop.bytes;
+    if (sop.bytes > 0) count_network(s.rank, v.rank, sop.bytes);
     complete(s.rank, end);
     complete(v.rank, end);
   }
@@ -1051,7 +1071,10 @@ uint64_t buffer_bytes(const Args& a, Buf buf) {
 
 Costs machine_costs(const topo::Machine& m, const TopoView& view) {
   Costs c;
-  if (!m.emulated()) return c;
+  if (!m.emulated()) {
+    if (m.instances > 1) c.view = &view;
+    return c;
+  }
   const DeviceFigures f = device_figures(m);
   c.alpha = f.software_alpha;
   c.beta = f.port_beta;

@@ -48,7 +48,8 @@ struct Costs {
   const topo::Machine* machine = nullptr;
   const TopoView* view = nullptr;
 };
-// The costs of `view`'s ranks on `m` (an emulated machine; the flat defaults for the host).
+// The costs of `view`'s ranks on `m` (an emulated machine; the flat defaults for the host, with
+// `view` for the network bytes when it spans host instances).
 Costs machine_costs(const topo::Machine& m, const TopoView& view);
 
 struct Result {
@@ -63,6 +64,10 @@ struct Result {
   std::vector<uint64_t> link_bytes;
   int busiest_link = -1;
   uint64_t busiest_bytes = 0;
+  // With a placement (Costs::view): the payload bytes each chip received from other instances
+  // through its network interface, indexed by instance * chips + chip (one chip per host
+  // instance), up to the last instance that received any; as TORUSMPI_STATS=1 counts them.
+  std::vector<uint64_t> nic_bytes;
 };
 
 // Runs the given schedules, one per rank; args[r] is rank r's call (the simulator derives what

@@ -9,6 +9,7 @@
 //   torusmpi_sim --collective allreduce --ranks 64 --bytes 8:1M
 //   torusmpi_sim --collective alltoall --ranks 1000 --bytes 1K --algorithm bruck
 //   torusmpi_sim --instance trn2.48xl --collective allreduce --bytes 8:1G
+//   torusmpi_sim --instance trn2.48xl --instances 2 --collective allreduce --bytes 8:1G --nics
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +47,9 @@ constexpr char kUsage[] =
     "                     trn2u:lnc=1, torus:AxB[xC]:cores=N): messages follow the torus\n"
     "                     links (dimension-order routes, contention on shared links); the\n"
     "                     busiest link (<chip>-<chip>) and its bytes are shown\n"
-    "  --instances N      instances of the model (only 1 for now)\n"
+    "  --instances N      instances of the model (default 1); ranks fill instance 0, then 1...,\n"
+    "                     and talk across instances through their chips' network interfaces\n"
+    "                     (host: --ranks split evenly, one chip per instance)\n"
     "  --collective C     barrier, bcast, reduce, allreduce, allgather, allgatherv,\n"
     "                     reduce_scatter, reduce_scatter_block, alltoall, alltoallv, alltoallw,\n"
     "                     gather, gatherv, scatter, scatterv, scan, exscan\n"
@@ -63,6 +66,9 @@ constexpr char kUsage[] =
     "  --links            with --instance: after each row, every link's bytes as\n"
     "                     'link <chip>-<chip> bytes=<N>' lines, in the order and with the\n"
     "                     counts TORUSMPI_STATS=1 gives for a real run of the same call\n"
+    "  --nics             with --instances: after each row, the bytes each chip received\n"
+    "                     from other instances, one 'torusmpi-stats nic <instance>.<chip>\n"
+    "                     bytes=<N>' line per chip of every instance, as TORUSMPI_STATS=1\n"
     "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
     "                     moved, per byte reduced (not with --instance)\n"
     "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
@@ -79,6 +85,7 @@ struct Options {
   size_t elem = 0;  // 0: the default of the collective
   bool oversubscribed = false;
   bool links = false;
+  bool nics = false;
   double alpha = -1, beta = -1, gamma = -1;
   std::string instance;  // empty: the flat model
   int instances = 1;
@@ -156,6 +163,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->commutative = false;
     } else if (a == "--links") {
       o->links = true;
+    } else if (a == "--nics") {
+      o->nics = true;
     } else if (a == "--oversubscribed") {
       o->oversubscribed = true;
     } else if (a == "--help" || a == "-h") {
@@ -167,13 +176,20 @@ bool parse(int argc, char** argv, Options* o) {
     }
   }
   const bool emulated = o->machine.emulated();
+  if (o->instance.empty() && o->instances != 1) {
+    std::fprintf(stderr, "torusmpi_sim: --instances needs --instance (host for host instances)\n");
+    return false;
+  }
   if (!o->instance.empty()) {
-    if (o->instances != 1) {
-      std::fprintf(stderr, "torusmpi_sim: --instances %d: more than one instance is not supported "
-                           "yet (the network between instances comes with issue 7)\n",
+    if (o->instances < 1 || (!emulated && o->instances > 1 && o->ranks < o->instances)) {
+      std::fprintf(stderr, "torusmpi_sim: --instances %d: expected 1 or more (host: at most "
+                           "--ranks)\n",
                    o->instances);
       return false;
     }
+    o->machine.instances = o->instances;
+    // A host instance is one chip holding its share of the ranks (as topo::load places them).
+    if (!emulated && o->ranks > 0) o->machine.cores = (o->ranks + o->instances - 1) / o->instances;
     if (emulated && (o->alpha >= 0 || o->beta >= 0 || o->gamma >= 0)) {
       std::fprintf(stderr, "torusmpi_sim: --alpha, --beta and --gamma override the flat model, "
                            "not an instance's figures\n");
@@ -181,8 +197,8 @@ bool parse(int argc, char** argv, Options* o) {
     }
     if (emulated && o->ranks == 0) o->ranks = o->machine.ranks();
     if (emulated && o->ranks > o->machine.ranks()) {
-      std::fprintf(stderr, "torusmpi_sim: --ranks %d: %s holds %d ranks\n", o->ranks,
-                   o->machine.name.c_str(), o->machine.ranks());
+      std::fprintf(stderr, "torusmpi_sim: --ranks %d: %d x %s hold %d ranks\n", o->ranks,
+                   o->instances, o->machine.name.c_str(), o->machine.ranks());
       return false;
     }
   }
@@ -247,6 +263,15 @@ std::string link_text(const topo::Machine& m, int id) {
   return std::to_string(l.from) + "-" + std::to_string(l.to);
 }
 
+// Every chip's network bytes, in the order and format TORUSMPI_STATS=1 prints a real run's.
+void print_nics(const Options& o, const coll::sim::Result& r) {
+  const size_t chips = o.machine.emulated() ? o.machine.chips() : 1;
+  for (size_t k = 0; k < chips * o.instances; ++k) {
+    std::printf("torusmpi-stats nic %zu.%zu bytes=%llu\n", k / chips, k % chips,
+                static_cast<unsigned long long>(k < r.nic_bytes.size() ? r.nic_bytes[k] : 0));
+  }
+}
+
 // Simulates alg on the call of `bytes`: false, with a row saying why, when it cannot run it.
 bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& alg, size_t bytes,
               const coll::sim::Costs& costs, coll::sim::Result* r, double* algbw) {
@@ -264,15 +289,20 @@ bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& al
 
 int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) {
   const topo::Machine& mach = o.machine;
-  std::printf("# torusmpi_sim %s on %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
+  std::printf("# torusmpi_sim %s on %d x %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
               "%zu-byte elements\n",
-              coll::coll_name(o.coll), mach.name.c_str(), o.ranks, mach.chips(), mach.cores,
+              coll::coll_name(o.coll), o.instances, mach.name.c_str(), o.ranks, mach.chips(),
+              mach.cores,
               mach.dims[0], mach.dims[1], mach.dims[2], o.in_place ? ", in place" : "",
               o.commutative ? "" : ", non-commutative op", o.elem);
   std::printf("# links %.3g GB/s and %.3g us per hop, one direction; within a chip %.3g GB/s, "
               "%.3g us\n",
               mach.neuronlink.bandwidth * 1e-9, mach.neuronlink.latency * 1e6,
               mach.intra_chip.bandwidth * 1e-9, mach.intra_chip.latency * 1e6);
+  if (o.instances > 1) {
+    std::printf("# network %.3g GB/s per chip's interface, %.3g us per message\n",
+                mach.efa.bandwidth * 1e-9, mach.efa.latency * 1e6);
+  }
   {
     // What the library builds for a communicator placed so (Team::place); sizes do not change it.
     auto call = coll::sim::make_call([&] {
@@ -311,6 +341,7 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
         std::printf("    link %s bytes=%llu\n", link_text(mach, static_cast<int>(id)).c_str(),
                     static_cast<unsigned long long>(r.link_bytes[id]));
       }
+      if (o.nics) print_nics(o, r);
     }
     if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
   }
@@ -333,6 +364,12 @@ int run(int argc, char** argv) {
     return 2;
   }
   if (o.machine.emulated()) return run_on_machine(o, algs);
+  const bool spans = o.instances > 1;
+  if (spans && (o.alpha >= 0 || o.beta >= 0 || o.gamma >= 0)) {
+    std::fprintf(stderr, "torusmpi_sim: --alpha, --beta and --gamma override the flat model of "
+                         "one host\n");
+    return 2;
+  }
   coll::Model m = coll::host_model(o.oversubscribed);
   if (o.alpha >= 0) m.alpha = o.alpha;
   if (o.beta >= 0) m.beta = o.beta;
@@ -352,8 +389,16 @@ int run(int argc, char** argv) {
               "time (us)", "algbw (GB/s)", "busbw (GB/s)", "messages", "steps");
   int wrong = 0;
   for (size_t bytes = o.min_bytes;; bytes = bytes == 0 ? 1 : bytes * 2) {
-    auto call = coll::sim::make_call(shape_for(o, bytes));
-    coll::Choice pick = coll::select_algorithm(call->args[0], m);
+    // Host instances: placed (which instance each rank is on) and chosen with the model Team
+    // builds for them; the simulated time stays the flat model's.
+    coll::sim::CallShape shape = shape_for(o, bytes);
+    if (spans) shape.machine = &o.machine;
+    auto call = coll::sim::make_call(shape);
+    coll::TorusModel torus;
+    const coll::Model placed =
+        spans ? coll::topo_model(o.machine, call->view, o.oversubscribed, &torus) : m;
+    if (spans) costs.view = &call->view;
+    coll::Choice pick = coll::select_algorithm(call->args[0], placed);
     for (const Algorithm* alg : algs) {
       coll::sim::Result r;
       double algbw = 0;
@@ -364,6 +409,7 @@ int run(int argc, char** argv) {
                   static_cast<unsigned long long>(r.messages), r.max_steps);
       wrong += !r.ok;
       if (!r.ok) std::printf("    %s\n", r.error.c_str());
+      if (o.nics && spans) print_nics(o, r);
     }
     if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
   }

@@ -1,7 +1,8 @@
 // Every registered algorithm through the simulator's checks, generated from the registry: rank
 // counts 1-17, 24, 31, 32, 64, 128 (and 1000 in SweepLarge); counts 0, 1, p-1, p, p+1 and a large
 // prime; in place and not; every root up to 32 ranks, then the first, second, middle and last;
-// commutative ops, and non-commutative ones where the algorithm takes them.
+// commutative ops, and non-commutative ones where the algorithm takes them. Each as forced: the
+// hier algorithms, for jobs spanning instances, run here (no placement) as one ring.
 //
 // TORUSMPI_SWEEP=<collective>[/<token>] narrows the run to some algorithms (when writing one).
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ int sweep(const Algorithm& alg, int p, const std::vector<size_t>& counts) {
           shape.commutative = comm;
           auto call = sim::make_call(shape);
           std::string why;
-          if (!supports(alg, call->args[0], &why)) continue;
+          if (!runs_forced(alg, call->args[0], &why)) continue;
           sim::Result res = sim::run(call->args, [&](Builder& b, const Args& a) { alg.build(b, a); });
           ++checked;
           if (!res.ok) {

@@ -20,6 +20,7 @@
 #include "coll/select/registry.h"
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
+#include "tests/unit/sim_helpers.h"
 
 namespace torusmpi::coll {
 namespace {
@@ -107,13 +108,7 @@ int check(const Algorithm& alg, const Placement& pl, const TopoView* topo,
   return checked;
 }
 
-std::vector<size_t> sweep_counts(int p) {
-  std::vector<size_t> c = {
-      0, 1, static_cast<size_t>(p - 1), static_cast<size_t>(p), static_cast<size_t>(p + 1), 1009};
-  std::sort(c.begin(), c.end());
-  c.erase(std::unique(c.begin(), c.end()), c.end());
-  return c;
-}
+using test::sweep_counts;
 
 const std::vector<Placement>& placements() {
   static const std::vector<Placement> v = {

@@ -13,6 +13,7 @@
 #include "coll/select/select.h"
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
+#include "tests/unit/sim_helpers.h"
 #include "topo/machine.h"
 
 namespace torusmpi::coll {
@@ -194,33 +195,14 @@ TEST(SimTopo, SelectorPickIsWithinAQuarterOfTheBest) {
       shape.size = m.ranks();
       shape.count = bytes / 4;
       shape.machine = &m;
-      auto call = sim::make_call(shape);
-      TorusModel torus;
-      Model model = topo_model(m, call->view, false, &torus);
-      Choice pick = select_algorithm(call->args[0], model);
-      ASSERT_NE(pick.alg, nullptr);
-      sim::Costs costs = sim::machine_costs(m, call->view);
-      double best = 0, picked = 0;
-      std::string best_token, table;
-      for (const Algorithm& alg : algorithms()) {
-        std::string why;
-        if (alg.coll != Coll::kAllreduce || !supports(alg, call->args[0], &why)) continue;
-        sim::Result r = sim::run(
-            call->args, [&alg](Builder& b, const Args& a) { alg.build(b, a); }, costs);
-        // A wrong schedule is EveryAlgorithmIsRightOnFullInstances' to report; it is no
-        // candidate here, unless the selector picked it.
-        if (!r.ok) {
-          EXPECT_NE(&alg, pick.alg) << name << " " << bytes << " B: the pick " << alg.token
-                                    << " is wrong: " << r.error;
-          continue;
-        }
-        table += " " + std::string(alg.token) + "=" + std::to_string(r.time * 1e6) + "us";
-        if (best_token.empty() || r.time < best) best = r.time, best_token = alg.token;
-        if (&alg == pick.alg) picked = r.time;
-      }
-      EXPECT_LE(picked, 1.25 * best)
-          << name << " " << bytes << " B: picked " << pick.alg->token << ", fastest "
-          << best_token << ";" << table << "; " << pick.why;
+      // A wrong schedule is EveryAlgorithmIsRightOnFullInstances' to report; it is no candidate
+      // here, unless the selector picked it (then it has no time).
+      const test::PickReport rep = test::pick_vs_best(shape);
+      EXPECT_GT(rep.picked, 0) << name << " " << bytes << " B: the pick " << rep.pick
+                               << " is wrong: " << rep.wrong;
+      EXPECT_LE(rep.picked, 1.25 * rep.best)
+          << name << " " << bytes << " B: picked " << rep.pick << ", fastest " << rep.fastest
+          << ";" << rep.table << "; " << rep.why;
     }
   }
 }
