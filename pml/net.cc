@@ -1,6 +1,8 @@
 // Which ranks need the network, and which network transport serves them.
 #include "pml/net.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
 #include "config.h"
@@ -43,7 +45,41 @@ Status choose(Kind* out, std::string* error) {
   return Status::kOk;
 }
 
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+
 }  // namespace
+
+KeepCrashHandlers::KeepCrashHandlers() {
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], nullptr, &saved_[i]);
+}
+
+KeepCrashHandlers::~KeepCrashHandlers() {
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], &saved_[i], nullptr);
+}
+
+Status open_library(const char* soname, const char* libdir, const std::vector<Symbol>& symbols,
+                    std::string* error) {
+  KeepCrashHandlers keep;
+  // Never closed: neither library supports being unloaded and loaded again in one process.
+  void* lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const std::string first = dlerror();
+    lib = dlopen((std::string(libdir) + "/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      *error = std::string("cannot open ") + soname + ": " + first;
+      return Status::kErrUnsupported;
+    }
+  }
+  for (const Symbol& s : symbols) {
+    // With a handle, dlsym searches the library's dependencies too (libucs for libucp).
+    *s.address = dlsym(lib, s.name);
+    if (*s.address == nullptr) {
+      *error = std::string(soname) + " has no " + s.name + " (older than the headers it was built with?)";
+      return Status::kErrUnsupported;
+    }
+  }
+  return Status::kOk;
+}
 
 std::vector<int> remote_peers(const boot::JobInfo& job) {
   const topo::Machine& m = topo::machine();

@@ -11,6 +11,8 @@
 #ifndef TORUSMPI_PML_NET_H_
 #define TORUSMPI_PML_NET_H_
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -28,6 +30,41 @@ std::vector<int> remote_peers(const boot::JobInfo& job);
 Status prepare(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error);
 Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error);
 void detach();
+
+// The network libraries are opened at run time, when a job needs them, not linked into libmpi:
+// as they load, libfabric (through its psm provider's libinfinipath) and UCX (libucs) install
+// handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE that print their own backtrace and exit 1, in
+// every program linked with this library, displacing a sanitizer's or the program's handlers and
+// the core dump. KeepCrashHandlers puts the program's handlers back when it goes out of scope;
+// the transports hold one around whatever may load code (dlopen, fi_getinfo, ucp_init).
+class KeepCrashHandlers {
+ public:
+  KeepCrashHandlers();
+  ~KeepCrashHandlers();
+  KeepCrashHandlers(const KeepCrashHandlers&) = delete;
+  KeepCrashHandlers& operator=(const KeepCrashHandlers&) = delete;
+
+ private:
+  struct sigaction saved_[4];
+};
+
+// One call a transport takes from its library: its name and where its address goes.
+struct Symbol {
+  const char* name;
+  void** address;
+};
+
+// Opens `soname` (by the loader's search, then from `libdir`, where configure found it) and
+// resolves every symbol; an error names the library and what is missing.
+Status open_library(const char* soname, const char* libdir, const std::vector<Symbol>& symbols,
+                    std::string* error);
+
+// A transport's table of calls, from an X-macro list of names: a struct of typed pointers
+//   struct Calls { LIST(TORUSMPI_NET_POINTER) };
+// and the symbols to fill it, with a reference named `calls` to it in scope:
+//   open_library(..., {LIST(TORUSMPI_NET_SYMBOL)}, error)
+#define TORUSMPI_NET_POINTER(f) decltype(&::f) f = nullptr;
+#define TORUSMPI_NET_SYMBOL(f) {#f, reinterpret_cast<void**>(&calls.f)},
 
 }  // namespace torusmpi::pml::net
 

@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -48,6 +49,26 @@
 
 namespace torusmpi::pml::ofi {
 namespace {
+
+// The libfabric calls this transport makes, from libfabric (opened at run time: see pml/net.h);
+// the rest of its API is inline calls through the objects' operation tables.
+#define TORUSMPI_OFI_CALLS(X) X(fi_dupinfo) X(fi_fabric) X(fi_freeinfo) X(fi_getinfo) X(fi_strerror)
+
+struct Calls {
+  TORUSMPI_OFI_CALLS(TORUSMPI_NET_POINTER)
+};
+Calls g_ofi;
+
+Status load_ofi(std::string* error) {
+  static bool loaded = false;
+  if (loaded) return Status::kOk;
+  Calls& calls = g_ofi;
+  Status s = net::open_library("libfabric.so.1", TORUSMPI_OFI_LIBDIR,
+                               {TORUSMPI_OFI_CALLS(TORUSMPI_NET_SYMBOL)}, error);
+  if (s != Status::kOk) *error = "ofi: " + *error;
+  loaded = s == Status::kOk;
+  return s;
+}
 
 constexpr char kKey[] = "torusmpi.ofi";
 constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
@@ -102,7 +123,7 @@ struct Op {
 };
 
 std::string fi_text(const char* call, int ret) {
-  return std::string(call) + ": " + fi_strerror(-ret);
+  return std::string(call) + ": " + g_ofi.fi_strerror(-ret);
 }
 
 class OfiTransport final : public Transport {
@@ -156,7 +177,7 @@ class OfiTransport final : public Transport {
     if (ret != 0) {
       // Not fatal: the message takes the pipelined protocol instead.
       log::warn("ofi: cannot register %zu B for rank %d to read (%s): pipelining it", len, peer,
-                fi_strerror(-ret));
+                g_ofi.fi_strerror(-ret));
       if (mr != nullptr) fi_close(&mr->fid);
       return 0;
     }
@@ -379,7 +400,7 @@ class OfiTransport final : public Transport {
     char text[256] = "";
     const char* prov = fi_cq_strerror(cq_, err.prov_errno, err.err_data, text, sizeof text);
     boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who +
-                           " failed: " + fi_strerror(err.err) + " (provider " + provider_ + ": " +
+                           " failed: " + g_ofi.fi_strerror(err.err) + " (provider " + provider_ + ": " +
                            (prov != nullptr ? prov : "no details") + ")");
   }
 
@@ -387,7 +408,7 @@ class OfiTransport final : public Transport {
     check_peers_alive("communicating");
     std::string who = peer >= 0 ? " for rank " + std::to_string(peer) : "";
     boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + call + who +
-                           " failed: " + fi_strerror(-ret) + " (provider " + provider_ + ")");
+                           " failed: " + g_ofi.fi_strerror(-ret) + " (provider " + provider_ + ")");
   }
 
   // Sleeps until the completion queue's descriptor (or `also`) is readable, or `us` passes.
@@ -499,7 +520,7 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     const bool rma = attempt % 2 == 0;
     const bool sas = attempt < 2;
-    fi_info* hints = fi_allocinfo();
+    fi_info* hints = g_ofi.fi_dupinfo(nullptr);
     if (hints == nullptr) return -FI_ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
@@ -514,8 +535,12 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
     }
     if (!prov.empty()) hints->fabric_attr->prov_name = strdup(prov.c_str());
     fi_info* list = nullptr;
-    int ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &list);
-    fi_freeinfo(hints);
+    int ret;
+    {
+      net::KeepCrashHandlers keep;  // the first call opens libfabric's providers
+      ret = g_ofi.fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &list);
+    }
+    g_ofi.fi_freeinfo(hints);
     if (ret != 0) {
       last = ret;
       continue;
@@ -534,8 +559,8 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
         }
       }
     }
-    *out = fi_dupinfo(pick);
-    fi_freeinfo(list);
+    *out = g_ofi.fi_dupinfo(pick);
+    g_ofi.fi_freeinfo(list);
     return *out != nullptr ? 0 : -FI_ENOMEM;
   }
   return last;
@@ -576,7 +601,7 @@ Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
     *error = "ofi: " + fi_text(call, r) + where;
     return Status::kErrUnsupported;
   };
-  if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0)
+  if ((ret = g_ofi.fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0)
     return failed("fi_fabric", ret);
   if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)) != 0) return failed("fi_domain", ret);
   fi_av_attr av_attr{};
@@ -726,7 +751,7 @@ void OfiTransport::close_all() {
   domain_ = nullptr;
   if (fabric_ != nullptr) fi_close(&fabric_->fid);
   fabric_ = nullptr;
-  if (info_ != nullptr) fi_freeinfo(info_);
+  if (info_ != nullptr) g_ofi.fi_freeinfo(info_);
   info_ = nullptr;
 }
 
@@ -738,8 +763,10 @@ std::unique_ptr<OfiTransport>& transport() {
 }  // namespace
 
 Status prepare(const boot::JobInfo& job, std::string* error) {
+  Status s = load_ofi(error);
+  if (s != Status::kOk) return s;
   auto t = std::make_unique<OfiTransport>();
-  Status s = t->open(job, error);
+  s = t->open(job, error);
   if (s != Status::kOk) return s;
   transport() = std::move(t);
   return Status::kOk;

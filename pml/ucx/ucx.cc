@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "pml/net.h"
@@ -32,6 +33,52 @@
 
 namespace torusmpi::pml::ucx {
 namespace {
+
+// The UCX calls this transport makes, from libucp (opened at run time: see pml/net.h).
+#define TORUSMPI_UCX_CALLS(X) \
+  X(ucp_am_data_release) \
+  X(ucp_am_send_nbx) \
+  X(ucp_cleanup) \
+  X(ucp_config_modify) \
+  X(ucp_config_read) \
+  X(ucp_config_release) \
+  X(ucp_ep_close_nbx) \
+  X(ucp_ep_create) \
+  X(ucp_ep_rkey_unpack) \
+  X(ucp_get_nbx) \
+  X(ucp_init_version) \
+  X(ucp_mem_map) \
+  X(ucp_mem_unmap) \
+  X(ucp_request_check_status) \
+  X(ucp_request_free) \
+  X(ucp_rkey_buffer_release) \
+  X(ucp_rkey_destroy) \
+  X(ucp_rkey_pack) \
+  X(ucp_worker_arm) \
+  X(ucp_worker_create) \
+  X(ucp_worker_destroy) \
+  X(ucp_worker_get_address) \
+  X(ucp_worker_get_efd) \
+  X(ucp_worker_progress) \
+  X(ucp_worker_release_address) \
+  X(ucp_worker_set_am_recv_handler) \
+  X(ucs_status_string)
+
+struct Calls {
+  TORUSMPI_UCX_CALLS(TORUSMPI_NET_POINTER)
+};
+Calls g_ucx;
+
+Status load_ucx(std::string* error) {
+  static bool loaded = false;
+  if (loaded) return Status::kOk;
+  Calls& calls = g_ucx;
+  Status s = net::open_library("libucp.so.0", TORUSMPI_UCX_LIBDIR,
+                               {TORUSMPI_UCX_CALLS(TORUSMPI_NET_SYMBOL)}, error);
+  if (s != Status::kOk) *error = "ucx: " + *error;
+  loaded = s == Status::kOk;
+  return s;
+}
 
 constexpr char kKey[] = "torusmpi.ucx";
 constexpr unsigned kAmId = 0x7a;
@@ -84,7 +131,7 @@ struct PeerArg {
   int rank = -1;
 };
 
-std::string status_text(ucs_status_t s) { return ucs_status_string(s); }
+std::string status_text(ucs_status_t s) { return g_ucx.ucs_status_string(s); }
 
 class UcxTransport final : public Transport {
  public:
@@ -118,7 +165,7 @@ class UcxTransport final : public Transport {
     p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     p.err_handler.cb = &UcxTransport::on_ep_error;
     p.err_handler.arg = &args_[peer];
-    ucs_status_t s = ucp_ep_create(worker_, &p, &eps_[peer]);
+    ucs_status_t s = g_ucx.ucp_ep_create(worker_, &p, &eps_[peer]);
     if (s != UCS_OK) {
       *error =
           "ucx: cannot create an endpoint to rank " + std::to_string(peer) + ": " + status_text(s);
@@ -132,7 +179,7 @@ class UcxTransport final : public Transport {
 
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
     if (in_flight_bytes_ > kMaxInFlightBytes) {
-      ucp_worker_progress(worker_);
+      g_ucx.ucp_worker_progress(worker_);
       if (in_flight_bytes_ > kMaxInFlightBytes) return false;
     }
     WireHeader w;
@@ -144,7 +191,7 @@ class UcxTransport final : public Transport {
     ucp_request_param_t p;
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     p.flags = UCP_AM_SEND_FLAG_EAGER;
-    ucs_status_ptr_t r = ucp_am_send_nbx(eps_[peer], kAmId, &w, sizeof w, payload, len, &p);
+    ucs_status_ptr_t r = g_ucx.ucp_am_send_nbx(eps_[peer], kAmId, &w, sizeof w, payload, len, &p);
     if (r == nullptr) {
       ++next_out_[peer];
       return true;
@@ -169,7 +216,7 @@ class UcxTransport final : public Transport {
     p.flags = UCP_AM_SEND_FLAG_EAGER;
     p.cb.send = &UcxTransport::on_send_done;
     p.user_data = c;
-    r = ucp_am_send_nbx(eps_[peer], kAmId, &c->w, sizeof c->w, c->payload(), len, &p);
+    r = g_ucx.ucp_am_send_nbx(eps_[peer], kAmId, &c->w, sizeof c->w, c->payload(), len, &p);
     if (UCS_PTR_IS_ERR(r)) fail(peer, "sending a fragment to", UCS_PTR_STATUS(r));
     if (r == nullptr) {
       std::free(c);
@@ -185,14 +232,14 @@ class UcxTransport final : public Transport {
     if (key_len == 0) return false;  // nothing exposed: the pml pipelines
     if (len == 0) return true;
     ucp_rkey_h rkey;
-    ucs_status_t s = ucp_ep_rkey_unpack(eps_[peer], key, &rkey);
+    ucs_status_t s = g_ucx.ucp_ep_rkey_unpack(eps_[peer], key, &rkey);
     if (s != UCS_OK) fail(peer, "unpacking the remote key of", s);
     ucp_request_param_t p;
     p.op_attr_mask = 0;
-    ucs_status_ptr_t r = ucp_get_nbx(eps_[peer], dst, len, addr, rkey, &p);
+    ucs_status_ptr_t r = g_ucx.ucp_get_nbx(eps_[peer], dst, len, addr, rkey, &p);
     // Arrivals while this waits are queued by the AM callback and delivered by the next poll().
     finish(r, peer, "reading a rendezvous message from");
-    ucp_rkey_destroy(rkey);
+    g_ucx.ucp_rkey_destroy(rkey);
     return true;
   }
 
@@ -205,17 +252,17 @@ class UcxTransport final : public Transport {
     mp.address = const_cast<void*>(buf);
     mp.length = len;
     ucp_mem_h memh;
-    ucs_status_t s = ucp_mem_map(context_, &mp, &memh);
+    ucs_status_t s = g_ucx.ucp_mem_map(context_, &mp, &memh);
     if (s != UCS_OK) {
       no_rma(("ucp_mem_map: " + status_text(s)).c_str());
       return 0;
     }
     void* packed = nullptr;
     size_t size = 0;
-    s = ucp_rkey_pack(context_, memh, &packed, &size);
+    s = g_ucx.ucp_rkey_pack(context_, memh, &packed, &size);
     if (s != UCS_OK || size > kMaxKey) {
-      if (s == UCS_OK) ucp_rkey_buffer_release(packed);
-      ucp_mem_unmap(context_, memh);
+      if (s == UCS_OK) g_ucx.ucp_rkey_buffer_release(packed);
+      g_ucx.ucp_mem_unmap(context_, memh);
       no_rma(s != UCS_OK ? ("ucp_rkey_pack: " + status_text(s)).c_str()
                          : ("a packed remote key of " + std::to_string(size) +
                             " B does not fit Transport::kMaxKey")
@@ -223,7 +270,7 @@ class UcxTransport final : public Transport {
       return 0;
     }
     std::memcpy(key, packed, size);
-    ucp_rkey_buffer_release(packed);
+    g_ucx.ucp_rkey_buffer_release(packed);
     mapped_[id] = memh;
     if (!key_logged_) {
       key_logged_ = true;
@@ -235,13 +282,13 @@ class UcxTransport final : public Transport {
   void unexpose(uint64_t id) override {
     auto it = mapped_.find(id);
     if (it == mapped_.end()) return;
-    ucp_mem_unmap(context_, it->second);
+    g_ucx.ucp_mem_unmap(context_, it->second);
     mapped_.erase(it);
   }
 
   int poll() override {
     // Until UCX has nothing more to do (bounded: a flood must not keep the pml from sending).
-    for (int i = 0; i < 32 && ucp_worker_progress(worker_) != 0; ++i) {
+    for (int i = 0; i < 32 && g_ucx.ucp_worker_progress(worker_) != 0; ++i) {
     }
     if (delivering_) return 0;
     delivering_ = true;
@@ -263,7 +310,7 @@ class UcxTransport final : public Transport {
 
   bool arm() override {
     if (!ready_.empty()) return false;
-    ucs_status_t s = ucp_worker_arm(worker_);
+    ucs_status_t s = g_ucx.ucp_worker_arm(worker_);
     if (s == UCS_ERR_BUSY) return false;
     if (s != UCS_OK) fail(-1, "arming its wake-up descriptor for", s);
     return true;
@@ -285,18 +332,18 @@ class UcxTransport final : public Transport {
       if (ep == nullptr) continue;
       ucp_request_param_t p;
       p.op_attr_mask = 0;  // flush what is queued, then close
-      ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+      ucs_status_ptr_t r = g_ucx.ucp_ep_close_nbx(ep, &p);
       if (UCS_PTR_IS_PTR(r)) closing.push_back(r);
       ep = nullptr;
     }
     double deadline = progress::now_seconds() + kCloseTimeoutS;
     for (ucs_status_ptr_t r : closing) {
-      while (ucp_request_check_status(r) == UCS_INPROGRESS && progress::now_seconds() < deadline) {
-        ucp_worker_progress(worker_);
+      while (g_ucx.ucp_request_check_status(r) == UCS_INPROGRESS && progress::now_seconds() < deadline) {
+        g_ucx.ucp_worker_progress(worker_);
       }
-      ucp_request_free(r);  // an unfinished close goes on without us
+      g_ucx.ucp_request_free(r);  // an unfinished close goes on without us
     }
-    for (auto& m : mapped_) ucp_mem_unmap(context_, m.second);
+    for (auto& m : mapped_) g_ucx.ucp_mem_unmap(context_, m.second);
     mapped_.clear();
     for (Arrival& a : ready_) release(a);
     ready_.clear();
@@ -304,9 +351,9 @@ class UcxTransport final : public Transport {
       for (auto& e : peer) release(e.second);
       peer.clear();
     }
-    ucp_worker_destroy(worker_);
+    g_ucx.ucp_worker_destroy(worker_);
     worker_ = nullptr;
-    ucp_cleanup(context_);
+    g_ucx.ucp_cleanup(context_);
     context_ = nullptr;
   }
 
@@ -370,7 +417,7 @@ class UcxTransport final : public Transport {
 
   void release(const Arrival& a) {
     if (a.ucx_owned) {
-      ucp_am_data_release(worker_, a.data);
+      g_ucx.ucp_am_data_release(worker_, a.data);
     } else {
       std::free(a.data);
     }
@@ -381,11 +428,11 @@ class UcxTransport final : public Transport {
     if (r == nullptr) return;
     if (UCS_PTR_IS_ERR(r)) fail(peer, doing, UCS_PTR_STATUS(r));
     ucs_status_t s;
-    while ((s = ucp_request_check_status(r)) == UCS_INPROGRESS) {
-      ucp_worker_progress(worker_);
+    while ((s = g_ucx.ucp_request_check_status(r)) == UCS_INPROGRESS) {
+      g_ucx.ucp_worker_progress(worker_);
       check_liveness(doing);
     }
-    ucp_request_free(r);
+    g_ucx.ucp_request_free(r);
     if (s != UCS_OK) fail(peer, doing, s);
   }
 
@@ -421,7 +468,7 @@ class UcxTransport final : public Transport {
     UcxTransport* t = c->t;
     t->in_flight_bytes_ -= c->len;
     std::free(c);
-    ucp_request_free(request);
+    g_ucx.ucp_request_free(request);
     if (status != UCS_OK && !t->closing_) {
       // The endpoint's error handler names the peer; this is the same failure seen by a send.
       boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
@@ -466,14 +513,16 @@ std::unique_ptr<UcxTransport>& transport() {
 }
 
 std::string ucx_error(const char* what, ucs_status_t s) {
-  return std::string("ucx: ") + what + ": " + ucs_status_string(s);
+  return std::string("ucx: ") + what + ": " + g_ucx.ucs_status_string(s);
 }
 
 }  // namespace
 
 Status prepare(const boot::JobInfo& job, std::string* error) {
+  Status loaded = load_ucx(error);
+  if (loaded != Status::kOk) return loaded;
   ucp_config_t* config = nullptr;
-  ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
+  ucs_status_t s = g_ucx.ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
     *error = ucx_error("ucp_config_read", s);
     return Status::kErrBoot;
@@ -484,9 +533,9 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   // (tcp, and self for loopback), unless the user chose transports.
   const bool emulated = job.num_nodes == 1;
   if (emulated && std::getenv("UCX_TLS") == nullptr) {
-    s = ucp_config_modify(config, "TLS", "tcp,self");
+    s = g_ucx.ucp_config_modify(config, "TLS", "tcp,self");
     if (s != UCS_OK) {
-      ucp_config_release(config);
+      g_ucx.ucp_config_release(config);
       *error = ucx_error("restricting UCX_TLS to tcp,self", s);
       return Status::kErrBoot;
     }
@@ -496,8 +545,11 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
   ucp_context_h context = nullptr;
-  s = ucp_init(&params, config, &context);
-  ucp_config_release(config);
+  {
+    net::KeepCrashHandlers keep;  // ucp_init opens UCX's transport modules
+    s = g_ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context);
+  }
+  g_ucx.ucp_config_release(config);
   if (s != UCS_OK) {
     *error = ucx_error("ucp_init (no usable transport? see UCX_TLS and UCX_NET_DEVICES)", s);
     return Status::kErrBoot;
@@ -509,17 +561,17 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   // too: one thread at a time, not always the same one, which is SERIALIZED rather than SINGLE.
   wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   ucp_worker_h worker = nullptr;
-  s = ucp_worker_create(context, &wp, &worker);
+  s = g_ucx.ucp_worker_create(context, &wp, &worker);
   if (s != UCS_OK) {
-    ucp_cleanup(context);
+    g_ucx.ucp_cleanup(context);
     *error = ucx_error("ucp_worker_create", s);
     return Status::kErrBoot;
   }
   int efd = -1;
-  s = ucp_worker_get_efd(worker, &efd);
+  s = g_ucx.ucp_worker_get_efd(worker, &efd);
   if (s != UCS_OK) {
-    ucp_worker_destroy(worker);
-    ucp_cleanup(context);
+    g_ucx.ucp_worker_destroy(worker);
+    g_ucx.ucp_cleanup(context);
     *error = ucx_error("ucp_worker_get_efd", s);
     return Status::kErrBoot;
   }
@@ -533,14 +585,14 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   hp.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
   hp.cb = &UcxTransport::on_am;
   hp.arg = t.get();
-  s = ucp_worker_set_am_recv_handler(worker, &hp);
+  s = g_ucx.ucp_worker_set_am_recv_handler(worker, &hp);
   if (s != UCS_OK) {
     *error = ucx_error("ucp_worker_set_am_recv_handler", s);
     return Status::kErrBoot;  // t's destructor closes the worker
   }
   ucp_address_t* address = nullptr;
   size_t addr_len = 0;
-  s = ucp_worker_get_address(worker, &address, &addr_len);
+  s = g_ucx.ucp_worker_get_address(worker, &address, &addr_len);
   if (s != UCS_OK) {
     *error = ucx_error("ucp_worker_get_address", s);
     return Status::kErrBoot;
@@ -553,7 +605,7 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   std::snprintf(card.host, sizeof card.host, "%s", job.hostname.c_str());
   std::memcpy(value.data(), &card, sizeof card);
   std::memcpy(value.data() + sizeof card, address, addr_len);
-  ucp_worker_release_address(worker, address);
+  g_ucx.ucp_worker_release_address(worker, address);
   TORUSMPI_DEBUG(kPml, "ucx: worker address of %zu B%s", addr_len,
                  emulated && std::getenv("UCX_TLS") == nullptr ? ", transports tcp,self" : "");
   transport() = std::move(t);

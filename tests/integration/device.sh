@@ -5,7 +5,8 @@
 # kinds (eager and rendezvous, self, truncation, Sendrecv_replace, a vector type), and every
 # collective with device buffers on every rank and mixed with host ones. At 3 and 4 ranks on the
 # host model and on two small tori (one and two ranks per chip). Then the guard itself: a program
-# that reads a device pointer in host code dies of SIGSEGV with the guard and lives without it.
+# that reads a device pointer in host code dies of SIGSEGV with the guard and lives without it,
+# with the network transports opened too.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/device
@@ -46,5 +47,16 @@ run_job 30 env "${no_launcher[@]}" LD_PRELOAD="$tm_libmpi" TORUSMPI_DEVICE_GUARD
   "$bin.gcc" deref
 check "without the guard the same read works" \
   eval '[ "$job_rc" -eq 0 ] && grep -q "^survived" "$job_out"' || diag_job
+# The same read on two emulated instances, so the network library is opened too: libfabric (its
+# psm provider's libinfinipath) and UCX install crash handlers as they load, which must not
+# replace the program's (the process dies of SIGSEGV, not of their backtrace and exit 1).
+for net in "TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo" \
+  "TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo"; do
+  # shellcheck disable=SC2086 # $net is -x options
+  run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+    -x TORUSMPI_INSTANCES=2 -x $net "$bin.gcc" deref
+  check "${net%% *}, 2 instances: the read dies of SIGSEGV, not of the network library's handler" \
+    grep -q 'exited on signal 11' "$job_err" || diag_job
+done
 check_shm
 tap_done
