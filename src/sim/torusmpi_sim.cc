@@ -272,11 +272,15 @@ void print_nics(const Options& o, const coll::sim::Result& r) {
   }
 }
 
-// Simulates alg on the call of `bytes`: false, with a row saying why, when it cannot run it.
+// Simulates alg on the call of `bytes`: false, with a row saying why, when it cannot run it. An
+// algorithm named by --algorithm runs as forcing it (TORUSMPI_COLL_<C>) runs it, so a real forced
+// call's stats equal the simulator's; in the table of all, the ones the selector passes over say why.
 bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& alg, size_t bytes,
               const coll::sim::Costs& costs, coll::sim::Result* r, double* algbw) {
   std::string why;
-  if (!coll::supports(alg, call.args[0], &why)) {
+  const bool named = o.algorithm != "all";
+  if (!(named ? coll::runs_forced(alg, call.args[0], &why)
+              : coll::supports(alg, call.args[0], &why))) {
     std::printf("  %-10zu %-20s %6s  (%s)\n", bytes, alg.token, "-", why.c_str());
     return false;
   }
