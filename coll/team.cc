@@ -13,8 +13,12 @@ void Team::place() {
   std::vector<int> job_ranks(comm_->size);
   for (int r = 0; r < comm_->size; ++r) job_ranks[r] = comm_->world_rank(r);
   view_ = topo_view(m, job_ranks);
-  // Host instances too: the network between them is priced (the host alone keeps host_model).
-  if (m.emulated() || m.instances > 1) model_ = topo_model(m, view_, false, &torus_);
+  // Host instances too: the network between them is priced (the host alone keeps host_model),
+  // and so is this host's oversubscription, as for the host alone; an emulated instance is
+  // priced as the instance would run, whatever this host's cores.
+  if (m.emulated() || m.instances > 1) {
+    model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
+  }
   modelled_ = m.emulated() || m.instances > 1;
   placed_ = true;
 }

@@ -96,11 +96,14 @@ double mesh_cost(const Model& m, double bytes_out) {
   return std::max(1.0, diameter) * m.torus->hop_alpha +
          m.torus->cores * bytes_out * std::max(1.0, mean_hops) / links * m.torus->link_beta;
 }
-// Direct messages across instances, `bytes_out` from each rank: the network's latency once (the
-// messages overlap), and each chip's interface carrying its ranks' off-instance share.
-double net_mesh_cost(const Model& m, double bytes_out) {
+// Direct messages across instances, `bytes_out` from each of the p ranks, spread evenly over the
+// p - 1 others: the network's latency once (the messages overlap), and each chip's interface
+// carrying its ranks' off-instance share, (p - q) of the p - 1 destinations for q ranks an
+// instance (not (N-1)/N of them: at 2 x 2 ranks that priced mesh's network bytes at 3/4 of theirs).
+double net_mesh_cost(const Model& m, int p, double bytes_out) {
   const TorusModel& t = *m.torus;
-  return t.efa_alpha + frac(t.instances) * bytes_out * t.efa_beta;
+  const double off = (p - static_cast<double>(p) / t.instances) / std::max(1, p - 1);
+  return t.efa_alpha + off * bytes_out * t.efa_beta;
 }
 // bcast down chains of chunks (patterns/chain.h): k chunks over a chain of `len` ranks.
 double chain_cost(double alpha, double beta, int len, double n) {
@@ -141,7 +144,7 @@ double rs_rdh_cost(const Model& m, int p, double n) {
   return halving_rs_cost(m, p, n);
 }
 double rs_mesh_cost(const Model& m, int p, double n) {
-  if (spans_instances(m)) return net_mesh_cost(m, frac(p) * n) + frac(p) * n * m.gamma;
+  if (spans_instances(m)) return net_mesh_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
   return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                          : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
 }
@@ -315,7 +318,7 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllreduce, "mesh", allreduce_mesh, 0,
      "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g (messages of a step overlap)",
      [](const Model& m, int p, double n) {
-       if (spans_instances(m)) return 2 * net_mesh_cost(m, frac(p) * n) + frac(p) * n * m.gamma;
+       if (spans_instances(m)) return 2 * net_mesh_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
        return torus_shaped(m) ? 2 * mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                               : ring_allreduce_cost(m, p, n);
      },
@@ -382,7 +385,7 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAllgather, "mesh", allgather_mesh, 0,
      "Cost = (p-1) a + (p-1) n b (messages of the step overlap)",
      [](const Model& m, int p, double n) {
-       if (spans_instances(m)) return net_mesh_cost(m, (p - 1) * n);
+       if (spans_instances(m)) return net_mesh_cost(m, p, (p - 1) * n);
        return torus_shaped(m) ? mesh_cost(m, (p - 1) * n) : (p - 1) * (m.alpha + n * m.beta);
      },
      "direct: every block to every rank in one step"},

@@ -4,7 +4,7 @@
 //
 // On the wire a fragment is a Prefix (the sender's job rank, so receives need no FI_SOURCE, and a
 // sequence number), the pml's FragHeader, then the payload:
-//   | rank | seq | FragHeader (40 B) | payload (<= 64 KiB; 16080 B under manual progress) |
+//   | rank | seq | FragHeader (40 B) | payload (<= 64 KiB) |
 // Sends copy into buffers of one registered slab (tiny ones, headers alone, go by fi_inject);
 // receives land in a pool of posted buffers of the same size, re-posted once delivered.
 //
@@ -75,13 +75,17 @@ constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 // Fragments are bounded so that a rendezvous pipelines in chunks of this size and an eager message
 // of the default eager limit (64 KiB) still goes in one fragment.
 constexpr size_t kMaxPayload = size_t{64} << 10;
-// With manual data progress (tcp;ofi_rxm) a message past the provider's own eager size (rxm: 16 KiB
-// by default) moves in segments or by a read that only the sender's polling advances. The pml
-// completes an eager send when it is queued, so its sender may be in MPI_Finalize's fence, no
-// longer polling, while the receiver waits for the rest: seen as p2p_ring hanging with 64 KiB
-// fragments. Fragments that fit in one provider buffer leave with the post; bigger messages go
-// by rendezvous, whose sender polls until the reader is done.
-constexpr size_t kManualProgressWire = (size_t{16} << 10) - 256;
+// With manual data progress (tcp;ofi_rxm) a message past rxm's eager limit (16 KiB by default)
+// moves in segments or by a read that only the sender's polling advances. The pml completes an
+// eager send when it is queued, so its sender may be in MPI_Finalize's fence, no longer polling,
+// while the receiver waits for the rest: seen as p2p_ring hanging with 64 KiB fragments. So before
+// libfabric starts, rxm's eager limit is raised to one whole fragment (FI_OFI_RXM_EAGER_LIMIT,
+// unless the user set it): every fragment leaves with its post, and over tcp it lands straight in
+// a posted buffer (rxm's dynamic receive buffers), so rxm's own 16 KiB bounce buffers stay as they
+// are (raising FI_OFI_RXM_BUFFER_SIZE instead cost 250 MB a rank). A user's smaller limit makes the
+// fragments smaller. Measured, osu_latency between instances at 16/32/64 KiB: 34/35/48 us with
+// 16 KiB fragments (rendezvous), 15/18/32 us with whole ones.
+constexpr char kRxmEagerLimit[] = "FI_OFI_RXM_EAGER_LIMIT";
 // Enough in flight to keep a 64 KiB-chunk pipeline busy (2 MiB) without pinning much per rank.
 constexpr int kSendBuffers = 32;
 constexpr int kRecvBuffers = 32;
@@ -232,6 +236,7 @@ class OfiTransport final : public Transport {
       return posted == n;
     };
     double next_check = progress::now_seconds() + kLivenessPeriodS;
+    progress::Backoff backoff;
     while (!finished()) {
       while (posted < n) {
         const size_t off = posted * chunk;
@@ -247,9 +252,14 @@ class OfiTransport final : public Transport {
       }
       // Receives that complete meanwhile wait in arrived_ for the next poll(): this runs inside
       // pml::deliver, which must not be entered again.
-      if (reap() > 0) continue;
+      if (reap() > 0) {
+        backoff.reset();
+        continue;
+      }
       if (finished()) break;
-      wait_fd_briefly(1000, -1);
+      // Spin first: the reader's turn-around is the provider's and the peer's, both quick when
+      // they run; sleeping on the descriptor at once cost a wake-up per read.
+      backoff.pause();
       double now = progress::now_seconds();
       if (now > next_check) {
         next_check = now + kLivenessPeriodS;
@@ -569,6 +579,7 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
 Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
   rank_ = job.rank;
   hostname_ = job.hostname;
+  setenv(kRxmEagerLimit, std::to_string(kBufferBytes).c_str(), 0);  // see kRxmEagerLimit
   std::string described;
   int ret = -FI_ENODATA;
   for (const std::string& prov : provider_choices(&described)) {
@@ -588,7 +599,15 @@ Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
   inject_size_ = std::min<size_t>(info_->tx_attr->inject_size, kWireHeader + 64);
   max_msg_size_ = info_->ep_attr->max_msg_size;
   if (info_->domain_attr->data_progress != FI_PROGRESS_AUTO) {
-    max_payload_ = kManualProgressWire - kWireHeader;
+    const char* limit = std::getenv(kRxmEagerLimit);
+    const size_t wire = limit != nullptr ? std::strtoull(limit, nullptr, 0) : 0;
+    if (wire < kWireHeader + 1024) {
+      *error = std::string("ofi: ") + kRxmEagerLimit + "=" + (limit != nullptr ? limit : "") +
+               ": too small for fragments of 1 KiB and their " + std::to_string(kWireHeader) +
+               "-byte header";
+      return Status::kErrArg;
+    }
+    max_payload_ = std::min(kMaxPayload, wire - kWireHeader);
   }
   if (max_msg_size_ < kBufferBytes) {
     *error = "ofi: provider " + provider_ + " carries messages of at most " +
