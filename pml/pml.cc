@@ -29,6 +29,9 @@ struct Message {
 
 namespace {
 
+// How long MPI_Finalize waits for the transports' sends to leave (Transport::sending()).
+constexpr double kSendDrainTimeoutS = 10.0;
+
 // An intrusive FIFO of T (next_/prev_ members): O(1) append and removal, no allocation.
 template <class T>
 struct Fifo {
@@ -385,6 +388,16 @@ Status finalize() {
   Engine& e = engine();
   // Sends the application completed may still sit in a backlog (eager sends complete on queueing).
   progress::wait_until([&] { return e.backlogged.empty(); });
+  // ... and what the transports took may still need this rank's polling (see sending()). Bounded:
+  // a peer that is gone must not keep this rank from finalizing.
+  progress::wait_until(
+      [&] {
+        for (Transport* t : e.transports) {
+          if (t->sending()) return false;
+        }
+        return true;
+      },
+      kSendDrainTimeoutS);
   progress::set_sleeper(nullptr, nullptr);
   progress::remove(e.poll_id);
   for (Context& c : e.contexts) {

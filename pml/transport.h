@@ -75,6 +75,11 @@ class Transport {
   // True when something has arrived that poll() would deliver (checked before sleeping).
   virtual bool pending() const = 0;
 
+  // True while fragments handed over by send() are not yet out of this process: a provider with
+  // manual progress pushes them only while this rank polls, so MPI_Finalize waits for this to
+  // end before its fence (where nothing polls) instead of leaving a receiver waiting.
+  virtual bool sending() const { return false; }
+
   // Sleeps until a fragment arrives, space frees up for a blocked send, or `us` microseconds
   // pass. Transports without a doorbell sleep the whole time. `also` (when >= 0) is another
   // transport's wait_fd(), armed: the sleep also ends when it becomes readable.

@@ -137,6 +137,7 @@ class OfiTransport final : public Transport {
   const char* name() const override { return "ofi"; }
   bool network() const override { return true; }
   size_t max_payload() const override { return max_payload_; }
+  bool sending() const override { return free_send_.size() < static_cast<size_t>(kSendBuffers); }
 
   Status open(const boot::JobInfo& job, std::string* error);
   Status connect(const std::vector<int>& peers, std::string* error);

@@ -153,6 +153,7 @@ class UcxTransport final : public Transport {
   const char* name() const override { return "ucx"; }
   bool network() const override { return true; }
   size_t max_payload() const override { return kMaxPayload; }
+  bool sending() const override { return in_flight_bytes_ > 0; }
 
   Status connect(int peer, const Card& card, const void* address, std::string* error) {
     ucp_ep_params_t p;
