@@ -16,10 +16,8 @@ void Team::place() {
   // Host instances too: the network between them is priced (the host alone keeps host_model),
   // and so is this host's oversubscription, as for the host alone; an emulated instance is
   // priced as the instance would run, whatever this host's cores.
-  if (m.emulated() || m.instances > 1) {
-    model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
-  }
   modelled_ = m.emulated() || m.instances > 1;
+  if (modelled_) model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
   placed_ = true;
 }
 

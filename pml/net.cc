@@ -50,15 +50,20 @@ constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 }  // namespace
 
 KeepCrashHandlers::KeepCrashHandlers() {
-  for (size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], nullptr, &saved_[i]);
+  static_assert(std::size(kCrashSignals) == sizeof saved_ / sizeof saved_[0]);
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i) {
+    sigaction(kCrashSignals[i], nullptr, &saved_[i]);
+  }
 }
 
 KeepCrashHandlers::~KeepCrashHandlers() {
-  for (size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], &saved_[i], nullptr);
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i) {
+    sigaction(kCrashSignals[i], &saved_[i], nullptr);
+  }
 }
 
-Status open_library(const char* soname, const char* libdir, const std::vector<Symbol>& symbols,
-                    std::string* error) {
+Status open_library(const char* transport, const char* soname, const char* libdir,
+                    const std::vector<Symbol>& symbols, std::string* error) {
   KeepCrashHandlers keep;
   // Never closed: neither library supports being unloaded and loaded again in one process.
   void* lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
@@ -66,7 +71,7 @@ Status open_library(const char* soname, const char* libdir, const std::vector<Sy
     const std::string first = dlerror();
     lib = dlopen((std::string(libdir) + "/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
-      *error = std::string("cannot open ") + soname + ": " + first;
+      *error = std::string(transport) + ": cannot open " + soname + ": " + first;
       return Status::kErrUnsupported;
     }
   }
@@ -74,7 +79,8 @@ Status open_library(const char* soname, const char* libdir, const std::vector<Sy
     // With a handle, dlsym searches the library's dependencies too (libucs for libucp).
     *s.address = dlsym(lib, s.name);
     if (*s.address == nullptr) {
-      *error = std::string(soname) + " has no " + s.name + " (older than the headers it was built with?)";
+      *error = std::string(transport) + ": " + soname + " has no " + s.name +
+               " (older than the headers it was built with?)";
       return Status::kErrUnsupported;
     }
   }

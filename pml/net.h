@@ -54,10 +54,11 @@ struct Symbol {
   void** address;
 };
 
-// Opens `soname` (by the loader's search, then from `libdir`, where configure found it) and
-// resolves every symbol; an error names the library and what is missing.
-Status open_library(const char* soname, const char* libdir, const std::vector<Symbol>& symbols,
-                    std::string* error);
+// Opens `soname` for `transport` (by the loader's search, then from `libdir`, where configure
+// found it) and resolves every symbol; an error names the transport, the library and what is
+// missing. Called once per process, from the transport's prepare().
+Status open_library(const char* transport, const char* soname, const char* libdir,
+                    const std::vector<Symbol>& symbols, std::string* error);
 
 // A transport's table of calls, from an X-macro list of names: a struct of typed pointers
 //   struct Calls { LIST(TORUSMPI_NET_POINTER) };

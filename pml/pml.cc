@@ -74,6 +74,9 @@ struct OutJob {
   bool pooled = false;        // bounce came from (and goes back to) the engine's BouncePool
   uint8_t key_len = 0;        // kRts over a network: the remote key travels as the payload
   uint8_t key[Transport::kMaxKey];
+
+  // What the transport is given: the key is sent from the job itself, wherever it is kept.
+  const void* payload() const { return key_len > 0 ? key : data; }
 };
 
 // Host copies of eager device payloads. A transport copies what it is given, so a bounce is free
@@ -161,15 +164,10 @@ bool matches(int want_source, int want_tag, int source, int tag) {
 }
 
 // Sends a fragment now, or queues it behind what already waits for that peer.
-void send_or_queue(int peer, OutJob job) {
+void send_or_queue(int peer, const OutJob& job) {
   Engine& e = engine();
   Peer& p = e.peers[peer];
-  if (job.key_len > 0) {
-    job.data = nullptr;  // the key is sent from the job itself, wherever the job is kept
-    job.len = job.key_len;
-  }
-  if (p.backlog.empty() && p.transport->send(peer, job.h, job.key_len > 0 ? job.key : job.data,
-                                              job.len)) {
+  if (p.backlog.empty() && p.transport->send(peer, job.h, job.payload(), job.len)) {
     e.bounces.give(job.bounce, job.pooled);
     if (job.complete != nullptr) complete(job.complete);
     return;
@@ -210,7 +208,7 @@ bool flush(int peer) {
         if (!t->send(peer, job.h, from, n)) return false;
         job.offset += n;
       }
-    } else if (!t->send(peer, job.h, job.key_len > 0 ? job.key : job.data, job.len)) {
+    } else if (!t->send(peer, job.h, job.payload(), job.len)) {
       return false;
     }
     Request* done = job.complete;
@@ -363,8 +361,10 @@ Status init(int self, int size) {
     Transport* t = set[r];
     e.peers[r].transport = t;
     e.peers[r].network = t != nullptr && t->network();
-    if (t != nullptr && std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end())
+    if (t != nullptr &&
+        std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end()) {
       e.transports.push_back(t);
+    }
   }
   // Shared memory first: it is polled first and sleeps, watching the network's descriptor too.
   std::stable_partition(e.transports.begin(), e.transports.end(),
@@ -480,6 +480,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
       h.flags = kFlagDevice;
     } else {
       job.key_len = static_cast<uint8_t>(p.transport->expose(peer, h.sreq, buf, bytes, job.key));
+      job.len = job.key_len;
     }
   }
   send_or_queue(peer, job);

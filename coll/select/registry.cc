@@ -219,7 +219,8 @@ constexpr unsigned kHierReduces = kNeedsCommutative | kNeedsInstances;
 double rd_instances_cost(const Model& m, int p, double n) {
   const TorusModel& t = *m.torus;
   const double across = lg_floor(t.instances), within = lg_floor(p) - across;
-  return within * (t.instance_alpha + n * t.instance_beta) + across * (t.efa_alpha + n * t.efa_beta) +
+  return within * (t.instance_alpha + n * t.instance_beta) +
+         across * (t.efa_alpha + n * t.efa_beta) +
          lg_floor(p) * n * m.gamma;
 }
 

@@ -59,17 +59,6 @@ struct Calls {
 };
 Calls g_ofi;
 
-Status load_ofi(std::string* error) {
-  static bool loaded = false;
-  if (loaded) return Status::kOk;
-  Calls& calls = g_ofi;
-  Status s = net::open_library("libfabric.so.1", TORUSMPI_OFI_LIBDIR,
-                               {TORUSMPI_OFI_CALLS(TORUSMPI_NET_SYMBOL)}, error);
-  if (s != Status::kOk) *error = "ofi: " + *error;
-  loaded = s == Status::kOk;
-  return s;
-}
-
 constexpr char kKey[] = "torusmpi.ofi";
 constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 // Fragments are bounded so that a rendezvous pipelines in chunks of this size and an eager message
@@ -236,7 +225,6 @@ class OfiTransport final : public Transport {
       }
       return posted == n;
     };
-    double next_check = progress::now_seconds() + kLivenessPeriodS;
     progress::Backoff backoff;
     while (!finished()) {
       while (posted < n) {
@@ -261,11 +249,7 @@ class OfiTransport final : public Transport {
       // Spin first: the reader's turn-around is the provider's and the peer's, both quick when
       // they run; sleeping on the descriptor at once cost a wake-up per read.
       backoff.pause();
-      double now = progress::now_seconds();
-      if (now > next_check) {
-        next_check = now + kLivenessPeriodS;
-        check_peers_alive("reading a rendezvous message");
-      }
+      maybe_check_peers("reading a rendezvous message");
     }
     if (local != nullptr) fi_close(&local->fid);
     return true;
@@ -410,8 +394,8 @@ class OfiTransport final : public Transport {
     if (op != nullptr && op->kind == Op::kRead) who = " from rank " + std::to_string(op->peer);
     char text[256] = "";
     const char* prov = fi_cq_strerror(cq_, err.prov_errno, err.err_data, text, sizeof text);
-    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who +
-                           " failed: " + g_ofi.fi_strerror(err.err) + " (provider " + provider_ + ": " +
+    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who + " failed: " +
+                           g_ofi.fi_strerror(err.err) + " (provider " + provider_ + ": " +
                            (prov != nullptr ? prov : "no details") + ")");
   }
 
@@ -783,7 +767,9 @@ std::unique_ptr<OfiTransport>& transport() {
 }  // namespace
 
 Status prepare(const boot::JobInfo& job, std::string* error) {
-  Status s = load_ofi(error);
+  Calls& calls = g_ofi;
+  Status s = net::open_library("ofi", "libfabric.so.1", TORUSMPI_OFI_LIBDIR,
+                               {TORUSMPI_OFI_CALLS(TORUSMPI_NET_SYMBOL)}, error);
   if (s != Status::kOk) return s;
   auto t = std::make_unique<OfiTransport>();
   s = t->open(job, error);

@@ -3,31 +3,31 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
-#include "topo/machine.h"
 #include "pml/shm/links.h"
 #include "pml/shm/ring.h"
 #include "pml/transport.h"
+#include "topo/machine.h"
 
 namespace torusmpi::pml::shm {
 namespace {

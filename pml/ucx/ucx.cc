@@ -69,17 +69,6 @@ struct Calls {
 };
 Calls g_ucx;
 
-Status load_ucx(std::string* error) {
-  static bool loaded = false;
-  if (loaded) return Status::kOk;
-  Calls& calls = g_ucx;
-  Status s = net::open_library("libucp.so.0", TORUSMPI_UCX_LIBDIR,
-                               {TORUSMPI_UCX_CALLS(TORUSMPI_NET_SYMBOL)}, error);
-  if (s != Status::kOk) *error = "ucx: " + *error;
-  loaded = s == Status::kOk;
-  return s;
-}
-
 constexpr char kKey[] = "torusmpi.ucx";
 constexpr unsigned kAmId = 0x7a;
 // Fragments are sent with UCP_AM_SEND_FLAG_EAGER whatever their size, so UCX never switches one
@@ -339,7 +328,8 @@ class UcxTransport final : public Transport {
     }
     double deadline = progress::now_seconds() + kCloseTimeoutS;
     for (ucs_status_ptr_t r : closing) {
-      while (g_ucx.ucp_request_check_status(r) == UCS_INPROGRESS && progress::now_seconds() < deadline) {
+      while (g_ucx.ucp_request_check_status(r) == UCS_INPROGRESS &&
+             progress::now_seconds() < deadline) {
         g_ucx.ucp_worker_progress(worker_);
       }
       g_ucx.ucp_request_free(r);  // an unfinished close goes on without us
@@ -520,7 +510,9 @@ std::string ucx_error(const char* what, ucs_status_t s) {
 }  // namespace
 
 Status prepare(const boot::JobInfo& job, std::string* error) {
-  Status loaded = load_ucx(error);
+  Calls& calls = g_ucx;
+  Status loaded = net::open_library("ucx", "libucp.so.0", TORUSMPI_UCX_LIBDIR,
+                                    {TORUSMPI_UCX_CALLS(TORUSMPI_NET_SYMBOL)}, error);
   if (loaded != Status::kOk) return loaded;
   ucp_config_t* config = nullptr;
   ucs_status_t s = g_ucx.ucp_config_read(nullptr, nullptr, &config);

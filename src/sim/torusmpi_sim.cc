@@ -273,8 +273,9 @@ void print_nics(const Options& o, const coll::sim::Result& r) {
 }
 
 // Simulates alg on the call of `bytes`: false, with a row saying why, when it cannot run it. An
-// algorithm named by --algorithm runs as forcing it (TORUSMPI_COLL_<C>) runs it, so a real forced
-// call's stats equal the simulator's; in the table of all, the ones the selector passes over say why.
+// algorithm named by --algorithm runs as forcing it (TORUSMPI_<C>_ALGORITHM) runs it, so a real
+// forced call's stats equal the simulator's; in the table of all, those the selector passes over
+// say why.
 bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& alg, size_t bytes,
               const coll::sim::Costs& costs, coll::sim::Result* r, double* algbw) {
   std::string why;

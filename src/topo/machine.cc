@@ -405,9 +405,10 @@ Status load(int job_size, std::string* error) {
     // A host instance is one chip holding its share of the job (the last one may hold fewer).
     m.cores = (job_size + m.instances - 1) / m.instances;
   } else if (job_size > m.ranks()) {
-    std::string what = m.instances == 1
-                           ? m.name + " holds "
-                           : std::to_string(m.instances) + " x " + m.name + " (TORUSMPI_INSTANCES) hold ";
+    std::string what =
+        m.instances == 1
+            ? m.name + " holds "
+            : std::to_string(m.instances) + " x " + m.name + " (TORUSMPI_INSTANCES) hold ";
     *error = "TORUSMPI_INSTANCE: " + what + std::to_string(m.ranks()) + " ranks; this job has " +
              std::to_string(job_size);
     return Status::kErrArg;

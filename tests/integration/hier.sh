@@ -88,24 +88,6 @@ nic_run() {
     -x TORUSMPI_INSTANCES="$n" -x TORUSMPI_STATS=1 -x "$var=$tok" -x TORUSMPI_COLL_FALLBACK=error \
     -np "$np" "$links" "${mode[@]}"
 }
-# same_nics <np> <collective> <token>: the job passed, ran the algorithm once, and its nic lines
-# equal the simulator's.
-same_nics() {
-  ranks_done "$1" || return 1
-  grep -q "^torusmpi-stats coll $2 alg=$3 calls=1 " "$job_err" || {
-    echo "# no coll line for $2 alg=$3 calls=1:"
-    grep '^torusmpi-stats coll' "$job_err" | sed 's/^/#   /'
-    return 1
-  }
-  [ -s "$work/predicted.txt" ] ||
-    { echo "# the simulator printed no nic lines"; diag_file "$work/sim.txt"; return 1; }
-  grep '^torusmpi-stats nic ' "$job_err" >"$work/real.txt"
-  diff "$work/predicted.txt" "$work/real.txt" >"$work/diff.txt" || {
-    echo "# simulated (<) and measured (>) bytes differ:"
-    sed 's/^/# /' "$work/diff.txt" | head -n 12
-    return 1
-  }
-}
 
 # 1009 ints: eager messages; 20011 ints (80 KB) of allreduce on 2 instances: its pieces across
 # instances are 40 KB, pipelined and rendezvous ones.
@@ -117,7 +99,7 @@ for job in "2 8 1009" "3 12 1009" "2 8 20011"; do
     [ "$3" -gt 1009 ] && [ "$coll" != allreduce ] && continue
     nic_run "$1" "$2" "$coll" "$tok" "$3"
     check "$1 x $model: $coll/$tok, $3 ints: measured nic bytes = simulated" \
-      same_nics "$2" "$coll" "$tok" || diag_job
+      same_stats "$2" "$coll" "$tok" nic || diag_job
   done
 done
 check_shm "no shared memory left after the nic runs"

@@ -115,6 +115,26 @@ ranks_done() {
   done
 }
 
+# same_stats <np> <collective> <token> <kind>: the job passed, ran the algorithm once (its
+# TORUSMPI_STATS coll line), and its "torusmpi-stats <kind> ..." lines (link, nic) equal
+# $work/predicted.txt, the simulator's in the same form ($work/sim.txt: its whole output).
+same_stats() {
+  ranks_done "$1" || return 1
+  grep -q "^torusmpi-stats coll $2 alg=$3 calls=1 " "$job_err" || {
+    echo "# no coll line for $2 alg=$3 calls=1:"
+    grep '^torusmpi-stats coll' "$job_err" | sed 's/^/#   /'
+    return 1
+  }
+  [ -s "$work/predicted.txt" ] ||
+    { echo "# the simulator printed no $4 lines"; diag_file "$work/sim.txt"; return 1; }
+  grep "^torusmpi-stats $4 " "$job_err" >"$work/real.txt"
+  diff "$work/predicted.txt" "$work/real.txt" >"$work/diff.txt" || {
+    echo "# simulated (<) and measured (>) bytes differ:"
+    sed 's/^/# /' "$work/diff.txt" | head -n 12
+    return 1
+  }
+}
+
 # No shared-memory segment may outlive a job: compare /dev/shm with what it held when we started.
 # (Another user's job running at the same time would show up here too.)
 shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
