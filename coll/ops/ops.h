@@ -33,12 +33,15 @@ using ReduceFn = void (*)(void* inout, const void* in, size_t count);
 
 // A reduction as a run applies it: a kernel of this file, or a function the application defined
 // (MPI_Op_create), called through `call` with the application's function and datatype, which this
-// layer does not look into. inout = in op inout, in MPI_Reduce_local's order either way.
+// layer does not look into (user_lang and user_extra say how the MPI layer calls a function made
+// in Fortran or C++). inout = in op inout, in MPI_Reduce_local's order either way.
 struct Reduction {
   ReduceFn kernel = nullptr;
   void (*call)(const Reduction& r, void* inout, const void* in, size_t count) = nullptr;
   void* user_fn = nullptr;
   void* user_type = nullptr;
+  void* user_extra = nullptr;
+  uint8_t user_lang = 0;
 
   void apply(void* inout, const void* in, size_t count) const {
     if (kernel != nullptr) {

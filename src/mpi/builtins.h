@@ -24,7 +24,7 @@ enum class TypeClass {
 };
 
 enum class BuiltinType : int32_t {
-#define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls) k_##obj,
+#define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) k_##obj,
 #include "mpi/datatypes.def"
 #undef TORUSMPI_DATATYPE
   kCount
@@ -36,6 +36,7 @@ struct BuiltinTypeInfo {
   int extent;
   int true_extent;
   TypeClass cls;
+  int fortran;  // Open MPI's Fortran number; -1: none of its own (numbered when first converted)
 };
 
 const BuiltinTypeInfo& builtin_type(int index);

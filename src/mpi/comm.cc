@@ -67,3 +67,13 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_name);
+
+// A torusmpi process is never started by MPI_Comm_spawn (it spawns none), so it has no parent.
+int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  constexpr const char* kFn = "MPI_Comm_get_parent";
+  if (int err = require_active(kFn)) return err;
+  if (parent == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "parent argument is NULL");
+  *parent = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Comm_get_parent);

@@ -11,8 +11,10 @@
 #include "core/progress.h"
 #include "mpi/attr.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 #include "mpi/group.h"
 #include "mpi/p2p.h"
+#include "mpi/topo.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -144,14 +146,6 @@ void bury_ready() {
   }
 }
 
-void errhandler_drop(MPI_Errhandler h) {
-  // The same rule as MPI_Errhandler_free: user handlers count the communicators they serve.
-  if (h != nullptr && h->kind == ErrhandlerKind::kUserComm && --h->refcount == 0) {
-    h->magic = kMagicFreed;
-    delete h;
-  }
-}
-
 MPI_Comm handle_new(Comm* c) {
   ompi_communicator_t* h;
   if (g_free_handles.empty()) {
@@ -162,18 +156,22 @@ MPI_Comm handle_new(Comm* c) {
   }
   h->magic = kMagicComm;
   h->impl = c;
+  c->handle = h;
+  comm_sync_handle(c);
   return h;
 }
 
 void retire(Comm* c) {
   const bool owns_pair = c->owns_context;
   g_live.erase(c);
-  errhandler_drop(c->errhandler);
+  errhandler_release(c->errhandler);
   c->errhandler = nullptr;
   if (c->info != MPI_INFO_NULL) PMPI_Info_free(&c->info);
   if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF) {
     c->handle->magic = kMagicFreed;
     c->handle->impl = nullptr;
+    c->handle->error_handler = nullptr;
+    fortran_forget(HandleKind::kComm, c->handle);
     g_free_handles.push_back(c->handle);
   }
   g_graves.push_back({c, owns_pair});
@@ -399,8 +397,8 @@ Comm* comm_new(const Comm& parent, std::vector<int> members, int rank, uint32_t 
   c->size = static_cast<int>(members.size());
   if (!is_identity(members)) c->world_ranks = std::move(members);
   c->errhandler = parent.errhandler;
-  if (c->errhandler->kind == ErrhandlerKind::kUserComm) ++c->errhandler->refcount;
-  c->handle = handle_new(c);
+  errhandler_retain(c->errhandler);
+  handle_new(c);
   g_live.insert(c);
   return c;
 }
@@ -411,9 +409,10 @@ void comm_make_inter(Comm* c, std::vector<int> remote, uint32_t local_context) {
   Comm* local = comm_new(*c, comm_members(*c), c->rank, local_context);
   Comm* shadow = comm_new(*c, comm_members(*c), c->rank, c->context + 1);
   for (Comm* h : {local, shadow}) {
-    errhandler_drop(h->errhandler);
+    errhandler_release(h->errhandler);
     h->errhandler = MPI_ERRORS_RETURN;
     h->hidden = true;
+    comm_sync_handle(h);
   }
   local->name = "local group of an intercommunicator";
   shadow->name = "an intercommunicator's collective context";
@@ -421,6 +420,30 @@ void comm_make_inter(Comm* c, std::vector<int> remote, uint32_t local_context) {
   shadow->owns_context = false;
   c->local = local;
   c->shadow = shadow;
+  comm_sync_handle(c);
+  comm_sync_handle(shadow);
+}
+
+void comm_sync_handle(Comm* c) {
+  ompi_communicator_t* h = c->handle;
+  if (h == nullptr) return;
+  uint32_t flags = h->c_flags & ompi::kCommIntrinsic;
+  if (c->is_inter()) flags |= ompi::kCommInter;
+  if (const Topology* t = topology_of(h)) {
+    flags |= t->kind == MPI_CART ? ompi::kCommCart
+             : t->kind == MPI_GRAPH ? ompi::kCommGraph
+                                    : ompi::kCommDistGraph;
+  }
+  h->c_flags = flags;
+  c->local_view.grp_proc_count = c->size;
+  c->local_view.grp_my_rank = c->rank;
+  c->remote_view.grp_proc_count = c->remote_size();
+  h->c_local_group = &c->local_view;
+  // Open MPI's intracommunicators have their one group on both sides.
+  h->c_remote_group = c->is_inter() ? &c->remote_view : &c->local_view;
+  h->c_keyhash = h;
+  h->error_handler = c->errhandler;
+  h->errhandler_type = ompi::kTypeComm;
 }
 
 void comm_destroy(Comm* c) {
@@ -516,6 +539,7 @@ int finish_new(const char* fn, MPI_Comm comm, Comm* n, MPI_Info info, bool copy_
       mpi::comm_destroy(n);
       return raise_error(comm, err, fn, "an attribute's copy callback returned error %d", err);
     }
+    mpi::comm_sync_handle(n);  // a topology comes with the attributes
   }
   *newcomm = n->handle;
   return MPI_SUCCESS;

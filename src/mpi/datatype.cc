@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "mpi/attr.h"
 #include "mpi/builtins.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 #include "mpi/runtime.h"
 
 namespace torusmpi::mpi {
@@ -180,6 +182,7 @@ Datatype* new_datatype() {
   d->handle.builtin = kDerivedType;
   d->handle.reserved = 0;
   d->handle.impl = d;
+  d->handle.d_keyhash = &d->handle;
   d->refs.store(1);
   d->committed = false;
   return d;
@@ -189,12 +192,14 @@ void delete_datatype(Datatype* d) {
   std::vector<MPI_Datatype> children = std::move(d->types);
   d->handle.magic = kMagicFreed;
   d->handle.impl = nullptr;
+  fortran_forget(HandleKind::kDatatype, &d->handle);
   d->type.reset();
   d->ints.clear();
   d->aints.clear();
   d->types.clear();
   d->name.clear();
   d->combiner = MPI_COMBINER_NAMED;
+  d->predefined = false;
   {
     std::lock_guard<std::mutex> lock(g_pool_mutex);
     g_pool.push_back(d);
@@ -239,6 +244,13 @@ int check_data_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char
   }
   *out = engine_type(type);
   return MPI_SUCCESS;
+}
+
+void predefined_datatypes_init() {
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    MPI_Datatype t = builtin_datatype(i);
+    t->d_keyhash = t;
+  }
 }
 
 void retain_type(MPI_Datatype type) {
@@ -739,9 +751,11 @@ int PMPI_Type_free(MPI_Datatype* type) {
   if (int err = check_pointer(kFn, type, "datatype")) return err;
   dtype::TypeRef t;
   if (int err = check_type_arg(kFn, *type, "datatype", &t)) return err;
-  if (mpi::derived_type(*type) == nullptr) {
+  if (mpi::derived_type(*type) == nullptr || mpi::derived_type(*type)->predefined) {
     return raise_error(nullptr, MPI_ERR_TYPE, kFn,
-                       "datatype argument is a predefined datatype, which cannot be freed");
+                       "datatype argument is a predefined datatype, which cannot be freed%s",
+                       mpi::derived_type(*type) != nullptr ? " (an MPI_Type_create_f90_* type)"
+                                                           : "");
   }
   int err = mpi::attr_delete_all(mpi::AttrKind::kType, *type);
   if (err != MPI_SUCCESS) {
@@ -895,12 +909,11 @@ int PMPI_Type_set_name(MPI_Datatype type, const char* type_name) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_set_name);
 
+namespace torusmpi::mpi {
+
 // The Fortran type of a class and size, as Open MPI 4.1 answers (MPI_INTEGER for 4 bytes,
 // MPI_REAL8 rather than MPI_DOUBLE_PRECISION for 8).
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* type) {
-  constexpr const char* kFn = "MPI_Type_match_size";
-  if (int err = require_active(kFn)) return err;
-  if (int err = check_pointer(kFn, type, "datatype")) return err;
+MPI_Datatype fortran_type_of_size(int typeclass, int size) {
   struct Match {
     int typeclass, size;
     MPI_Datatype type;
@@ -912,21 +925,133 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* type) {
       {MPI_TYPECLASS_REAL, 16, MPI_REAL16},       {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX},
       {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16}, {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
   };
+  for (const Match& m : kMatches) {
+    if (m.typeclass == typeclass && m.size == size) return m.type;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+}  // namespace torusmpi::mpi
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* type) {
+  constexpr const char* kFn = "MPI_Type_match_size";
+  if (int err = require_active(kFn)) return err;
+  if (int err = check_pointer(kFn, type, "datatype")) return err;
   if (typeclass != MPI_TYPECLASS_INTEGER && typeclass != MPI_TYPECLASS_REAL &&
       typeclass != MPI_TYPECLASS_COMPLEX) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn,
                        "typeclass argument is %d: not MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX",
                        typeclass);
   }
-  for (const Match& m : kMatches) {
-    if (m.typeclass == typeclass && m.size == size) {
-      *type = m.type;
-      return MPI_SUCCESS;
-    }
+  MPI_Datatype match = mpi::fortran_type_of_size(typeclass, size);
+  if (match == MPI_DATATYPE_NULL) {
+    return raise_error(nullptr, MPI_ERR_ARG, kFn,
+                       "no predefined datatype of typeclass %d has %d bytes", typeclass, size);
   }
-  return raise_error(nullptr, MPI_ERR_ARG, kFn,
-                     "no predefined datatype of typeclass %d has %d "
-                     "bytes",
-                     typeclass, size);
+  *type = match;
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_match_size);
+
+// --- MPI_Type_create_f90_integer, _real and _complex: the datatype of the Fortran kind
+// SELECTED_INT_KIND(r) or SELECTED_REAL_KIND(p, r) of gfortran (for a complex, its pair). MPI
+// makes these predefined: the same (p, r) gives the same handle again, its combiner and contents
+// say how it was asked for, and it cannot be freed. MPI_UNDEFINED, or a negative value, asks for
+// nothing (Fortran takes it as 0).
+
+namespace {
+
+// The smallest kind with at least p decimal digits and a decimal exponent range of r, by bytes:
+// gfortran's real(4), real(8), real(10) (x87, stored in 16 bytes like C's long double) and
+// real(16) (binary128). 0 when there is none.
+int real_kind_bytes(int p, int r) {
+  struct Kind {
+    int digits, range, bytes;
+  };
+  constexpr Kind kKinds[] = {{6, 37, 4}, {15, 307, 8}, {18, 4931, 10}, {33, 4931, 16}};
+  for (const Kind& k : kKinds) {
+    if (p <= k.digits && r <= k.range) return k.bytes;
+  }
+  return 0;
+}
+
+int f90_type(const char* fn, int combiner, std::vector<int> ints, MPI_Datatype base,
+             MPI_Datatype* newtype) {
+  static std::map<std::pair<int, std::vector<int>>, MPI_Datatype> cache;
+  if (int err = check_pointer(fn, newtype, "newtype")) return err;
+  auto key = std::make_pair(combiner, ints);
+  auto it = cache.find(key);
+  if (it != cache.end()) {
+    *newtype = it->second;
+    return MPI_SUCCESS;
+  }
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  if (int err = make(fn, mpi::engine_type_ref(base), combiner, std::move(ints), {}, {}, &t))
+    return err;
+  t->impl->committed = true;
+  t->impl->predefined = true;
+  t->impl->name = std::string("COMBINER ") + mpi::builtin_type(base->builtin).name;
+  cache.emplace(std::move(key), t);
+  *newtype = t;
+  return MPI_SUCCESS;
+}
+
+int undefined_as_zero(int x) { return x == MPI_UNDEFINED || x < 0 ? 0 : x; }
+
+int f90_floating(const char* fn, bool complex, int p, int r, MPI_Datatype* newtype) {
+  if (int err = require_active(fn)) return err;
+  if (p == MPI_UNDEFINED && r == MPI_UNDEFINED) {
+    return raise_error(nullptr, MPI_ERR_ARG, fn, "p and r arguments are both MPI_UNDEFINED");
+  }
+  MPI_Datatype base = MPI_DATATYPE_NULL;
+  switch (real_kind_bytes(undefined_as_zero(p), undefined_as_zero(r))) {
+    case 4:
+      base = complex ? MPI_COMPLEX8 : MPI_REAL4;
+      break;
+    case 8:
+      base = complex ? MPI_COMPLEX16 : MPI_REAL8;
+      break;
+    case 10:
+      base = complex ? MPI_C_LONG_DOUBLE_COMPLEX : MPI_LONG_DOUBLE;
+      break;
+    case 16:
+      base = complex ? MPI_COMPLEX32 : MPI_REAL16;
+      break;
+    default:
+      return raise_error(nullptr, MPI_ERR_ARG, fn,
+                         "no %s kind has precision %d and range %d (at most 33 digits, range "
+                         "4931)",
+                         complex ? "COMPLEX" : "REAL", p, r);
+  }
+  return f90_type(fn, complex ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, {p, r}, base,
+                  newtype);
+}
+
+}  // namespace
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  return f90_floating("MPI_Type_create_f90_real", false, p, r, newtype);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Type_create_f90_real);
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  return f90_floating("MPI_Type_create_f90_complex", true, p, r, newtype);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Type_create_f90_complex);
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  constexpr const char* kFn = "MPI_Type_create_f90_integer";
+  if (int err = require_active(kFn)) return err;
+  const int range = undefined_as_zero(r);
+  MPI_Datatype base = range <= 2   ? MPI_INTEGER1
+                      : range <= 4 ? MPI_INTEGER2
+                      : range <= 9 ? MPI_INTEGER4
+                      : range <= 18 ? MPI_INTEGER8
+                                    : MPI_DATATYPE_NULL;
+  if (base == MPI_DATATYPE_NULL) {
+    return raise_error(nullptr, MPI_ERR_ARG, kFn,
+                       "no INTEGER kind has range %d (at most 18: INTEGER(8))", r);
+  }
+  return f90_type(kFn, MPI_COMBINER_F90_INTEGER, {r}, base, newtype);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Type_create_f90_integer);

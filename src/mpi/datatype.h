@@ -22,6 +22,7 @@ struct Datatype {
   ompi_datatype_t handle;
   std::atomic<int32_t> refs{1};
   bool committed = false;
+  bool predefined = false;  // MPI_Type_create_f90_*'s: MPI_Type_free refuses it
   // MPI_Type_get_envelope/get_contents: the constructor and its arguments. Derived datatypes
   // among `types` are retained.
   int combiner = MPI_COMBINER_NAMED;
@@ -56,6 +57,11 @@ const char* bad_datatype(MPI_Datatype type);
 // argument is not committed"; `arg` names the argument: "datatype", "sendtype") and returns it.
 int check_data_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* arg,
                     const dtype::Type** out);
+
+// Points the predefined datatypes' d_keyhash at themselves (MPI_Init), through their handles, so
+// that the executable's copies get it: Open MPI's Fortran bindings pass it back to find a
+// datatype's attributes.
+void predefined_datatypes_init();
 
 // Reference counts of derived datatypes; no-ops on predefined ones. A type whose last reference
 // goes is deleted (its handle then reads as freed).

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "core/log.h"
 #include "mpi/attr.h"
+#include "mpi/fortran.h"
 #include "mpi/runtime.h"
 
 namespace torusmpi::mpi {
@@ -146,6 +147,11 @@ void remember(int cls, const char* fn, const char* fmt, va_list ap) {
   }
 }
 
+void remember_text(int cls, const char* fn, const char* text) {
+  t_last_class = cls;
+  std::snprintf(t_last_detail, sizeof(t_last_detail), "%s: %s", fn, text);
+}
+
 [[noreturn]] void fatal(int cls, const char* handler_note) {
   const ClassEntry* e = find_class(cls);
   std::string what;
@@ -161,36 +167,55 @@ void remember(int cls, const char* fn, const char* fmt, va_list ap) {
   boot::abort_job(cls == MPI_SUCCESS ? 1 : cls, msg);
 }
 
-// The kind of object a user error handler was made for, the only kind it may be attached to.
-enum class HandlerFor { kComm, kWin, kFile };
-
-// Each user handler's kind, kept beside the handlers rather than in them: a user handler is a
-// plain ompi_errhandler_t (kind kUserComm; a window's or file's function is stored in `fn` cast,
-// and cast back before it is called), which the communicator code may also delete when its last
-// communicator goes. An entry is written when its handler is made, so one left behind by a handler
-// freed elsewhere is overwritten before its address can be looked up again.
-std::unordered_map<const ompi_errhandler_t*, HandlerFor> g_handler_targets;
-
-HandlerFor target_of(const ompi_errhandler_t* h) {
-  auto it = g_handler_targets.find(h);
-  return it != g_handler_targets.end() ? it->second : HandlerFor::kComm;
-}
-
-const char* handler_noun(HandlerFor target) {
-  switch (target) {
-    case HandlerFor::kComm:
+const char* handler_noun(ompi::ErrhandlerType type) {
+  switch (type) {
+    case ompi::kTypeComm:
       return "communicators";
-    case HandlerFor::kWin:
+    case ompi::kTypeWin:
       return "windows";
-    case HandlerFor::kFile:
+    case ompi::kTypeFile:
       return "files";
+    case ompi::kTypePredefined:
+      break;
   }
-  return "objects";
+  return "every kind of object";
 }
 
-// MPI_FILE_NULL's error handler, which every file error goes to since torusmpi opens no file;
-// nullptr stands for MPI_ERRORS_RETURN, the default MPI gives files.
-MPI_Errhandler g_file_errhandler = nullptr;
+HandleKind handle_kind(ompi::ErrhandlerType type) {
+  return type == ompi::kTypeWin ? HandleKind::kWin
+         : type == ompi::kTypeFile ? HandleKind::kFile
+                                   : HandleKind::kComm;
+}
+
+// A handler the application made: counted, and freed with its last reference. Predefined ones
+// (MPI::ERRORS_THROW_EXCEPTIONS among them, though it runs functions) live as long as the process.
+bool counted(MPI_Errhandler h) {
+  return h->kind == ErrhandlerKind::kUser && h != &ompi_mpi_errors_throw_exceptions.obj;
+}
+
+// A handler made by MPI_*_create_errhandler or by Open MPI's bindings (ompi_errhandler_create),
+// for objects of `type`, with fn in the language `lang`. As Open MPI does, fn also goes to the
+// Fortran slot: which one runs depends on the language.
+MPI_Errhandler make_errhandler(ompi::ErrhandlerType type, void (*fn)(), ompi::ErrhandlerLang lang) {
+  auto* h = new ompi_errhandler_t{kMagicErrhandler, ErrhandlerKind::kUser, 1};
+  h->eh_mpi_object_type = type;
+  h->eh_lang = lang;
+  switch (type) {
+    case ompi::kTypeComm:
+      h->eh_comm_fn = reinterpret_cast<MPI_Comm_errhandler_function*>(fn);
+      break;
+    case ompi::kTypeWin:
+      h->eh_win_fn = reinterpret_cast<MPI_Win_errhandler_function*>(fn);
+      break;
+    case ompi::kTypeFile:
+      h->eh_file_fn = reinterpret_cast<ompi_file_errhandler_fn*>(fn);
+      break;
+    case ompi::kTypePredefined:
+      break;
+  }
+  h->eh_fort_fn = reinterpret_cast<ompi_errhandler_fortran_fn*>(fn);
+  return h;
+}
 
 }  // namespace
 
@@ -202,6 +227,58 @@ const char* error_class_name(int cls) {
 const char* error_class_text(int cls) {
   const ClassEntry* e = find_class(cls);
   return e ? e->text : nullptr;
+}
+
+int invoke_errhandler(MPI_Errhandler h, ompi::ErrhandlerType type, void* object, int code,
+                      const char* fn) {
+  switch (h->kind) {
+    case ErrhandlerKind::kReturn:
+      TORUSMPI_DEBUG(kMpi, "%s (returned to the caller)", t_last_detail);
+      return code;
+    case ErrhandlerKind::kUser:
+      break;
+    case ErrhandlerKind::kFatal:
+    case ErrhandlerKind::kNull:
+      fatal(code, "MPI_ERRORS_ARE_FATAL: aborting the job");
+  }
+  // Each object in a variable of its own type: the handler gets its address and may change it.
+  MPI_Comm comm = static_cast<MPI_Comm>(object);
+  MPI_Win win = static_cast<MPI_Win>(object);
+  MPI_File file = static_cast<MPI_File>(object);
+  switch (h->eh_lang) {
+    case ompi::kLangFortran: {
+      // SUBROUTINE HANDLER(OBJECT, ERRCODE): the object's Fortran number; the code comes back.
+      MPI_Fint handle = fortran_number(handle_kind(type), object);
+      MPI_Fint fcode = code;
+      h->eh_fort_fn(&handle, &fcode);
+      return fcode;
+    }
+    case ompi::kLangCxx:
+      // libmpi_cxx's dispatch function makes the C++ object and calls the C++ function.
+      switch (type) {
+        case ompi::kTypeWin:
+          h->eh_cxx_dispatch_fn(&win, &code, fn, reinterpret_cast<void*>(h->eh_win_fn));
+          break;
+        case ompi::kTypeFile:
+          h->eh_cxx_dispatch_fn(&file, &code, fn, reinterpret_cast<void*>(h->eh_file_fn));
+          break;
+        default:
+          h->eh_cxx_dispatch_fn(&comm, &code, fn, reinterpret_cast<void*>(h->eh_comm_fn));
+      }
+      return code;
+    default:
+      switch (type) {
+        case ompi::kTypeWin:
+          h->eh_win_fn(&win, &code, fn, nullptr);
+          break;
+        case ompi::kTypeFile:
+          h->eh_file_fn(&file, &code, fn, nullptr);
+          break;
+        default:
+          h->eh_comm_fn(&comm, &code, fn, nullptr);
+      }
+      return code;
+  }
 }
 
 int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
@@ -218,21 +295,7 @@ int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
   if (impl == nullptr || rt.phase != Phase::kActive) {
     fatal(cls, "MPI is not active, so no error handler can take this: aborting");
   }
-  MPI_Errhandler h = impl->errhandler;
-  switch (h->kind) {
-    case ErrhandlerKind::kReturn:
-      TORUSMPI_DEBUG(kMpi, "%s (returned to the caller)", t_last_detail);
-      return cls;
-    case ErrhandlerKind::kUserComm: {
-      int code = cls;
-      h->fn(&comm, &code, fn);
-      return cls;
-    }
-    case ErrhandlerKind::kFatal:
-    case ErrhandlerKind::kNull:
-      break;
-  }
-  fatal(cls, "MPI_ERRORS_ARE_FATAL: aborting the job");
+  return invoke_errhandler(impl->errhandler, ompi::kTypeComm, comm, cls, fn);
 }
 
 int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
@@ -240,22 +303,8 @@ int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
   va_start(ap, fmt);
   remember(cls, fn, fmt, ap);
   va_end(ap);
-  MPI_Errhandler h = g_file_errhandler != nullptr ? g_file_errhandler : MPI_ERRORS_RETURN;
-  switch (h->kind) {
-    case ErrhandlerKind::kReturn:
-      TORUSMPI_DEBUG(kMpi, "%s (returned to the caller: MPI_FILE_NULL's handler)", t_last_detail);
-      return cls;
-    case ErrhandlerKind::kUserComm: {
-      MPI_File file = MPI_FILE_NULL;
-      int code = cls;
-      reinterpret_cast<MPI_File_errhandler_function*>(h->fn)(&file, &code, fn);
-      return cls;
-    }
-    case ErrhandlerKind::kFatal:
-    case ErrhandlerKind::kNull:
-      break;
-  }
-  fatal(cls, "MPI_ERRORS_ARE_FATAL on MPI_FILE_NULL: aborting the job");
+  // MPI_FILE_NULL's handler: MPI_ERRORS_RETURN unless the application set another.
+  return invoke_errhandler(MPI_FILE_NULL->error_handler, ompi::kTypeFile, MPI_FILE_NULL, cls, fn);
 }
 
 int require_active(const char* fn) {
@@ -299,12 +348,31 @@ int unimplemented_file(const char* fn) {
                           "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
 }
 
+void errors_are_fatal_file_handler(MPI_File*, int* code, ...) {
+  fatal(*code, "MPI_ERRORS_ARE_FATAL: aborting the job");
+}
+
+void errors_are_fatal_win_handler(MPI_Win*, int* code, ...) {
+  fatal(*code, "MPI_ERRORS_ARE_FATAL: aborting the job");
+}
+
+void errhandler_retain(MPI_Errhandler h) {
+  if (counted(h)) ++h->refcount;
+}
+
+void errhandler_release(MPI_Errhandler h) {
+  if (h == nullptr || !counted(h) || --h->refcount > 0) return;
+  h->magic = kMagicFreed;
+  fortran_forget(HandleKind::kErrhandler, h);
+  delete h;
+}
+
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::comm_impl;
 using torusmpi::mpi::ErrhandlerKind;
-using torusmpi::mpi::HandlerFor;
 using torusmpi::mpi::raise_error;
+namespace ompi = torusmpi::mpi::ompi;
 using torusmpi::mpi::raise_error_file;
 using torusmpi::mpi::require_active;
 
@@ -434,43 +502,29 @@ MPI_Errhandler errhandler_impl(MPI_Errhandler h) {
   return h != nullptr && h->magic == kMagicErrhandler ? h : nullptr;
 }
 
-void errhandler_retain(MPI_Errhandler h) {
-  if (h->kind == ErrhandlerKind::kUserComm) ++h->refcount;
-}
-
-void errhandler_release(MPI_Errhandler h) {
-  if (h->kind == ErrhandlerKind::kUserComm && --h->refcount == 0) {
-    h->magic = kMagicFreed;
-    g_handler_targets.erase(h);
-    delete h;
-  }
-}
-
-// Why errhandler cannot be attached to an object of target's kind; empty when it can (a
-// predefined handler other than MPI_ERRHANDLER_NULL, or one made for that kind).
-std::string unattachable(MPI_Errhandler errhandler, HandlerFor target) {
+// Why errhandler cannot be attached to an object of target's type; empty when it can (a
+// predefined handler other than MPI_ERRHANDLER_NULL, or one made for that type).
+std::string unattachable(MPI_Errhandler errhandler, ompi::ErrhandlerType target) {
   MPI_Errhandler h = errhandler_impl(errhandler);
   if (h == nullptr || h->kind == ErrhandlerKind::kNull) {
     return std::string("errhandler argument is ") + (errhandler == MPI_ERRHANDLER_NULL
                                                          ? "MPI_ERRHANDLER_NULL"
                                                          : "not a valid error handler");
   }
-  if (h->kind != ErrhandlerKind::kUserComm) return std::string();
-  HandlerFor made_for = target_of(h);
-  if (made_for == target) return std::string();
+  auto made_for = static_cast<ompi::ErrhandlerType>(h->eh_mpi_object_type);
+  if (made_for == ompi::kTypePredefined || made_for == target) return std::string();
   return std::string("errhandler argument was made for ") + handler_noun(made_for) + ", not for " +
          handler_noun(target);
 }
 
-int create_errhandler(const char* fn, HandlerFor target, MPI_Comm_errhandler_function* function,
+int create_errhandler(const char* fn, ompi::ErrhandlerType target, void (*function)(),
                       MPI_Errhandler* errhandler) {
   if (int err = require_active(fn)) return err;
   if (function == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, fn, "function argument is NULL");
   if (errhandler == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, fn, "errhandler argument is NULL");
-  *errhandler = new ompi_errhandler_t{kMagicErrhandler, ErrhandlerKind::kUserComm, 1, function};
-  g_handler_targets[*errhandler] = target;
+  *errhandler = make_errhandler(target, function, ompi::kLangC);
   return MPI_SUCCESS;
 }
 
@@ -481,11 +535,12 @@ int comm_set_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler errhandler
     return raise_error(nullptr, MPI_ERR_COMM, fn, "comm argument is %s",
                        comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
   }
-  std::string why = unattachable(errhandler, HandlerFor::kComm);
+  std::string why = unattachable(errhandler, ompi::kTypeComm);
   if (!why.empty()) return raise_error(comm, MPI_ERR_ARG, fn, "%s", why.c_str());
   errhandler_retain(errhandler);
   errhandler_release(c->errhandler);
   c->errhandler = errhandler;
+  comm->error_handler = errhandler;  // where Open MPI's bindings look for it
   return MPI_SUCCESS;
 }
 
@@ -533,8 +588,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_get_errhandler);
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
-  return torusmpi::mpi::create_errhandler("MPI_Comm_create_errhandler", HandlerFor::kComm, function,
-                                          errhandler);
+  return torusmpi::mpi::create_errhandler("MPI_Comm_create_errhandler", ompi::kTypeComm,
+                                          reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create_errhandler);
 
@@ -570,9 +625,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_call_errhandler);
 // Windows: handlers can be made and freed; there is no window to attach one to yet.
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
-  return torusmpi::mpi::create_errhandler("MPI_Win_create_errhandler", HandlerFor::kWin,
-                                          reinterpret_cast<MPI_Comm_errhandler_function*>(function),
-                                          errhandler);
+  return torusmpi::mpi::create_errhandler("MPI_Win_create_errhandler", ompi::kTypeWin,
+                                          reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_create_errhandler);
 
@@ -605,9 +659,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_call_errhandler);
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
-  return torusmpi::mpi::create_errhandler("MPI_File_create_errhandler", HandlerFor::kFile,
-                                          reinterpret_cast<MPI_Comm_errhandler_function*>(function),
-                                          errhandler);
+  return torusmpi::mpi::create_errhandler("MPI_File_create_errhandler", ompi::kTypeFile,
+                                          reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_create_errhandler);
 
@@ -615,12 +668,11 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
   constexpr const char* kFn = "MPI_File_set_errhandler";
   if (int err = require_active(kFn)) return err;
   if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
-  std::string why = torusmpi::mpi::unattachable(errhandler, HandlerFor::kFile);
+  std::string why = torusmpi::mpi::unattachable(errhandler, ompi::kTypeFile);
   if (!why.empty()) return raise_error_file(MPI_ERR_ARG, kFn, "%s", why.c_str());
-  MPI_Errhandler& current = torusmpi::mpi::g_file_errhandler;
   torusmpi::mpi::errhandler_retain(errhandler);
-  if (current != nullptr) torusmpi::mpi::errhandler_release(current);
-  current = errhandler;
+  torusmpi::mpi::errhandler_release(file->error_handler);
+  file->error_handler = errhandler;
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_set_errhandler);
@@ -631,8 +683,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler) {
   if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
   if (errhandler == nullptr)
     return raise_error_file(MPI_ERR_ARG, kFn, "errhandler argument is NULL");
-  MPI_Errhandler h = torusmpi::mpi::g_file_errhandler;
-  if (h == nullptr) h = MPI_ERRORS_RETURN;
+  MPI_Errhandler h = file->error_handler;
   torusmpi::mpi::errhandler_retain(h);
   *errhandler = h;
   return MPI_SUCCESS;
@@ -652,8 +703,8 @@ TORUSMPI_WEAK_ALIAS(MPI_File_call_errhandler);
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler) {
-  return torusmpi::mpi::create_errhandler("MPI_Errhandler_create", HandlerFor::kComm, function,
-                                          errhandler);
+  return torusmpi::mpi::create_errhandler("MPI_Errhandler_create", ompi::kTypeComm,
+                                          reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_create);
 
@@ -668,3 +719,42 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_get);
 
 #pragma GCC diagnostic pop
+
+// --- What Open MPI's binding libraries call: libmpi_cxx makes and runs its C++ handlers with
+// these, and libmpi_mpifh its Fortran ones (the signatures of Open MPI 4.1's errhandler.h, the
+// enums as ints).
+
+TORUSMPI_EXPORT ompi_errhandler_t* ompi_errhandler_create(int object_type, void (*func)(),
+                                                          int lang) {
+  return torusmpi::mpi::make_errhandler(static_cast<ompi::ErrhandlerType>(object_type), func,
+                                        static_cast<ompi::ErrhandlerLang>(lang));
+}
+
+// Runs errhandler on mpi_object (a communicator, window or file by object_type) for err_code;
+// message names the call. Returns what the call returns.
+TORUSMPI_EXPORT int ompi_errhandler_invoke(ompi_errhandler_t* errhandler, void* mpi_object,
+                                           int object_type, int err_code, const char* message) {
+  const char* fn = message != nullptr ? message : "an MPI call";
+  torusmpi::mpi::remember_text(err_code, fn, "error raised by Open MPI's language bindings");
+  if (errhandler == nullptr || errhandler->magic != torusmpi::mpi::kMagicErrhandler) {
+    torusmpi::mpi::fatal(err_code, "the object has no valid error handler: aborting");
+  }
+  return torusmpi::mpi::invoke_errhandler(errhandler,
+                                          static_cast<ompi::ErrhandlerType>(object_type),
+                                          mpi_object, err_code, fn);
+}
+
+// MPI_ERRORS_ARE_FATAL's function for communicators. Open MPI's bindings also call it with comm
+// and error_code NULL and the name of a call made before MPI_Init or after MPI_Finalize.
+void ompi_mpi_errors_are_fatal_comm_handler(ompi_communicator_t** comm, int* error_code, ...) {
+  (void)comm;
+  if (error_code == nullptr) {
+    va_list ap;
+    va_start(ap, error_code);
+    const char* fn = va_arg(ap, const char*);
+    va_end(ap);
+    torusmpi::mpi::require_active(fn != nullptr ? fn : "an MPI call");
+    torusmpi::mpi::fatal(MPI_ERR_OTHER, "MPI_ERRORS_ARE_FATAL: aborting the job");
+  }
+  torusmpi::mpi::fatal(*error_code, "MPI_ERRORS_ARE_FATAL: aborting the job");
+}

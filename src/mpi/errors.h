@@ -35,6 +35,18 @@ int error_class_of(Status s);
 const char* error_class_name(int cls);
 const char* error_class_text(int cls);
 
+// Runs error handler h for error `code` raised by fn on object (an MPI_Comm, MPI_Win or MPI_File,
+// by type), in the language the handler was made in (C, C++ through libmpi_cxx's dispatch
+// function, or Fortran with the object's Fortran number). Returns what the call returns: the code,
+// as a Fortran handler may have changed it. MPI_ERRORS_ARE_FATAL ends the job.
+int invoke_errhandler(MPI_Errhandler h, ompi::ErrhandlerType type, void* object, int code,
+                      const char* fn);
+
+// References to error handlers: the application's handlers go when the last one does (MPI_
+// Errhandler_free and the objects they are attached to); predefined ones are never freed.
+void errhandler_retain(MPI_Errhandler h);
+void errhandler_release(MPI_Errhandler h);
+
 // The bodies of functions this build does not implement yet (generated in unimplemented.cc).
 int unimplemented(const char* fn, MPI_Comm comm);  // raised on comm (or world)
 int unimplemented_file(const char* fn);            // file semantics: returned

@@ -10,6 +10,7 @@
 
 #include "core/progress.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -45,6 +46,10 @@ MPI_Group group_new(std::vector<int> ranks) {
   for (size_t i = 0; i < g->ranks.size(); ++i) {
     if (g->ranks[i] == me) g->rank = static_cast<int>(i);
   }
+  g->handle.grp_proc_count = static_cast<int32_t>(g->ranks.size());
+  g->handle.grp_my_rank = g->rank;
+  // Now, not when first converted: libmpi_mpifh reads the number of a group it has just made.
+  fortran_number(HandleKind::kGroup, &g->handle);
   return &g->handle;
 }
 
@@ -52,6 +57,7 @@ void group_release(MPI_Group h) {
   Group* g = group_impl(h);
   if (g == nullptr || g == &g_empty_group) return;
   g->handle.magic = kMagicFreed;
+  fortran_forget(HandleKind::kGroup, &g->handle);
   g->ranks.clear();
   g->ranks.shrink_to_fit();
   g_free_groups.push_back(g);

@@ -102,6 +102,9 @@ Status swap_bytes(const pml::Comm& link, bool coll, int peer, int tag,
 // `rank` among them, on the context pair `context`: its own handle, the parent's error handler
 // (MPI: a new communicator inherits it), no name, no info, no attributes.
 Comm* comm_new(const Comm& parent, std::vector<int> members, int rank, uint32_t context);
+// Writes what Open MPI's bindings read of a communicator into its handle (ompi_abi.h): the
+// inter/topology flags, the groups' sizes, the error handler. Called whenever one of them changes.
+void comm_sync_handle(Comm* c);
 // Makes c an intercommunicator: its remote group, and its hidden local communicator (on pair
 // local_context) and shadow view.
 void comm_make_inter(Comm* c, std::vector<int> remote, uint32_t local_context);

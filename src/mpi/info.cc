@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 #include "mpi/runtime.h"
 
 namespace torusmpi::mpi {
@@ -120,6 +121,7 @@ void info_free(MPI_Info info) {
   if (info_impl(info) == nullptr || info == MPI_INFO_ENV) return;
   delete static_cast<Info*>(info->impl);
   info->magic = kMagicFreed;
+  fortran_forget(HandleKind::kInfo, info);
   delete info;
 }
 

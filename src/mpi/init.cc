@@ -15,6 +15,7 @@
 #include "core/progress.h"
 #include "device/device.h"
 #include "mpi/attr.h"
+#include "mpi/datatype.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/runtime.h"
@@ -42,6 +43,7 @@ int init(const char* fn, int required, int* provided) {
     return raise_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already initialized");
   }
   if (rt.phase == Phase::kFinalized) return require_active(fn);  // says why, then aborts
+  ompi_mpi_state = ompi::kStateInitStarted;
   std::vector<std::string> errors, warnings;
   params::load(&errors, &warnings);
   std::string unknown;
@@ -131,12 +133,16 @@ int init(const char* fn, int required, int* provided) {
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
   MPI_COMM_SELF->impl = &rt.self;
+  comm_sync_handle(&rt.world);
+  comm_sync_handle(&rt.self);
+  predefined_datatypes_init();
 
   rt.thread_level = required < kMaxThreadLevel ? required : kMaxThreadLevel;
   if (rt.thread_level < MPI_THREAD_SINGLE) rt.thread_level = MPI_THREAD_SINGLE;
   if (provided != nullptr) *provided = rt.thread_level;
   rt.main_thread = pthread_self();
   rt.phase = Phase::kActive;
+  ompi_mpi_state = ompi::kStateInitCompleted;
   TORUSMPI_DEBUG(kMpi, "%s done: rank %d of %d, thread level %d", fn, rt.world.rank, rt.world.size,
                  rt.thread_level);
   return MPI_SUCCESS;
@@ -232,8 +238,10 @@ int PMPI_Finalize(void) {
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
+  ompi_mpi_state = torusmpi::mpi::ompi::kStateFinalizeStarted;
   // MPI: MPI_COMM_SELF's attributes are deleted first, while MPI still works, then the world's.
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_SELF);
+  ompi_mpi_state = torusmpi::mpi::ompi::kStateFinalizePastCommSelfDestruct;
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_WORLD);
   torusmpi::progress::stop_async();
   // Communicators the application did not free, and freed ones kept for runs then in flight.
@@ -251,6 +259,7 @@ int PMPI_Finalize(void) {
                        "the closing barrier over the job failed: %s", torusmpi::status_string(s));
   }
   rt.phase = Phase::kFinalized;
+  ompi_mpi_state = torusmpi::mpi::ompi::kStateFinalizeCompleted;
   MPI_COMM_WORLD->impl = nullptr;
   MPI_COMM_SELF->impl = nullptr;
   TORUSMPI_DEBUG(kMpi, "MPI_Finalize done");

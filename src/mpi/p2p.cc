@@ -13,6 +13,7 @@
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 
 namespace torusmpi::mpi {
 
@@ -658,6 +659,8 @@ int matched_recv(const char* fn, void* buf, int count, MPI_Datatype type, MPI_Me
   if (b.staged()) mpi::stage_request(req);
   *comm_out = m->comm;
   pml::mrecv(m->msg, req->buffer.buf, req->buffer.bytes, &req->pml);
+  m->handle.magic = mpi::kMagicFreed;
+  mpi::fortran_forget(mpi::HandleKind::kMessage, &m->handle);
   delete m;
   *message = MPI_MESSAGE_NULL;
   return MPI_SUCCESS;

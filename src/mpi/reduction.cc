@@ -8,6 +8,7 @@
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 #include "mpi/p2p.h"
 
 namespace torusmpi::mpi {
@@ -114,10 +115,35 @@ coll::ReduceOp coll_op(BuiltinOp op) {
 // instead of mapping the pair again.
 coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)][static_cast<int>(BuiltinType::kCount)];
 
+// The languages an op's function may be written in (coll::Reduction::user_lang).
+enum OpLang : uint8_t { kOpC, kOpFortran, kOpCxx };
+
+// Calls the application's function of r on len elements, as its language wants it: C with
+// MPI_User_function's arguments; Fortran with the count and the datatype's Fortran number by
+// reference; C++ through libmpi_cxx's intercept (MPI_Op_create's function, as MPI::Op::Init made
+// it), which also takes the C++ function (ompi_op_set_cxx_callback).
+void run_user_fn(const coll::Reduction& r, void* in, void* inout, int len, MPI_Datatype type) {
+  switch (r.user_lang) {
+    case kOpFortran: {
+      using FortranFn = void(void*, void*, MPI_Fint*, MPI_Fint*);
+      MPI_Fint flen = len;
+      MPI_Fint ftype = fortran_number(HandleKind::kDatatype, type);
+      reinterpret_cast<FortranFn*>(r.user_fn)(in, inout, &flen, &ftype);
+      return;
+    }
+    case kOpCxx: {
+      using Intercept = void(void*, void*, int*, MPI_Datatype*, void*);
+      reinterpret_cast<Intercept*>(r.user_fn)(in, inout, &len, &type, r.user_extra);
+      return;
+    }
+    default:
+      reinterpret_cast<MPI_User_function*>(r.user_fn)(in, inout, &len, &type);
+  }
+}
+
 // An application's reduction: MPI's function takes an int count, so a longer vector goes in
 // pieces (elements are independent).
 void call_user_op(const coll::Reduction& r, void* inout, const void* in, size_t count) {
-  auto* fn = reinterpret_cast<MPI_User_function*>(r.user_fn);
   auto type = static_cast<MPI_Datatype>(r.user_type);
   MPI_Aint lb = 0, extent = 1;
   PMPI_Type_get_extent(type, &lb, &extent);
@@ -125,7 +151,7 @@ void call_user_op(const coll::Reduction& r, void* inout, const void* in, size_t 
   auto* src = static_cast<char*>(const_cast<void*>(in));
   while (count > 0) {
     int len = count > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(count);
-    fn(src, out, &len, &type);
+    run_user_fn(r, src, out, len, type);
     src += static_cast<size_t>(len) * extent;
     out += static_cast<size_t>(len) * extent;
     count -= static_cast<size_t>(len);
@@ -139,7 +165,6 @@ void call_user_op_packed(const coll::Reduction& r, void* inout, const void* in, 
   thread_local std::vector<char> in_layout, out_layout;
   auto type = static_cast<MPI_Datatype>(r.user_type);
   const dtype::Type* t = engine_type(type);
-  auto* fn = reinterpret_cast<MPI_User_function*>(r.user_fn);
   auto* packed_out = static_cast<char*>(inout);
   auto* packed_in = static_cast<const char*>(in);
   // At most this many elements at a time: the scratch stays small for long vectors.
@@ -156,7 +181,7 @@ void call_user_op_packed(const coll::Reduction& r, void* inout, const void* in, 
     char* out_origin = out_layout.data() - t->true_lb();
     t->unpack(packed_in, len, in_origin);
     t->unpack(packed_out, len, out_origin);
-    fn(in_origin, out_origin, &len, &type);
+    run_user_fn(r, in_origin, out_origin, len, type);
     t->pack(out_origin, len, packed_out);
     const size_t bytes = static_cast<size_t>(len) * static_cast<size_t>(t->size());
     packed_in += bytes;
@@ -213,6 +238,10 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
     out->call = call_user_op;
     out->user_fn = reinterpret_cast<void*>(op->fn);
     out->user_type = type;
+    out->user_extra = op->cxx_fn;
+    out->user_lang = (op->o_flags & ompi::kOpFortranFunc) != 0 ? kOpFortran
+                     : (op->o_flags & ompi::kOpCxxFunc) != 0 ? kOpCxx
+                                                               : kOpC;
     *commutative = op->commute != 0;
     return MPI_SUCCESS;
   }
@@ -302,7 +331,7 @@ int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   if (user_fn == nullptr)
     return mpi::raise_error(nullptr, MPI_ERR_ARG, kFn, "user_fn argument is NULL");
   if (op == nullptr) return mpi::raise_error(nullptr, MPI_ERR_ARG, kFn, "op argument is NULL");
-  *op = new ompi_op_t{mpi::kMagicOp, mpi::kUserOp, commute != 0, user_fn};
+  *op = new ompi_op_t{mpi::kMagicOp, mpi::kUserOp, commute != 0, user_fn, nullptr};
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Op_create);
@@ -317,6 +346,7 @@ int PMPI_Op_free(MPI_Op* op) {
                             mpi::builtin_op_name((*op)->builtin));
   }
   (*op)->magic = mpi::kMagicFreed;  // a stale handle is reported, not misread
+  mpi::fortran_forget(mpi::HandleKind::kOp, *op);
   delete *op;
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
@@ -334,3 +364,11 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) {
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Op_commutative);
+
+// Open MPI's C++ bindings make an MPI::Op with MPI_Op_create(their intercept) and then hand the
+// user's C++ function over here; the intercept gets it at each call (run_user_fn).
+TORUSMPI_EXPORT void ompi_op_set_cxx_callback(MPI_Op op, MPI_User_function* fn) {
+  if (op == nullptr || op->magic != mpi::kMagicOp || op->builtin != mpi::kUserOp) return;
+  op->o_flags |= mpi::ompi::kOpCxxFunc;
+  op->cxx_fn = reinterpret_cast<void*>(fn);
+}

@@ -8,6 +8,7 @@
 #include "core/progress.h"
 #include "mpi/datatype.h"
 #include "mpi/errors.h"
+#include "mpi/fortran.h"
 #include "mpi/p2p.h"
 
 using torusmpi::mpi::Buffer;
@@ -38,6 +39,7 @@ Request* Request::make() {
 void Request::release(Request* r) {
   progress::Lock lock;
   r->handle.magic = kMagicFreed;  // a stale handle is reported, not misread
+  fortran_forget(HandleKind::kRequest, &r->handle);
   if (r->exec != nullptr) coll::Exec::release(r->exec);
   r->exec = nullptr;
   r->staging.reset();  // a pooled request holds no message memory and keeps no datatype

@@ -41,6 +41,10 @@ class Comm : public pml::Comm {
   // Whether the context pair is this communicator's to give back when it is freed: not for a
   // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.
   bool owns_context = true;
+  // The groups the handle's c_local_group and c_remote_group point at: only their sizes matter,
+  // to Open MPI's Fortran bindings (comm_sync_handle).
+  ompi_group_t local_view{torusmpi::mpi::kMagicView, nullptr};
+  ompi_group_t remote_view{torusmpi::mpi::kMagicView, nullptr};
 
   bool is_inter() const { return !remote_ranks.empty(); }
   int remote_size() const { return static_cast<int>(remote_ranks.size()); }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpi/errors.h"
+#include "mpi/group.h"
 #include "mpi/p2p.h"
 
 namespace torusmpi::mpi {
@@ -28,20 +29,25 @@ int delete_topology(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// Created at first use; lives as long as the process.
+// Created when the first topology is made; lives as long as the process.
+int g_topology_keyval = MPI_KEYVAL_INVALID;
+
 int topology_keyval() {
-  static int keyval = MPI_KEYVAL_INVALID;
-  if (keyval == MPI_KEYVAL_INVALID) {
-    PMPI_Comm_create_keyval(copy_topology, delete_topology, &keyval, nullptr);
+  if (g_topology_keyval == MPI_KEYVAL_INVALID) {
+    PMPI_Comm_create_keyval(copy_topology, delete_topology, &g_topology_keyval, nullptr);
   }
-  return keyval;
+  return g_topology_keyval;
 }
 
 // Gives comm its topology (comm takes ownership).
 int attach(MPI_Comm comm, Topology* t) {
   int err = PMPI_Comm_set_attr(comm, topology_keyval(), t);
-  if (err != MPI_SUCCESS) delete t;
-  return err;
+  if (err != MPI_SUCCESS) {
+    delete t;
+    return err;
+  }
+  comm_sync_handle(comm_impl(comm));
+  return MPI_SUCCESS;
 }
 
 // Raises on comm unless it has a topology of `kind` (MPI_UNDEFINED: any).
@@ -153,8 +159,9 @@ int check_out_ptr(const char* fn, MPI_Comm comm, const void* p, const char* what
 const Topology* topology_of(MPI_Comm comm) {
   void* value = nullptr;
   int flag = 0;
-  if (comm_impl(comm) == nullptr ||
-      PMPI_Comm_get_attr(comm, topology_keyval(), &value, &flag) != MPI_SUCCESS || !flag)
+  // No keyval yet: no topology yet (and MPI_Init may be asking, before keyvals can be made).
+  if (g_topology_keyval == MPI_KEYVAL_INVALID || comm_impl(comm) == nullptr ||
+      PMPI_Comm_get_attr(comm, g_topology_keyval, &value, &flag) != MPI_SUCCESS || !flag)
     return nullptr;
   return static_cast<const Topology*>(value);
 }
