@@ -498,8 +498,14 @@ int attr_copy_all(AttrKind kind, void* old_handle, void* new_handle) {
     void* pointer = nullptr;
     MPI_Aint integer = 0;
     int flag = 0;
-    int rc = call_copy(*k, keyval, old_handle, new_handle, a->value, &from, &pointer, &integer,
-                       &flag);
+    int rc;
+    try {
+      rc = call_copy(*k, keyval, old_handle, new_handle, a->value, &from, &pointer, &integer,
+                     &flag);
+    } catch (...) {
+      attr_delete_all(kind, new_handle);  // as for an error code: the copy holds nothing
+      throw;
+    }
     if (rc != MPI_SUCCESS) {
       attr_delete_all(kind, new_handle);
       return rc;
@@ -524,7 +530,13 @@ int attr_delete_all(AttrKind kind, void* handle) {
     it->second.pop_back();
     if (it->second.empty()) g_objects.erase(it);
     const Keyval* k = keyval_of(a.keyval);
-    int rc = k != nullptr ? call_delete(*k, a.keyval, handle, a.value) : MPI_SUCCESS;
+    int rc;
+    try {
+      rc = k != nullptr ? call_delete(*k, a.keyval, handle, a.value) : MPI_SUCCESS;
+    } catch (...) {
+      release_keyval(a.keyval);  // the attribute is gone all the same
+      throw;
+    }
     release_keyval(a.keyval);
     if (rc != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = rc;
   }

@@ -535,7 +535,16 @@ int finish_new(const char* fn, MPI_Comm comm, Comm* n, MPI_Info info, bool copy_
     }
   }
   if (copy_attrs) {
-    if (int err = mpi::attr_copy_all(mpi::AttrKind::kComm, comm, n->handle)) {
+    int err;
+    try {
+      err = mpi::attr_copy_all(mpi::AttrKind::kComm, comm, n->handle);
+    } catch (...) {
+      // A C++ copy callback threw: the exception is the application's to catch, the
+      // communicator half made is ours to free (its attributes were deleted on the way out).
+      mpi::comm_destroy(n);
+      throw;
+    }
+    if (err != MPI_SUCCESS) {
       mpi::comm_destroy(n);
       return raise_error(comm, err, fn, "an attribute's copy callback returned error %d", err);
     }

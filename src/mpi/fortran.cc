@@ -62,29 +62,14 @@ TORUSMPI_EXPORT_DATA struct {
 }  // extern "C"
 
 // The list MPI_REGISTER_DATAREP of both bindings appends its intercepts to, inline
-// (opal_list_append): Open MPI's opal_list_t, 64 bytes. An empty list is a sentinel item whose
-// next and prev point at itself; the object headers (class, reference count) are never read.
-struct OpalListItem {
-  void* obj_class;
-  int32_t obj_refcount;
-  OpalListItem* next;  // @16
-  OpalListItem* prev;  // @24
-  int32_t item_free;
-};
-struct OpalList {
-  void* obj_class;
-  int32_t obj_refcount;
-  OpalListItem sentinel;  // @16
-  size_t length;          // @56
-};
-static_assert(offsetof(OpalList, sentinel) == 16 && offsetof(OpalListItem, next) == 16 &&
-                  offsetof(OpalListItem, prev) == 24 && offsetof(OpalList, length) == 56 &&
-                  sizeof(OpalList) == 64,
-              "opal_list_t of Open MPI 4.1 (x86-64, no debug)");
-extern "C" TORUSMPI_EXPORT_DATA OpalList ompi_registered_datareps;
-OpalList ompi_registered_datareps = {
-    nullptr, 1,
-    {nullptr, 1, &ompi_registered_datareps.sentinel, &ompi_registered_datareps.sentinel, 0}, 0};
+// (opal_list_append): an empty opal_list_t, whose sentinel's next and prev point at itself.
+extern "C" TORUSMPI_EXPORT_DATA opal_list_t ompi_registered_datareps;
+opal_list_t ompi_registered_datareps = {
+    nullptr,
+    1,
+    {nullptr, 1, &ompi_registered_datareps.opal_list_sentinel,
+     &ompi_registered_datareps.opal_list_sentinel, 0},
+    0};
 
 // The status of an empty request, which MPI_TESTANY's binding copies out when no request is
 // active: source MPI_ANY_SOURCE, tag MPI_ANY_TAG, no error, no data.
@@ -175,6 +160,7 @@ TORUSMPI_FORTRAN_NAMES(MPI_WIN_NULL_DELETE_FN, mpi_win_null_delete_fn,
                        torusmpi_f_aint_null_delete_fn);
 TORUSMPI_FORTRAN_NAMES(MPI_CONVERSION_FN_NULL, mpi_conversion_fn_null,
                        torusmpi_f_conversion_fn_null);
+TORUSMPI_FORTRAN_NAME(mpi_conversion_fn_null_f, torusmpi_f_conversion_fn_null);  // Open MPI's too
 TORUSMPI_FORTRAN_NAMES(MPI_WTIME_F90, mpi_wtime_f90, torusmpi_f_wtime);
 TORUSMPI_FORTRAN_NAMES(MPI_WTICK_F90, mpi_wtick_f90, torusmpi_f_wtick);
 TORUSMPI_FORTRAN_NAMES(MPI_AINT_ADD_F90, mpi_aint_add_f90, torusmpi_f_aint_add);

@@ -251,6 +251,23 @@ struct ompi_file_t {
   int32_t errhandler_type = torusmpi::mpi::ompi::kTypeFile;  // @136
 };
 
+// Open MPI's intrusive list (opal/class/opal_list.h), which both bindings append to inline
+// (ompi_registered_datareps, fortran.cc): object headers, the sentinel item, the length.
+struct opal_list_item_t {
+  void* obj_class;
+  int32_t obj_reference_count;
+  opal_list_item_t* opal_list_next;  // @16
+  opal_list_item_t* opal_list_prev;  // @24
+  int32_t item_free;
+};
+struct opal_list_t {
+  void* obj_class;
+  int32_t obj_reference_count;
+  opal_list_item_t opal_list_sentinel;  // @16
+  size_t opal_list_length;              // @56
+};
+static_assert(sizeof(opal_list_t) == 64, "opal_list_t keeps Open MPI's size");
+
 // Each field a binding reads, at Open MPI's offset.
 #define TORUSMPI_AT(type, field, offset) \
   static_assert(offsetof(type, field) == (offset), #type "::" #field " is at Open MPI's offset")
@@ -286,6 +303,10 @@ TORUSMPI_AT(ompi_win_t, errhandler_type, 264);
 TORUSMPI_AT(ompi_file_t, f_f_to_c_index, 120);
 TORUSMPI_AT(ompi_file_t, error_handler, 128);
 TORUSMPI_AT(ompi_file_t, errhandler_type, 136);
+TORUSMPI_AT(opal_list_item_t, opal_list_next, 16);
+TORUSMPI_AT(opal_list_item_t, opal_list_prev, 24);
+TORUSMPI_AT(opal_list_t, opal_list_sentinel, 16);
+TORUSMPI_AT(opal_list_t, opal_list_length, 56);
 #undef TORUSMPI_AT
 
 #define TORUSMPI_PREDEFINED(type, base, size) \

@@ -89,11 +89,53 @@ readelf -W --dyn-syms "$ours" | awk '$4 == "OBJECT" && $7 != "UND" && ($5 != "GL
   >"$work/odd-objects"
 check "every object is GLOBAL with DEFAULT visibility" report "$work/odd-objects" "odd objects"
 
-# --- Nothing else: no C++ internals, no helper of torusmpi's. The extension API of torusmpi.h is
-# torusmpi_*.
-awk '{ print $1 }' "$work/ours.nm" | grep -vE '^(P?MPIX?_|OMPI_C_MPI_|OMPI_Affinity_str$|torusmpi_)' |
-  comm -23 - "$work/header-objects" >"$work/extra"
-check "nothing exported outside the MPI namespaces and mpi.h's objects" \
-  report "$work/extra" "symbols outside the namespaces"
+# --- What Open MPI's own binding libraries take from its libmpi.so.40 beyond the C API: the C++
+# bindings (libmpi_cxx, linked into every program Debian's mpicxx builds) and the Fortran ones
+# (libmpi_mpifh under mpif.h, and the `use mpi` / `use mpi_f08` libraries on top of it) run
+# unchanged on torusmpi only if each is there, a function where Open MPI has a function and an
+# object of Open MPI's size where it has an object. Read off the installed libraries each time.
+bindings=()
+for lib in libmpi_cxx libmpi_mpifh libmpi_usempi_ignore_tkr libmpi_usempif08; do
+  path=$(dirname "$theirs")/$lib.so.40
+  [ -e "$path" ] && bindings+=("$path")
+done
+check "Open MPI's C++ and Fortran binding libraries are installed (${#bindings[@]} of 4)" \
+  test ${#bindings[@]} -eq 4
+for lib in "${bindings[@]}"; do
+  "$TM_NM" -D --undefined-only "$lib" | awk '{ print $NF }'
+done | sort -u | join - <(awk '{ print $1 }' "$work/theirs.nm") >"$work/binding-imports"
+diag "the binding libraries import $(grep -c . "$work/binding-imports") symbols of Open MPI's libmpi.so.40"
+# "name kind size": kind F for a function (size -), O for an object.
+kinds() {
+  readelf -W --dyn-syms "$1" | awk '$7 != "UND" && ($4 == "FUNC" || $4 == "OBJECT") {
+    print $8, ($4 == "FUNC" ? "F" : "O"), ($4 == "FUNC" ? "-" : $3) }' | sort -u
+}
+kinds "$theirs" >"$work/theirs.kinds"
+kinds "$ours" >"$work/ours.kinds"
+# compare_kinds <file of "name kind size">: the names missing from torusmpi or of another kind.
+compare_kinds() {
+  join -a1 -e none -o 0,1.2,1.3,2.2,2.3 "$1" "$work/ours.kinds" |
+    awk '$4 == "none" { print $1 " is missing" }
+         $4 != "none" && ($2 != $4 || $3 != $5) { print $1 ": Open MPI " $2 " " $3 ", torusmpi " $4 " " $5 }'
+}
+join "$work/binding-imports" "$work/theirs.kinds" >"$work/binding-kinds"
+compare_kinds "$work/binding-kinds" >"$work/binding-missing"
+check "every symbol the binding libraries import is exported, of Open MPI's kind and size" \
+  report "$work/binding-missing" "symbols the binding libraries need"
+# Fortran programs themselves name some of libmpi.so.40's symbols: the callbacks of mpif.h's
+# EXTERNAL statements (MPI_COMM_DUP_FN, ...) and what the modules call (MPI_WTIME_F90, ...), in
+# every mangling Open MPI exports; and their common blocks bind to the sentinel objects.
+grep -E '^(mpi_[a-z0-9_]+|MPI_[A-Z0-9_]+) ' "$work/theirs.kinds" >"$work/fortran-kinds"
+compare_kinds "$work/fortran-kinds" >"$work/fortran-missing"
+diag "Open MPI's libmpi.so.40 exports $(grep -c . "$work/fortran-kinds") Fortran-named symbols"
+check "every Fortran-named symbol of Open MPI's libmpi.so.40 is exported, of the same kind and size" \
+  report "$work/fortran-missing" "Fortran symbols"
+
+# --- Nothing else: no C++ internals, no helper of torusmpi's. Every symbol exported is one that
+# Open MPI's libmpi.so.40 exports too, or the extension API of torusmpi.h (torusmpi_*).
+awk '{ print $1 }' "$work/ours.nm" | grep -v '^torusmpi_' |
+  comm -23 - <(awk '{ print $1 }' "$work/theirs.nm") >"$work/extra"
+check "nothing exported that Open MPI's libmpi.so.40 does not export, but torusmpi.h's API" \
+  report "$work/extra" "symbols Open MPI does not export"
 
 tap_done
