@@ -85,7 +85,9 @@ void* Staging::side(const Side& s, bool fill, bool drain, const std::vector<size
 
 void* CollCall::place(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
                       bool drain) {
-  if (buf == nullptr) return nullptr;
+  // NULL is MPI_BOTTOM for a derived datatype (absolute addresses); with a predefined one it
+  // can only come with nothing to move.
+  if (buf == nullptr && !t.derived) return nullptr;
   if (t.dense) return static_cast<char*>(buf) + t.offset;
   return staging().blocks(buf, t, count, n, fill, drain);
 }
@@ -102,7 +104,7 @@ void* CollCall::place(const Side& s, bool fill, bool drain, std::vector<size_t>*
     (*displs)[i] = static_cast<size_t>(s.at[i] + type(i)->offset);
     dense = dense && (type(i)->dense || s.counts[i] == 0);
   }
-  if (dense || s.buf == nullptr) return s.buf;
+  if (dense) return s.buf;
   return staging().side(s, fill, drain, *bytes, displs);
 }
 
@@ -195,12 +197,13 @@ void arg_span(const TypeArg& t, const void* p, size_t count, const char** lo, si
 int check_span(const char* fn, MPI_Comm comm, const void* p, const char* what, const TypeArg& t,
                size_t count) {
   const size_t packed = count * t.size;
-  if (p == nullptr) {
-    if (packed == 0) return MPI_SUCCESS;
+  if (packed == 0) return MPI_SUCCESS;
+  // A NULL buffer is MPI_BOTTOM: a derived datatype may hold absolute addresses (its span is then
+  // checked below), a predefined one would move bytes at address 0.
+  if (p == nullptr && !t.derived) {
     return raise_error(comm, MPI_ERR_BUFFER, fn, "%s argument is NULL with %zu B to move", what,
                        packed);
   }
-  if (packed == 0) return MPI_SUCCESS;
   const char* lo;
   size_t bytes;
   arg_span(t, p, count, &lo, &bytes);

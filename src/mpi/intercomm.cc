@@ -417,7 +417,8 @@ int check_data(const char* fn, MPI_Comm comm, const char* what, const void* buf,
                        "%sbuf is MPI_IN_PLACE, which intercommunicator collectives do not take",
                        what[0] != '\0' ? what : "");
   }
-  if (buf == nullptr && count > 0 && t.size > 0) {
+  // A NULL buf is MPI_BOTTOM, which only a derived datatype (absolute addresses) can use.
+  if (buf == nullptr && count > 0 && t.size > 0 && !t.derived) {
     return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d",
                        what[0] != '\0' ? what : "", what, count);
   }

@@ -44,7 +44,8 @@
  * stored as (a, b), a in {1, 2}, b in 0..4; the operation composes maps in rank order) with
  * Allreduce, Reduce at root p-1 and Scan, against the serial composition computed here; the
  * operation also checks the datatype it is called with (L1's size, lb and extent). MPI_Allgather
- * of MPI_DOUBLE_INT (extent 16, size 12: the padding between elements must not be written). And
+ * of MPI_DOUBLE_INT (extent 16, size 12: the padding between elements must not be written).
+ * MPI_BOTTOM with datatypes of absolute addresses (Bcast, Allreduce in place, Allgather). And
  * under MPI_ERRORS_RETURN: MPI_SUM over a struct of {int, double} is MPI_ERR_OP; an uncommitted
  * datatype is MPI_ERR_TYPE (Allreduce and Bcast); the communicator works afterwards.
  *
@@ -1246,6 +1247,91 @@ static const struct {
     {t_bcast, 1},
 };
 
+/* --- MPI_BOTTOM ---------------------------------------------------------------------------- *
+ * Datatypes of absolute addresses (MPI_Get_address of separate variables, in a struct) with
+ * MPI_BOTTOM, which is NULL, as the buffer: the collective takes the addresses as they are,
+ * packing when the ints are apart (a, b[0], b[1], c) and in place when they are next to each other
+ * (b[0], b[1] alone). Bcast at every root; Allreduce (g_sum: the members are ints) from one such
+ * variable into another, and in place; Allgather sending from MPI_BOTTOM, receiving MPI_INT. */
+typedef struct {
+  int a;
+  int pad[3];
+  int b[2];
+  int c;
+} Scattered;
+
+/* The type of v's ints: all four, or b[0] and b[1] alone. */
+static MPI_Datatype bottom_type(Scattered* v, int only_b) {
+  MPI_Aint at[3];
+  MPI_Get_address(&v->a, &at[0]);
+  MPI_Get_address(&v->b[0], &at[1]);
+  MPI_Get_address(&v->c, &at[2]);
+  int lens[3] = {1, 2, 1};
+  MPI_Datatype types[3] = {MPI_INT, MPI_INT, MPI_INT}, t;
+  if (only_b) {
+    MPI_Type_create_struct(1, &lens[1], &at[1], &types[1], &t);
+  } else {
+    MPI_Type_create_struct(3, lens, at, types, &t);
+  }
+  MPI_Type_commit(&t);
+  return t;
+}
+
+static void set4(Scattered* v, int a, int b0, int b1, int c) {
+  v->a = a, v->b[0] = b0, v->b[1] = b1, v->c = c;
+  v->pad[0] = v->pad[1] = v->pad[2] = kSentinel;
+}
+
+static void t_bottom(void) {
+  Scattered v;
+  g_count = 1;
+  for (int only_b = 0; only_b < 2; ++only_b) {
+    MPI_Datatype t = bottom_type(&v, only_b);
+    begin("bottom/bcast%s", only_b ? "-dense" : "");
+    for (int root = 0; root < g_size; ++root) {
+      set_ctx("root %d", root);
+      if (g_rank == root) {
+        set4(&v, 10 + root, 20, 30, 40);
+      } else {
+        set4(&v, -1, -1, -1, -1);
+      }
+      if (!call(MPI_Bcast(MPI_BOTTOM, 1, t, root, MPI_COMM_WORLD), "MPI_Bcast")) continue;
+      const int moved = !only_b || g_rank == root; /* a and c: in the type, or the root's own */
+      if (v.a != (moved ? 10 + root : -1) || v.b[0] != 20 || v.b[1] != 30 ||
+          v.c != (moved ? 40 : -1) || v.pad[2] != kSentinel)
+        problem("got %d %d %d %d (pad %d)", v.a, v.b[0], v.b[1], v.c, v.pad[2]);
+    }
+    MPI_Type_free(&t);
+  }
+
+  /* One datatype serves both buffers of an Allreduce, so with absolute addresses only the in-place
+   * form has them apart from each other. */
+  const int p = g_size, triangle = p * (p - 1) / 2;
+  MPI_Datatype t = bottom_type(&v, 0);
+  begin("bottom/allreduce");
+  set_ctx("in place");
+  set4(&v, g_rank, 2 * g_rank, 1, 3);
+  if (call(MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, t, g_sum, MPI_COMM_WORLD), "MPI_Allreduce") &&
+      (v.a != triangle || v.b[0] != 2 * triangle || v.b[1] != p || v.c != 3 * p ||
+       v.pad[0] != kSentinel))
+    problem("got %d %d %d %d (pad %d)", v.a, v.b[0], v.b[1], v.c, v.pad[0]);
+
+  begin("bottom/allgather");
+  set_ctx("");
+  set4(&v, 100 + g_rank, 200 + g_rank, 300 + g_rank, 400 + g_rank);
+  int* all = malloc(sizeof(int) * 4 * (size_t)g_size);
+  if (call(MPI_Allgather(MPI_BOTTOM, 1, t, all, 4, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather")) {
+    for (int r = 0; r < g_size; ++r) {
+      const int* got = all + 4 * r;
+      if (got[0] != 100 + r || got[1] != 200 + r || got[2] != 300 + r || got[3] != 400 + r)
+        problem("block of rank %d: %d %d %d %d", r, got[0], got[1], got[2], got[3]);
+    }
+  }
+  flush();
+  free(all);
+  MPI_Type_free(&t);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -1281,6 +1367,7 @@ int main(int argc, char** argv) {
   for (int which = 0; which < 3; ++which)
     for (int c = 0; c < kNumCounts; ++c) t_noncommutative(op, g_count = kCounts[c], which);
   for (int c = 0; c < kNumCounts; ++c) t_double_int(g_count = kCounts[c]);
+  t_bottom();
   flush();
   MPI_Op_free(&op);
   t_errors();
