@@ -218,7 +218,8 @@ void print_build() {
                          "), from " + mpi_h() + " of Open MPI " + ompi_header_version());
   print_field("prefix", TORUSMPI_PREFIX);
   print_field("library", std::string(TORUSMPI_LIBDIR) + "/libmpi.so.40");
-  print_field("wrappers", std::string(TORUSMPI_BINDIR) + "/mpicc, " + TORUSMPI_BINDIR + "/mpicxx");
+  print_field("wrappers", std::string(TORUSMPI_BINDIR) + "/mpicc, " + TORUSMPI_BINDIR +
+                             "/mpicxx, " + TORUSMPI_BINDIR + "/mpifort (mpif90, mpif77)");
   print_field("C++ compiler", TORUSMPI_CXX);
   print_field("configure args", TORUSMPI_CONFIGURE_ARGS[0] ? TORUSMPI_CONFIGURE_ARGS : "(none)");
   print_field("data transports", kTransports);
