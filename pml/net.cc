@@ -99,6 +99,17 @@ std::vector<int> remote_peers(const boot::JobInfo& job) {
   return out;
 }
 
+const char* transport_names() {
+  return "shm,self"
+#ifdef TORUSMPI_HAVE_OFI
+         ",ofi"
+#endif
+#ifdef TORUSMPI_HAVE_UCX
+         ",ucx"
+#endif
+      ;
+}
+
 Status prepare(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
   if (peers.empty()) return Status::kOk;
   Kind k;

@@ -21,6 +21,10 @@
 
 namespace torusmpi::pml::net {
 
+// The transports this build moves data with, comma-separated: shm,self and the network ones
+// compiled in (ofi, ucx). What MPI_Get_library_version and torusmpi_info say.
+const char* transport_names();
+
 // The job ranks this rank reaches only through the network: other nodes' ranks, and other emulated
 // instances' (topo::machine() is loaded). Empty for most single-node jobs.
 std::vector<int> remote_peers(const boot::JobInfo& job);

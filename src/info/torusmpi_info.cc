@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "coll/select/registry.h"
 #include "core/params.h"
+#include "pml/net.h"
 #include "topo/host.h"
 #include "topo/machine.h"
 
@@ -181,15 +182,20 @@ std::string mpi_standard() {
 }
 std::string mpi_h() { return std::string(TORUSMPI_OMPI_INCDIR) + "/mpi.h"; }
 
-// What moves data today: shared memory between the ranks of one node, the loopback to oneself.
-// Ranks on different nodes cannot talk until a network transport exists.
-constexpr char kTransports[] =
-    "shm (ranks of one node: shared-memory rings, single-copy rendezvous with process_vm_readv), "
-    "self (a rank to itself); no network transport yet: a job spanning nodes cannot communicate";
-constexpr char kTransportNames[] = "shm,self";
+// What moves data: shared memory between the ranks of one node, the loopback to oneself, and the
+// network transports compiled in, between nodes and emulated instances.
+std::string transports() {
+  std::string text =
+      "shm (ranks of one node: shared-memory rings, single-copy rendezvous with "
+      "process_vm_readv), self (a rank to itself)";
+  if (kHaveOfi) text += ", ofi (libfabric: other nodes and instances, the default network)";
+  if (kHaveUcx) text += ", ucx (UCX: the same, with TORUSMPI_NET=ucx)";
+  if (!kHaveOfi && !kHaveUcx) text += "; no network transport: a job spanning nodes cannot run";
+  return text;
+}
 
 std::string detected(bool found, const char* what) {
-  return found ? std::string(what) + " found by configure; no transport uses it yet"
+  return found ? std::string(what) + " found by configure: opened when a job needs the network"
                : std::string(what) + " not found by configure";
 }
 
@@ -222,7 +228,7 @@ void print_build() {
                              "/mpicxx, " + TORUSMPI_BINDIR + "/mpifort (mpif90, mpif77)");
   print_field("C++ compiler", TORUSMPI_CXX);
   print_field("configure args", TORUSMPI_CONFIGURE_ARGS[0] ? TORUSMPI_CONFIGURE_ARGS : "(none)");
-  print_field("data transports", kTransports);
+  print_field("data transports", transports());
   print_field("libfabric (OFI)", detected(kHaveOfi, "libfabric"));
   print_field("UCX", detected(kHaveUcx, "UCX"));
   print_field("host (hwloc)", host_line(topo::host_info()));
@@ -266,7 +272,7 @@ void print_build_parsable() {
   std::printf("build:cxx:%s\n", TORUSMPI_CXX);
   std::printf("build:configure_args:%s\n", TORUSMPI_CONFIGURE_ARGS);
   // Comma-separated names of the transports that move data.
-  std::printf("build:transports:%s\n", kTransportNames);
+  std::printf("build:transports:%s\n", pml::net::transport_names());
   std::printf("build:libfabric_found:%s\n", kHaveOfi ? "yes" : "no");
   std::printf("build:ucx_found:%s\n", kHaveUcx ? "yes" : "no");
   std::printf("host:cores:%d\n", h.cores);

@@ -13,6 +13,7 @@
 #include "mpi/info.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
+#include "pml/net.h"
 
 using torusmpi::mpi::raise_error;
 using torusmpi::mpi::require_active;
@@ -28,11 +29,12 @@ constexpr size_t kAllocAlignment = 64;  // a cache line: what vectorized copies 
 
 namespace torusmpi::mpi {
 
-// "torusmpi 0.1.0 (Open MPI 4.1 ABI; ...)". It names the transports that move data, and there
-// are none before the shared-memory transport lands: only one-process data paths work.
+// "torusmpi 0.1.0 (Open MPI 4.1 ABI; data transports: shm,self,ofi,ucx)": the transports this
+// build moves data with.
 std::string library_version() {
   return "torusmpi " PACKAGE_VERSION " (Open MPI " + std::to_string(OMPI_MAJOR_VERSION) + "." +
-         std::to_string(OMPI_MINOR_VERSION) + " ABI; data transports: none yet)";
+         std::to_string(OMPI_MINOR_VERSION) + " ABI; data transports: " +
+         pml::net::transport_names() + ")";
 }
 
 }  // namespace torusmpi::mpi

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
   check_rc(MPI_Get_library_version(text, &len), "get_library_version");
   check(strncmp(text, "torusmpi", 8) == 0 && len == (int)strlen(text), "library-is-torusmpi",
         "\"%s\" (len %d)", text, len);
+  /* The transports it names are this build's: shared memory and self at least. */
+  check(strstr(text, "data transports: shm,self") != NULL, "library-version-transports", "\"%s\"",
+        text);
   int version = -1, subversion = -1;
   MPI_Get_version(&version, &subversion);
   check(version == 3 && subversion == 1, "get_version", "%d.%d", version, subversion);
