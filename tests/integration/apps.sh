@@ -5,8 +5,9 @@
 # MUMPS examples on mpif.h (libmpi_mpifh), mpgrafic on use mpi_f08 (libmpi_usempif08). Each runs
 # on Open MPI first; its result (an energy, a solution, a file) is then the one torusmpi must give
 # by LD_LIBRARY_PATH and by LD_PRELOAD. With 2 ranks every reduction adds two numbers, so the
-# results are the same to the last digit. scripts/run-tests installs the packages
-# (scripts/install-deps --apps); without them, each application is a skip.
+# results are the same to the last digit. Then MPICH's example programs, built by torusmpi's own
+# wrappers. scripts/run-tests installs the packages (scripts/install-deps --apps); without them,
+# each application is a skip.
 . "$(dirname "$0")/lib.sh"
 
 np=2
@@ -164,6 +165,47 @@ app_mumps() {
     grep -A1 'Solution is' "$dir/out" >>"$dir/result"
   done
 }
+
+# --- Sources: MPICH's example programs (mpich-doc), built by Open MPI's wrappers and run on Open MPI
+# (the reference), then built by torusmpi's and run on torusmpi: the third way, in which C++ (the
+# MPI:: bindings of cxxpi.cxx) and Fortran (mpif.h in fpi.f, use mpi in pi3f90.f90) reach
+# torusmpi through Open MPI's binding libraries that the wrappers link. Each computes pi from the
+# number of intervals it reads, a double MPI_Reduce: at 2 and 3 ranks both libraries add in the same
+# order (at 4 the last digits differ: another legal order).
+build_and_run() {
+  local wrapper=$1 src=$2 bin=$3 np=$4
+  shift 4
+  local flags=()
+  case $src in *.cxx) flags=(-DHAVE_CXX_IOSTREAM -DHAVE_NAMESPACE_STD) ;; *) flags=("-J$work") ;; esac
+  [ -x "$bin" ] || run_job 120 "$wrapper" "${flags[@]}" -o "$bin" "$src"
+  run_job 60 "${mpirun[@]}" -np "$np" "$@" "$bin" <"$work/intervals"
+  grep 'pi is approximately' "$job_out"
+}
+
+# What the programs read: the number of intervals, then 0 to stop.
+printf '100000\n0\n' >"$work/intervals"
+
+mpich_examples=$examples/mpich/examples
+for src in cxx/cxxpi.cxx f77/fpi.f f90/pi3f90.f90; do
+  name=${src##*/}
+  name=${name%.*}
+  if [ ! -e "$mpich_examples/$src" ]; then
+    skip "MPICH's $name built by torusmpi's wrappers" "mpich-doc is not installed (scripts/install-deps --apps)"
+    continue
+  fi
+  case $src in *.cxx) ompi=$TM_OMPI_MPICXX ours=$TM_BINDIR/mpicxx ;; *) ompi=$TM_OMPI_MPIFORT ours=$TM_BINDIR/mpifort ;; esac
+  for ranks in 2 3; do
+    build_and_run "$ompi" "$mpich_examples/$src" "$work/$name.ompi" $ranks >"$work/$name.$ranks.ompi"
+    check "MPICH's $name, Open MPI's build on Open MPI, np=$ranks (the reference)" \
+      test -s "$work/$name.$ranks.ompi" || diag_job
+    build_and_run "$ours" "$mpich_examples/$src" "$work/$name.torusmpi" $ranks >"$work/$name.$ranks.tm"
+    check "MPICH's $name, torusmpi's build, np=$ranks: Open MPI's result" \
+      cmp -s "$work/$name.$ranks.ompi" "$work/$name.$ranks.tm" ||
+      { diag "$(cat "$work/$name.$ranks.tm")"; diag_job; }
+  done
+  check "MPICH's $name built by torusmpi's wrapper loads torusmpi's libmpi.so.40" \
+    grep -q "libmpi.so.40 => $TM_LIBDIR/libmpi.so.40" <(ldd "$work/$name.torusmpi")
+done
 
 for app in "${apps[@]}"; do
   if ! command -v "${need[$app]}" >/dev/null; then
