@@ -22,33 +22,15 @@
  *   be a null pointer. */
 #include <algorithm>
 #include <complex>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-// Open MPI's op_inln.h casts its C++ op trampoline to MPI_User_function; -Wextra's
-// -Wcast-function-type reports that in every C++ file that includes mpi.h.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wcast-function-type"
-#include <mpi.h>
-#pragma GCC diagnostic pop
-
-#include "check.h"
+#include "check_cxx.h"
 
 static int g_size;
-
-static std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static std::string strf(const char* fmt, ...) {
-  char text[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  return text;
-}
 
 static int error_class(int code) {
   int cls = -1;

@@ -7,347 +7,80 @@
 ! TYPE(MPI_Status), ierror is optional, callbacks follow the module's abstract interfaces (a user
 ! op gets its vectors as TYPE(C_PTR) by value), and attribute values are
 ! INTEGER(KIND=MPI_ADDRESS_KIND). Buffers of any type and rank are passed as they are.
-! Checked, one "ok/FAIL <rank> <check>" line per case, then "done <rank> of <size> ...":
-! - point-to-point: statuses, MPI_STATUS(ES)_IGNORE, nonblocking, MPI_ANY_SOURCE, MPI_Probe,
-!   MPI_PROC_NULL, persistent requests and MPI_REQUEST_NULL;
-! - every collective at counts 0, 1, size-1, size, size+1 and 1009, from every root, in place
-!   where MPI allows it, and the nonblocking MPI_Iallreduce / MPI_Ibcast;
-! - MPI_BOTTOM with a datatype of absolute addresses;
-! - attributes with Fortran copy and delete callbacks, 64-bit values;
-! - error handlers written in Fortran, user error classes and codes;
-! - derived datatypes, the MPI_Type_create_f90_* types, MPI_Type_match_size, MPI_Sizeof;
-! - MPI_Comm_split, MPI_Comm_compare, groups;
-! - reduction ops written in Fortran, commutative and not;
-! - handles compared with == and /=, which mpi_f08 defines.
-! Open MPI 4.1's mpi_f08 has no MPI_Status_f2f08 / MPI_Status_f082f (they came with MPI-4), so
-! they are not used here.
-! Every value is an integer (or a real holding one), so every result is compared exactly. Rank 0
-! prints the lines of every rank (see say). Buffers have one spare element at the end, kept at
-! -1, which catches writes past the end.
+! The checks are those of fortran_common.inc (see there), and handles compared with == and /=,
+! which mpi_f08 defines. Open MPI 4.1's mpi_f08 has no MPI_Status_f2f08 / MPI_Status_f082f (they
+! came with MPI-4), so they are not used. The tests of fortran_common.inc and
+! fortran_typed_buffers.inc are shared with the other bindings; those here hold handles in
+! variables of mpi_f08's types, and call MPI without ierror unless they check it.
 
-! The reporting, and the callbacks with the state they share with the program: procedures handed
-! to MPI cannot be internal ones of the program.
-module f08_support
+module f08_tests
   use, intrinsic :: iso_fortran_env, only: output_unit, error_unit
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use mpi_f08
   implicit none
   private
+  public :: run_tests, finish
 
-  public :: start, say, check, check_ints, expect, str, finish
-  public :: copy_add_one, delete_count, copy_calls, copy_extra, copy_oldcomm, delete_calls, &
-      delete_last
-  public :: record_error, eh_calls, eh_comm, eh_code
-  public :: matmul_op, sum_mod_op, mulmod, op_last_type, SUM_MODULUS
-
-  integer, parameter :: MATRIX_MODULUS = 9973, SUM_MODULUS = 7919
-
-  integer :: my_rank = -1
+  character(len=*), parameter :: BINDING = 'mpi_f08'
+  type(MPI_Datatype), parameter :: REDUCE_TYPES(3) = [MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION]
+  type(MPI_Op), parameter :: REDUCE_OPS(3) = [MPI_SUM, MPI_MAX, MPI_PROD]
   type(MPI_Comm) :: report_comm
-  integer :: n_checks = 0, n_failed = 0
-  character(len=:), allocatable :: report
 
-  integer :: copy_calls = 0, delete_calls = 0
-  type(MPI_Comm) :: copy_oldcomm, delete_comm, eh_comm
-  integer(kind=MPI_ADDRESS_KIND) :: copy_extra = -1, delete_last = -1
-  integer :: eh_calls = 0, eh_code = -1
-  type(MPI_Datatype) :: op_last_type
+  ! fortran_common.inc ends the declarations with its `contains`: procedures follow.
+  include 'fortran_common.inc'
+  include 'fortran_typed_buffers.inc'
 
-  interface str
-    module procedure str_int, str_aint
-  end interface
+  ! The integer a handle holds, as the callbacks of fortran_common.inc keep it.
+  elemental integer function hval(h)
+    type(MPI_Datatype), intent(in) :: h
+    hval = h%MPI_VAL
+  end function hval
 
-contains
-
-  ! Open MPI's mpirun forwards each rank's output in 4096-byte pieces, so lines printed by several
-  ! ranks at once can be cut into each other. Only rank 0 prints: the other ranks keep their lines
-  ! and send them to it at the end (finish). A failure is also written to stderr at once, so that
-  ! it is seen even if the rank dies before the end.
-  subroutine say(line)
-    character(len=*), intent(in) :: line
-    if (my_rank == 0) then
-      write (output_unit, '(a)') line
-      flush (output_unit)
-    else
-      report = report//line//new_line('a')
-      if (line(1:min(4, len(line))) == 'FAIL') then
-        write (error_unit, '(a)') line
-        flush (error_unit)
-      end if
-    end if
-  end subroutine say
-
-  subroutine start(rank, nprocs)
-    integer, intent(out) :: rank, nprocs
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-    call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
-    my_rank = rank
-    report = ''
-    ! The reports travel on their own communicator, apart from every tested message.
-    call MPI_Comm_dup(MPI_COMM_WORLD, report_comm)
-  end subroutine start
-
-  subroutine check(cond, what, detail)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    character(len=*), intent(in), optional :: detail
-    n_checks = n_checks + 1
-    if (cond) then
-      call say('ok '//str(my_rank)//' '//what)
-      return
-    end if
-    n_failed = n_failed + 1
-    if (present(detail)) then
-      call say('FAIL '//str(my_rank)//' '//what//': '//trim(detail))
-    else
-      call say('FAIL '//str(my_rank)//' '//what//': condition false')
-    end if
-  end subroutine check
-
-  ! One check over a whole buffer; the detail names the first element that differs.
-  subroutine check_ints(got, want, what)
-    integer, intent(in) :: got(:), want(:)
-    character(len=*), intent(in) :: what
-    integer :: i
-    if (size(got) /= size(want)) then
-      call check(.false., what, 'size '//str(size(got))//', expected '//str(size(want)))
-      return
-    end if
-    do i = 1, size(got)
-      if (got(i) /= want(i)) then
-        call check(.false., what, &
-                   'element '//str(i)//' is '//str(got(i))//', expected '//str(want(i)))
-        return
-      end if
-    end do
-    call check(.true., what)
-  end subroutine check_ints
-
-  ! Accumulates a check made of many cases: keeps the first failure's reason.
-  subroutine expect(ok, why, cond, reason)
-    logical, intent(inout) :: ok
-    character(len=*), intent(inout) :: why
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: reason
-    if (cond .or. .not. ok) return
-    ok = .false.
-    why = reason
-  end subroutine expect
-
-  function str_int(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function str_int
-
-  function str_aint(i) result(s)
-    integer(kind=MPI_ADDRESS_KIND), intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=24) :: buf
-    write (buf, '(i0)') i
-    s = trim(buf)
-  end function str_aint
-
-  ! Prints the summary line (rank 0 prints every rank's report, in rank order), ends MPI, and
-  ! makes the exit status say whether anything failed.
-  subroutine finish(nprocs)
-    integer, intent(in) :: nprocs
-    integer :: r, n
-    character(len=:), allocatable :: text
-
-    call say('done '//str(my_rank)//' of '//str(nprocs)//': '//str(n_checks)//' checks, '// &
-             str(n_failed)//' failed')
-    if (my_rank == 0) then
-      do r = 1, nprocs - 1
-        call MPI_Recv(n, 1, MPI_INTEGER, r, 1, report_comm, MPI_STATUS_IGNORE)
-        allocate (character(len=n) :: text)
-        call MPI_Recv(text, n, MPI_CHARACTER, r, 2, report_comm, MPI_STATUS_IGNORE)
-        write (output_unit, '(a)', advance='no') text
-        flush (output_unit)
-        deallocate (text)
-      end do
-    else
-      n = len(report)
-      call MPI_Send(n, 1, MPI_INTEGER, 0, 1, report_comm)
-      call MPI_Send(report, n, MPI_CHARACTER, 0, 2, report_comm)
-    end if
-    call MPI_Comm_free(report_comm)
-    call MPI_Finalize()
-    if (n_failed /= 0) stop 1
-  end subroutine finish
-
-  ! Communicator copy callback: the copy gets the value plus one, so the test can see it ran.
-  subroutine copy_add_one(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
+  ! mpi_f08's callbacks, with its handle types, hand over to those of fortran_common.inc.
+  subroutine f08_copy_add_one(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
     type(MPI_Comm) :: oldcomm
     integer :: keyval, ierr
     integer(kind=MPI_ADDRESS_KIND) :: extra_state, val_in, val_out
     logical :: flag
-    copy_calls = copy_calls + 1
-    copy_extra = extra_state
-    copy_oldcomm = oldcomm
-    val_out = val_in + 1
-    flag = .true.
-    ierr = MPI_SUCCESS
-    if (keyval == MPI_KEYVAL_INVALID) ierr = MPI_ERR_OTHER
-  end subroutine copy_add_one
+    call copy_add_one(oldcomm%MPI_VAL, keyval, extra_state, val_in, val_out, flag, ierr)
+  end subroutine f08_copy_add_one
 
-  ! The communicator is kept but never checked: Open MPI 4.1 hands Fortran delete callbacks a
-  ! value read from the keyval object instead of the communicator's handle.
-  subroutine delete_count(comm, keyval, val, extra_state, ierr)
+  subroutine f08_delete_count(comm, keyval, val, extra_state, ierr)
     type(MPI_Comm) :: comm
     integer :: keyval, ierr
     integer(kind=MPI_ADDRESS_KIND) :: val, extra_state
-    delete_calls = delete_calls + 1
-    delete_last = val
-    delete_comm = comm
-    ierr = MPI_SUCCESS
-    if (keyval == MPI_KEYVAL_INVALID .or. extra_state < 0) ierr = MPI_ERR_OTHER
-  end subroutine delete_count
+    call delete_count(comm%MPI_VAL, keyval, val, extra_state, ierr)
+  end subroutine f08_delete_count
 
-  subroutine record_error(comm, code)
+  subroutine f08_record_error(comm, code)
     type(MPI_Comm) :: comm
     integer :: code
-    eh_calls = eh_calls + 1
-    eh_comm = comm
-    eh_code = code
-  end subroutine record_error
+    call record_error(comm%MPI_VAL, code)
+  end subroutine f08_record_error
 
-  pure function mulmod(a, b) result(c)
-    integer, intent(in) :: a(2, 2), b(2, 2)
-    integer :: c(2, 2)
-    c = mod(matmul(a, b), MATRIX_MODULUS)
-  end function mulmod
-
-  ! Not commutative: each element is a 2x2 matrix; the lower rank's operand is on the left.
-  ! mpi_f08 hands the vectors over as C pointers.
-  subroutine matmul_op(invec_ptr, inoutvec_ptr, len, dtype)
+  ! mpi_f08 hands a user op its vectors as C pointers.
+  subroutine f08_matmul_op(invec_ptr, inoutvec_ptr, len, dtype)
     type(c_ptr), value :: invec_ptr, inoutvec_ptr
     integer :: len
     type(MPI_Datatype) :: dtype
     integer, pointer :: invec(:, :), inoutvec(:, :)
-    integer :: k
     call c_f_pointer(invec_ptr, invec, [4, len])
     call c_f_pointer(inoutvec_ptr, inoutvec, [4, len])
-    op_last_type = dtype
-    do k = 1, len
-      inoutvec(:, k) = reshape(mulmod(reshape(invec(:, k), [2, 2]), &
-                                      reshape(inoutvec(:, k), [2, 2])), [4])
-    end do
-  end subroutine matmul_op
+    call matmul_op(invec, inoutvec, len, dtype%MPI_VAL)
+  end subroutine f08_matmul_op
 
-  subroutine sum_mod_op(invec_ptr, inoutvec_ptr, len, dtype)
+  subroutine f08_sum_mod_op(invec_ptr, inoutvec_ptr, len, dtype)
     type(c_ptr), value :: invec_ptr, inoutvec_ptr
     integer :: len
     type(MPI_Datatype) :: dtype
     integer, pointer :: invec(:), inoutvec(:)
     call c_f_pointer(invec_ptr, invec, [len])
     call c_f_pointer(inoutvec_ptr, inoutvec, [len])
-    if (dtype /= MPI_INTEGER) then
-      inoutvec = -1
-      return
-    end if
-    inoutvec = mod(invec + inoutvec, SUM_MODULUS)
-  end subroutine sum_mod_op
+    call sum_mod_op(invec, inoutvec, len, dtype%MPI_VAL)
+  end subroutine f08_sum_mod_op
 
-end module f08_support
-
-program fortran_f08
-  use mpi_f08
-  use f08_support
-  implicit none
-
-  integer :: ierr, rank, nprocs, right, left
-  integer :: counts(6)
-
-  call MPI_Init()
-  call start(rank, nprocs)
-  right = mod(rank + 1, nprocs)
-  left = mod(rank - 1 + nprocs, nprocs)
-  ! The counts every collective is tried with: empty, one, around the number of ranks, a prime.
-  counts = [0, 1, nprocs - 1, nprocs, nprocs + 1, 1009]
-
-  call test_environment()
-  call test_point_to_point()
-  call test_requests()
-  call test_bcast_reduce()
-  call test_allreduce()
-  call test_gathers()
-  call test_scatters()
-  call test_reduce_scatter()
-  call test_alltoall()
-  call test_scans()
-  call test_nonblocking_collectives()
-  call test_bottom()
-  call test_attributes()
-  call test_type_attributes()
-  call test_errhandlers()
-  call test_datatypes()
-  call test_f90_types()
-  call test_comm_split()
-  call test_user_ops()
-
-  call finish(nprocs)
-
-contains
-
-  ! What rank r contributes at index i, and its sum over all ranks.
-  pure integer function val(r, i)
-    integer, intent(in) :: r, i
-    val = 100000 * r + i
-  end function val
-
-  pure integer function val_sum(i)
-    integer, intent(in) :: i
-    val_sum = 100000 * (nprocs * (nprocs - 1) / 2) + nprocs * i
-  end function val_sum
-
-  ! val(r, first+1 .. first+n), and the same summed over the ranks.
-  pure function vals(r, first, n) result(v)
-    integer, intent(in) :: r, first, n
-    integer :: v(n), i
-    v = [(val(r, first + i), i = 1, n)]
-  end function vals
-
-  pure function sums(first, n) result(v)
-    integer, intent(in) :: first, n
-    integer :: v(n), i
-    v = [(val_sum(first + i), i = 1, n)]
-  end function sums
-
-  ! Element i of the block rank s sends to rank d.
-  pure integer function enc(s, d, i)
-    integer, intent(in) :: s, d, i
-    enc = (s * nprocs + d) * 5000 + i
-  end function enc
-
-  subroutine test_environment()
-    logical :: flag
-    integer :: version, subversion, namelen, selfsize
-    character(len=MPI_MAX_PROCESSOR_NAME) :: pname
-    double precision :: t1, t2, tick
-
-    call MPI_Initialized(flag)
-    call check(flag, 'MPI_Initialized is true')
-    call MPI_Finalized(flag)
-    call check(.not. flag, 'MPI_Finalized is false before MPI_Finalize')
-    call MPI_Get_version(version, subversion)
-    call check(version == MPI_VERSION .and. subversion == MPI_SUBVERSION, &
-               'MPI_Get_version matches mpi_f08', str(version)//'.'//str(subversion))
-    call MPI_Get_processor_name(pname, namelen)
-    call check(namelen > 0 .and. namelen <= MPI_MAX_PROCESSOR_NAME .and. &
-               len_trim(pname(1:max(namelen, 1))) > 0, 'MPI_Get_processor_name', &
-               'length '//str(namelen))
-    t1 = MPI_Wtime()
-    call MPI_Barrier(MPI_COMM_WORLD, ierror=ierr)
-    call check(ierr == MPI_SUCCESS, 'MPI_Barrier')
-    t2 = MPI_Wtime()
-    tick = MPI_Wtick()
-    ! Open MPI counts MPI_Wtime from MPI_Init, so only the order is checked.
-    call check(t2 >= t1, 'MPI_Wtime does not go back')
-    call check(tick > 0d0 .and. tick < 1d0, 'MPI_Wtick is a fraction of a second')
-    ! Handles are compiled into the program: Open MPI's mpi_f08 puts the mpif.h integers in them.
+  ! Handles are compiled into the program: Open MPI's mpi_f08 puts the mpif.h integers in them.
+  subroutine check_compiled_handles()
     call say('info '//str(rank)//' MPI_COMM_WORLD/SELF/NULL are '// &
              str(MPI_COMM_WORLD%MPI_VAL)//' '//str(MPI_COMM_SELF%MPI_VAL)//' '// &
              str(MPI_COMM_NULL%MPI_VAL))
@@ -356,30 +89,49 @@ contains
     call check(MPI_COMM_WORLD == MPI_COMM_WORLD .and. MPI_COMM_WORLD /= MPI_COMM_SELF .and. &
                .not. (MPI_INTEGER == MPI_REAL) .and. MPI_SUM /= MPI_MAX, &
                'operator == and /= on predefined handles')
-    call MPI_Comm_size(MPI_COMM_SELF, selfsize)
-    call check(selfsize == 1, 'MPI_COMM_SELF has one rank')
-  end subroutine test_environment
+  end subroutine check_compiled_handles
+
+  subroutine receive_report(pass, rbuf, src, cnt, probe_tag, probe_count)
+    integer, intent(in) :: pass
+    integer, intent(out) :: rbuf(nprocs + 2), src, cnt, probe_tag, probe_count
+    type(MPI_Status) :: status
+
+    rbuf = -1
+    probe_tag = -1
+    probe_count = -1
+    if (pass == 1) then
+      call MPI_Recv(rbuf, nprocs + 1, MPI_INTEGER, MPI_ANY_SOURCE, 400, MPI_COMM_WORLD, status)
+    else
+      call MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, status)
+      call MPI_Get_count(status, MPI_INTEGER, probe_count)
+      probe_tag = status%MPI_TAG
+      call MPI_Recv(rbuf, probe_count, MPI_INTEGER, status%MPI_SOURCE, probe_tag, &
+                    MPI_COMM_WORLD, status)
+    end if
+    src = status%MPI_SOURCE
+    call MPI_Get_count(status, MPI_INTEGER, cnt)
+  end subroutine receive_report
 
   subroutine test_point_to_point()
     type(MPI_Status) :: status, stats(2 * nprocs)
     type(MPI_Request) :: reqs(2 * nprocs)
-    integer :: cnt, i, p, pass, src, dst
+    integer :: cnt, p, pass, src, dst
     integer :: sbuf(nprocs + 2), rbuf(nprocs + 2), pair(3), rpair(3)
     integer, asynchronous :: sall(3, 0:nprocs - 1), rall(3, 0:nprocs - 1)
-    logical :: ok, seen(0:nprocs - 1)
-    character(len=200) :: why
 
     ! A ring where even ranks send first, so it cannot deadlock even with an odd size.
-    sbuf = [(rank * 1000 + i, i = 1, nprocs + 2)]
+    sbuf = sent_by(rank, nprocs + 2)
     do pass = 1, 2
       rbuf = -1
       status%MPI_SOURCE = -99
       status%MPI_TAG = -99
+      cnt = -1
       if (mod(rank, 2) == 0) then
         call MPI_Send(sbuf, rank + 1, MPI_INTEGER, right, 100 + rank, MPI_COMM_WORLD)
       end if
       if (pass == 1) then
         call MPI_Recv(rbuf, nprocs + 1, MPI_INTEGER, left, MPI_ANY_TAG, MPI_COMM_WORLD, status)
+        call MPI_Get_count(status, MPI_INTEGER, cnt)
       else
         call MPI_Recv(rbuf, nprocs + 1, MPI_INTEGER, left, 100 + left, MPI_COMM_WORLD, &
                       MPI_STATUS_IGNORE)
@@ -387,21 +139,10 @@ contains
       if (mod(rank, 2) /= 0) then
         call MPI_Send(sbuf, rank + 1, MPI_INTEGER, right, 100 + rank, MPI_COMM_WORLD)
       end if
-      if (pass == 1) then
-        call MPI_Get_count(status, MPI_INTEGER, cnt)
-        call check(status%MPI_SOURCE == left .and. status%MPI_TAG == 100 + left, &
-                   'MPI_Recv status source and tag', &
-                   'source '//str(status%MPI_SOURCE)//' tag '//str(status%MPI_TAG))
-        call check(cnt == left + 1, 'MPI_Get_count after MPI_Recv', str(cnt))
-        call check_ints(rbuf(1:left + 2), [(left * 1000 + i, i = 1, left + 1), -1], &
-                        'MPI_Send/MPI_Recv data')
-      else
-        call check_ints(rbuf(1:left + 2), [(left * 1000 + i, i = 1, left + 1), -1], &
-                        'MPI_Recv with MPI_STATUS_IGNORE data')
-      end if
+      call check_ring(pass, status%MPI_SOURCE, status%MPI_TAG, cnt, rbuf)
     end do
 
-    ! Everyone to everyone, self included; the second pass asks for the statuses.
+    ! Everyone to everyone, self included, with an array of TYPE(MPI_Status) in the second pass.
     do pass = 1, 2
       rall = -1
       do p = 0, nprocs - 1
@@ -412,31 +153,15 @@ contains
         call MPI_Isend(sall(1, p), 3, MPI_INTEGER, p, 200 + pass, MPI_COMM_WORLD, &
                        reqs(nprocs + p + 1))
       end do
-      ok = .true.
-      why = ''
+      stats%MPI_SOURCE = -99
+      stats%MPI_TAG = -99
       if (pass == 1) then
         call MPI_Waitall(2 * nprocs, reqs, MPI_STATUSES_IGNORE, ierror=ierr)
       else
-        stats%MPI_SOURCE = -99
-        stats%MPI_TAG = -99
         call MPI_Waitall(2 * nprocs, reqs, stats, ierror=ierr)
-        do p = 0, nprocs - 1
-          call expect(ok, why, stats(p + 1)%MPI_SOURCE == p .and. stats(p + 1)%MPI_TAG == 202, &
-                      'status of receive from '//str(p)//' says source '// &
-                      str(stats(p + 1)%MPI_SOURCE)//' tag '//str(stats(p + 1)%MPI_TAG))
-        end do
       end if
-      call expect(ok, why, ierr == MPI_SUCCESS, 'MPI_Waitall returned '//str(ierr))
-      call expect(ok, why, all(reqs == MPI_REQUEST_NULL), &
-                  'requests not MPI_REQUEST_NULL after MPI_Waitall')
-      do p = 0, nprocs - 1
-        call expect(ok, why, all(rall(:, p) == [p, rank, pass]), 'wrong data from '//str(p))
-      end do
-      if (pass == 1) then
-        call check(ok, 'MPI_Isend/MPI_Irecv all to all, MPI_Waitall with MPI_STATUSES_IGNORE', why)
-      else
-        call check(ok, 'MPI_Isend/MPI_Irecv all to all, MPI_Waitall with statuses', why)
-      end if
+      call check_all_to_all(pass, ierr, all(reqs == MPI_REQUEST_NULL), rall, &
+                            stats(1:nprocs)%MPI_SOURCE, stats(1:nprocs)%MPI_TAG)
     end do
 
     pair = [rank, 7, -1]
@@ -448,52 +173,7 @@ contains
                'MPI_Sendrecv around the ring', &
                'got '//str(rpair(1))//' from '//str(status%MPI_SOURCE))
 
-    ! Everyone reports to rank 0, which takes the messages in whatever order they come:
-    ! first by MPI_ANY_SOURCE receives, then by MPI_Probe and a receive sized from its status.
-    if (rank /= 0) then
-      call MPI_Send(sbuf, rank + 1, MPI_INTEGER, 0, 400, MPI_COMM_WORLD)
-      call MPI_Send(sbuf, rank + 1, MPI_INTEGER, 0, 401, MPI_COMM_WORLD)
-    else
-      do pass = 1, 2
-        ok = .true.
-        why = ''
-        seen = .false.
-        seen(0) = .true.
-        do p = 1, nprocs - 1
-          rbuf = -1
-          if (pass == 1) then
-            call MPI_Recv(rbuf, nprocs + 1, MPI_INTEGER, MPI_ANY_SOURCE, 400, MPI_COMM_WORLD, &
-                          status)
-            src = status%MPI_SOURCE
-          else
-            call MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, status)
-            src = status%MPI_SOURCE
-            call expect(ok, why, status%MPI_TAG == 401, 'probe saw tag '//str(status%MPI_TAG))
-            call MPI_Get_count(status, MPI_INTEGER, cnt)
-            call expect(ok, why, cnt == src + 1, 'probe count '//str(cnt)//' from '//str(src))
-            call MPI_Recv(rbuf, cnt, MPI_INTEGER, src, status%MPI_TAG, MPI_COMM_WORLD, status)
-          end if
-          if (src < 1 .or. src >= nprocs) then
-            call expect(ok, why, .false., 'message from bad source '//str(src))
-            cycle
-          end if
-          call expect(ok, why, .not. seen(src), 'two messages from '//str(src))
-          seen(src) = .true.
-          call MPI_Get_count(status, MPI_INTEGER, cnt)
-          call expect(ok, why, cnt == src + 1, 'count '//str(cnt)//' from '//str(src))
-          call expect(ok, why, all(rbuf(1:src + 2) == [(src * 1000 + i, i = 1, src + 1), -1]), &
-                      'wrong data from '//str(src))
-        end do
-        call expect(ok, why, all(seen), 'a sender was never seen')
-        if (pass == 1) then
-          call check(ok, 'MPI_Recv from MPI_ANY_SOURCE gets every sender once', why)
-        else
-          call check(ok, 'MPI_Probe then MPI_Recv of the probed size', why)
-        end if
-      end do
-    end if
-    ! Nobody goes on to the next test's messages while rank 0 still probes with wildcards.
-    call MPI_Barrier(MPI_COMM_WORLD)
+    call test_reports(sbuf)
 
     ! MPI_PROC_NULL: sends vanish, receives complete at once with an empty status.
     call MPI_Send(sbuf, 3, MPI_INTEGER, MPI_PROC_NULL, 0, MPI_COMM_WORLD, ierror=ierr)
@@ -504,11 +184,7 @@ contains
     call check(status%MPI_SOURCE == MPI_PROC_NULL .and. status%MPI_TAG == MPI_ANY_TAG .and. &
                cnt == 0 .and. all(rbuf == -1), 'MPI_Recv from MPI_PROC_NULL', &
                'source '//str(status%MPI_SOURCE)//' tag '//str(status%MPI_TAG)//' count '//str(cnt))
-    ! A line, not a ring: the ends talk to MPI_PROC_NULL.
-    src = rank - 1
-    if (rank == 0) src = MPI_PROC_NULL
-    dst = rank + 1
-    if (rank == nprocs - 1) dst = MPI_PROC_NULL
+    call line_neighbours(src, dst)
     pair = [rank, 8, -1]
     rpair = -1
     call MPI_Sendrecv(pair, 2, MPI_INTEGER, dst, 301, rpair, 2, MPI_INTEGER, src, 301, &
@@ -572,363 +248,25 @@ contains
                'source '//str(status%MPI_SOURCE)//' tag '//str(status%MPI_TAG))
   end subroutine test_requests
 
-  subroutine test_bcast_reduce()
-    integer :: k, c, root
-    integer, allocatable :: buf(:), rbuf(:)
-    logical :: ok
-    character(len=200) :: why
-
-    do k = 1, size(counts)
-      c = counts(k)
-      ok = .true.
-      why = ''
-      do root = 0, nprocs - 1
-        buf = [(-1, root = 0, c)]
-        if (rank == root) buf = [vals(root, 0, c), -1]
-        call MPI_Bcast(buf, c, MPI_INTEGER, root, MPI_COMM_WORLD)
-        call expect(ok, why, all(buf == [vals(root, 0, c), -1]), 'wrong data from root '//str(root))
-      end do
-      call check(ok, 'MPI_Bcast count '//str(c)//' from every root', why)
-
-      ok = .true.
-      why = ''
-      buf = [vals(rank, 0, c), -1]
-      do root = 0, nprocs - 1
-        rbuf = [(-1, root = 0, c)]
-        call MPI_Reduce(buf, rbuf, c, MPI_INTEGER, MPI_SUM, root, MPI_COMM_WORLD)
-        if (rank == root) call expect(ok, why, all(rbuf == [sums(0, c), -1]), &
-                                      'wrong sum at root '//str(root))
-      end do
-      call check(ok, 'MPI_Reduce MPI_SUM count '//str(c)//' to every root', why)
-    end do
-  end subroutine test_bcast_reduce
-
-  ! Rank r's element i for an op: products stay small, sums and maxima mix signs.
-  pure integer function contrib(r, i, op)
-    integer, intent(in) :: r, i
-    type(MPI_Op), intent(in) :: op
-    if (op == MPI_PROD) then
-      contrib = 1 + mod(r + i, 2)
-    else
-      contrib = mod(37 * r + i, 1000) - 500
-    end if
-  end function contrib
-
-  ! MPI_Allreduce of contrib() with one predefined op on one Fortran type; the result, whatever
-  ! its type, is compared as integers.
-  subroutine allreduce_case(dtype, tname, op, oname, c)
-    type(MPI_Datatype), intent(in) :: dtype
-    type(MPI_Op), intent(in) :: op
+  subroutine alltoallw_case(c)
     integer, intent(in) :: c
-    character(len=*), intent(in) :: tname, oname
-    integer :: i, r, want(c), got(c), mine(c), ib(c + 1), ir(c + 1)
-    real :: rb(c + 1), rr(c + 1)
-    double precision :: db(c + 1), dr(c + 1)
-    logical :: guard_ok
-
-    mine = [(contrib(rank, i, op), i = 1, c)]
-    want = [(contrib(0, i, op), i = 1, c)]
-    do r = 1, nprocs - 1
-      do i = 1, c
-        if (op == MPI_SUM) want(i) = want(i) + contrib(r, i, op)
-        if (op == MPI_MAX) want(i) = max(want(i), contrib(r, i, op))
-        if (op == MPI_PROD) want(i) = want(i) * contrib(r, i, op)
-      end do
-    end do
-    if (dtype == MPI_INTEGER) then
-      ib = [mine, -1]
-      ir = -1
-      call MPI_Allreduce(ib, ir, c, dtype, op, MPI_COMM_WORLD)
-      got = ir(1:c)
-      guard_ok = ir(c + 1) == -1
-    else if (dtype == MPI_REAL) then
-      rb = [real(mine), -1.0]
-      rr = -1
-      call MPI_Allreduce(rb, rr, c, dtype, op, MPI_COMM_WORLD)
-      got = nint(rr(1:c))
-      where (real(got) /= rr(1:c)) got = huge(0)
-      guard_ok = rr(c + 1) == -1
-    else
-      db = [dble(mine), -1d0]
-      dr = -1
-      call MPI_Allreduce(db, dr, c, dtype, op, MPI_COMM_WORLD)
-      got = nint(dr(1:c))
-      where (dble(got) /= dr(1:c)) got = huge(0)
-      guard_ok = dr(c + 1) == -1
-    end if
-    if (.not. guard_ok) got = huge(0)
-    call check_ints(got, want, 'MPI_Allreduce '//oname//' '//tname//' count '//str(c))
-  end subroutine allreduce_case
-
-  subroutine test_allreduce()
-    integer, parameter :: ntypes = 3, nops = 3
-    type(MPI_Datatype) :: types(ntypes)
-    type(MPI_Op) :: ops(nops)
-    integer :: k, c, t, o, i, r
-    character(len=20) :: tnames(ntypes), onames(nops)
-    logical, allocatable :: lmine(:), lres(:), land(:), lor(:)
-    integer, allocatable :: buf(:)
-
-    types = [MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION]
-    tnames = [character(len=20) :: 'MPI_INTEGER', 'MPI_REAL', 'MPI_DOUBLE_PRECISION']
-    ops = [MPI_SUM, MPI_MAX, MPI_PROD]
-    onames = [character(len=20) :: 'MPI_SUM', 'MPI_MAX', 'MPI_PROD']
-    do k = 1, size(counts)
-      c = counts(k)
-      do t = 1, ntypes
-        do o = 1, nops
-          call allreduce_case(types(t), trim(tnames(t)), ops(o), trim(onames(o)), c)
-        end do
-      end do
-
-      ! Fortran LOGICAL is its own type. The results are compared bit for bit with the
-      ! compiler's own .true. and .false.: any other nonzero value would not be .true. to it.
-      lmine = [(mod(rank + i, 3) /= 0, i = 1, c), .false.]
-      land = [(.true., i = 1, c), .true.]
-      lor = [(.false., i = 1, c), .true.]
-      do r = 0, nprocs - 1
-        land(1:c) = land(1:c) .and. [(mod(r + i, 3) /= 0, i = 1, c)]
-        lor(1:c) = lor(1:c) .or. [(mod(r + i, 3) /= 0, i = 1, c)]
-      end do
-      lres = [(.true., i = 0, c)]
-      call MPI_Allreduce(lmine, lres, c, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD)
-      call check_ints(transfer(lres, [0]), transfer(land, [0]), &
-                      'MPI_Allreduce MPI_LAND MPI_LOGICAL count '//str(c))
-      lres = [(.true., i = 0, c)]
-      call MPI_Allreduce(lmine, lres, c, MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD)
-      call check_ints(transfer(lres, [0]), transfer(lor, [0]), &
-                      'MPI_Allreduce MPI_LOR MPI_LOGICAL count '//str(c))
-
-      buf = [vals(rank, 0, c), -1]
-      call MPI_Allreduce(MPI_IN_PLACE, buf, c, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(buf, [sums(0, c), -1], 'MPI_Allreduce MPI_IN_PLACE count '//str(c))
-    end do
-  end subroutine test_allreduce
-
-  ! Per-rank counts that shrink with the rank (so some are zero) and displacements that leave a
-  ! one-element gap after every block, which must stay untouched.
-  subroutine ragged(c, cnt, displs, total)
-    integer, intent(in) :: c
-    integer, intent(out) :: cnt(0:nprocs - 1), displs(0:nprocs - 1), total
-    integer :: r
-    total = 0
-    do r = 0, nprocs - 1
-      cnt(r) = max(0, c - r)
-      displs(r) = total
-      total = total + cnt(r) + 1
-    end do
-  end subroutine ragged
-
-  subroutine test_gathers()
-    integer :: k, c, r, root, total
-    integer :: cnt(0:nprocs - 1), displs(0:nprocs - 1)
-    integer, allocatable :: sbuf(:), rbuf(:), want(:)
-    logical :: ok
-    character(len=200) :: why
-
-    do k = 1, size(counts)
-      c = counts(k)
-      sbuf = [vals(rank, 0, c), -1]
-      want = [(vals(r, 0, c), r = 0, nprocs - 1), -1]
-      rbuf = [(-1, r = 0, c * nprocs)]
-      call MPI_Allgather(sbuf, c, MPI_INTEGER, rbuf, c, MPI_INTEGER, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Allgather count '//str(c))
-      rbuf = -1
-      rbuf(rank * c + 1:rank * c + c) = sbuf(1:c)
-      call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, c, MPI_INTEGER, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Allgather MPI_IN_PLACE count '//str(c))
-
-      ok = .true.
-      why = ''
-      do root = 0, nprocs - 1
-        rbuf = -1
-        call MPI_Gather(sbuf, c, MPI_INTEGER, rbuf, c, MPI_INTEGER, root, MPI_COMM_WORLD)
-        if (rank == root) call expect(ok, why, all(rbuf == want), 'wrong data at root '//str(root))
-      end do
-      call check(ok, 'MPI_Gather count '//str(c)//' to every root', why)
-
-      call ragged(c, cnt, displs, total)
-      sbuf = [vals(rank, 0, cnt(rank)), -1]
-      want = [(-1, r = 0, total)]
-      do r = 0, nprocs - 1
-        want(displs(r) + 1:displs(r) + cnt(r)) = vals(r, 0, cnt(r))
-      end do
-      rbuf = [(-1, r = 0, total)]
-      call MPI_Allgatherv(sbuf, cnt(rank), MPI_INTEGER, rbuf, cnt, displs, MPI_INTEGER, &
-                          MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Allgatherv ragged counts up to '//str(c))
-      ok = .true.
-      why = ''
-      do root = 0, nprocs - 1
-        rbuf = -1
-        call MPI_Gatherv(sbuf, cnt(rank), MPI_INTEGER, rbuf, cnt, displs, MPI_INTEGER, root, &
-                         MPI_COMM_WORLD)
-        if (rank == root) call expect(ok, why, all(rbuf == want), 'wrong data at root '//str(root))
-      end do
-      call check(ok, 'MPI_Gatherv ragged counts up to '//str(c)//' to every root', why)
-    end do
-  end subroutine test_gathers
-
-  subroutine test_scatters()
-    integer :: k, c, r, root, total
-    integer :: cnt(0:nprocs - 1), displs(0:nprocs - 1)
-    integer, allocatable :: sbuf(:), rbuf(:)
-    logical :: ok
-    character(len=200) :: why
-
-    do k = 1, size(counts)
-      c = counts(k)
-      ok = .true.
-      why = ''
-      do root = 0, nprocs - 1
-        ! The root's block for rank r is what val() gives r, shifted by the root.
-        sbuf = [(vals(r, root, c), r = 0, nprocs - 1), -1]
-        rbuf = [(-1, r = 0, c)]
-        call MPI_Scatter(sbuf, c, MPI_INTEGER, rbuf, c, MPI_INTEGER, root, MPI_COMM_WORLD)
-        call expect(ok, why, all(rbuf == [vals(rank, root, c), -1]), &
-                    'wrong data from root '//str(root))
-      end do
-      call check(ok, 'MPI_Scatter count '//str(c)//' from every root', why)
-
-      call ragged(c, cnt, displs, total)
-      ok = .true.
-      why = ''
-      do root = 0, nprocs - 1
-        sbuf = [(-1, r = 0, total)]
-        do r = 0, nprocs - 1
-          sbuf(displs(r) + 1:displs(r) + cnt(r)) = vals(r, root, cnt(r))
-        end do
-        rbuf = [(-1, r = 0, cnt(rank))]
-        call MPI_Scatterv(sbuf, cnt, displs, MPI_INTEGER, rbuf, cnt(rank), MPI_INTEGER, root, &
-                          MPI_COMM_WORLD)
-        call expect(ok, why, all(rbuf == [vals(rank, root, cnt(rank)), -1]), &
-                    'wrong data from root '//str(root))
-      end do
-      call check(ok, 'MPI_Scatterv ragged counts up to '//str(c)//' from every root', why)
-    end do
-  end subroutine test_scatters
-
-  subroutine test_reduce_scatter()
-    integer :: k, c, r, total, off
-    integer :: cnt(0:nprocs - 1)
-    integer, allocatable :: sbuf(:), rbuf(:), want(:)
-
-    do k = 1, size(counts)
-      c = counts(k)
-      ! MPI_Reduce_scatter: rank r keeps max(0, c-r) elements of the sum.
-      do r = 0, nprocs - 1
-        cnt(r) = max(0, c - r)
-      end do
-      total = sum(cnt)
-      off = sum(cnt(0:rank - 1))
-      sbuf = [vals(rank, 0, total), -1]
-      want = [sums(off, cnt(rank)), -1]
-      rbuf = [(-1, r = 0, cnt(rank))]
-      call MPI_Reduce_scatter(sbuf, rbuf, cnt, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Reduce_scatter counts up to '//str(c))
-      call MPI_Reduce_scatter(MPI_IN_PLACE, sbuf, cnt, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(sbuf(1:cnt(rank)), want(1:cnt(rank)), &
-                      'MPI_Reduce_scatter MPI_IN_PLACE counts up to '//str(c))
-
-      sbuf = [vals(rank, 0, c * nprocs), -1]
-      want = [sums(rank * c, c), -1]
-      rbuf = [(-1, r = 0, c)]
-      call MPI_Reduce_scatter_block(sbuf, rbuf, c, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Reduce_scatter_block count '//str(c))
-      call MPI_Reduce_scatter_block(MPI_IN_PLACE, sbuf, c, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(sbuf(1:c), want(1:c), 'MPI_Reduce_scatter_block MPI_IN_PLACE count '//str(c))
-    end do
-  end subroutine test_reduce_scatter
-
-  ! How many elements rank s sends rank d in MPI_Alltoallv: up to c, sometimes fewer.
-  pure integer function pair_count(c, s, d)
-    integer, intent(in) :: c, s, d
-    pair_count = max(0, c - mod(s + 2 * d, 3))
-  end function pair_count
-
-  subroutine test_alltoall()
-    integer :: k, c, d, s, i, isz
     type(MPI_Datatype) :: pairt, stypes(0:nprocs - 1), rtypes(0:nprocs - 1)
     integer :: scnt(0:nprocs - 1), sdis(0:nprocs - 1), rcnt(0:nprocs - 1), rdis(0:nprocs - 1)
+    integer :: i, isz
+    logical :: send_pairs(0:nprocs - 1), recv_pairs
     integer, allocatable :: sbuf(:), rbuf(:), want(:)
 
     call MPI_Type_contiguous(2, MPI_INTEGER, pairt)
     call MPI_Type_commit(pairt)
     call MPI_Type_size(MPI_INTEGER, isz)
-    do k = 1, size(counts)
-      c = counts(k)
-      sbuf = [((enc(rank, d, i), i = 1, c), d = 0, nprocs - 1), -1]
-      want = [((enc(s, rank, i), i = 1, c), s = 0, nprocs - 1), -1]
-      rbuf = [(-1, i = 0, c * nprocs)]
-      call MPI_Alltoall(sbuf, c, MPI_INTEGER, rbuf, c, MPI_INTEGER, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Alltoall count '//str(c))
-      rbuf = sbuf
-      call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, c, MPI_INTEGER, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Alltoall MPI_IN_PLACE count '//str(c))
-
-      ! Blocks c+1 apart when sent, c+2 apart when received: the gaps must stay -1.
-      sbuf = [(-1, i = 0, (c + 1) * nprocs)]
-      want = [(-1, i = 0, (c + 2) * nprocs)]
-      do d = 0, nprocs - 1
-        scnt(d) = pair_count(c, rank, d)
-        sdis(d) = d * (c + 1)
-        sbuf(sdis(d) + 1:sdis(d) + scnt(d)) = [(enc(rank, d, i), i = 1, scnt(d))]
-        rcnt(d) = pair_count(c, d, rank)
-        rdis(d) = d * (c + 2)
-        want(rdis(d) + 1:rdis(d) + rcnt(d)) = [(enc(d, rank, i), i = 1, rcnt(d))]
-      end do
-      rbuf = [(-1, i = 0, (c + 2) * nprocs)]
-      call MPI_Alltoallv(sbuf, scnt, sdis, MPI_INTEGER, rbuf, rcnt, rdis, MPI_INTEGER, &
-                         MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Alltoallv counts up to '//str(c))
-
-      ! Alltoallw: even ranks are sent plain integers and receive pairs, odd ranks the other way
-      ! round, so the type maps differ and only the signatures agree. Displacements are in bytes.
-      sbuf = [((enc(rank, d, i), i = 1, 2 * c), d = 0, nprocs - 1), -1]
-      want = [((enc(s, rank, i), i = 1, 2 * c), s = 0, nprocs - 1), -1]
-      do d = 0, nprocs - 1
-        sdis(d) = d * 2 * c * isz
-        rdis(d) = sdis(d)
-        if (mod(d, 2) == 0) then
-          stypes(d) = MPI_INTEGER
-          scnt(d) = 2 * c
-        else
-          stypes(d) = pairt
-          scnt(d) = c
-        end if
-        if (mod(rank, 2) == 0) then
-          rtypes(d) = pairt
-          rcnt(d) = c
-        else
-          rtypes(d) = MPI_INTEGER
-          rcnt(d) = 2 * c
-        end if
-      end do
-      rbuf = [(-1, i = 0, 2 * c * nprocs)]
-      call MPI_Alltoallw(sbuf, scnt, sdis, stypes, rbuf, rcnt, rdis, rtypes, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Alltoallw mixed types count '//str(2 * c))
-    end do
+    call alltoallw_layout(c, isz, scnt, sdis, send_pairs, rcnt, rdis, recv_pairs, sbuf, want)
+    stypes = merge(pairt, MPI_INTEGER, send_pairs)
+    rtypes = merge(pairt, MPI_INTEGER, recv_pairs)
+    rbuf = [(-1, i = 0, 2 * c * nprocs)]
+    call MPI_Alltoallw(sbuf, scnt, sdis, stypes, rbuf, rcnt, rdis, rtypes, MPI_COMM_WORLD)
+    call check_ints(rbuf, want, 'MPI_Alltoallw mixed types count '//str(2 * c))
     call MPI_Type_free(pairt)
-  end subroutine test_alltoall
-
-  subroutine test_scans()
-    integer :: k, c, i, r
-    integer, allocatable :: sbuf(:), rbuf(:), want(:)
-
-    do k = 1, size(counts)
-      c = counts(k)
-      sbuf = [vals(rank, 0, c), -1]
-      want = [(sum([(val(r, i), r = 0, rank)]), i = 1, c), -1]
-      rbuf = [(-1, i = 0, c)]
-      call MPI_Scan(sbuf, rbuf, c, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      call check_ints(rbuf, want, 'MPI_Scan count '//str(c))
-      ! MPI_Exscan leaves rank 0's buffer undefined.
-      want = [(sum([(val(r, i), r = 0, rank - 1)]), i = 1, c), -1]
-      rbuf = -1
-      call MPI_Exscan(sbuf, rbuf, c, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-      if (rank > 0) call check_ints(rbuf, want, 'MPI_Exscan count '//str(c))
-    end do
-  end subroutine test_scans
+  end subroutine alltoallw_case
 
   subroutine test_nonblocking_collectives()
     integer, parameter :: c = 1009
@@ -964,19 +302,14 @@ contains
 
   ! A datatype made of the absolute addresses of two variables, so MPI_BOTTOM is the buffer.
   subroutine test_bottom()
-    integer :: iarr(5), riarr(5), i
+    integer :: iarr(5), riarr(5)
     type(MPI_Datatype) :: t_send, t_recv
     type(MPI_Request) :: req
     type(MPI_Status) :: status
     double precision :: dval, rdval
     integer(kind=MPI_ADDRESS_KIND) :: addr(2)
 
-    iarr = -1
-    dval = -1d0
-    if (rank == 0) then
-      iarr = [(10 * i, i = 1, 5)]
-      dval = 2.5d0
-    end if
+    call bottom_values(iarr, dval, riarr, rdval)
     call MPI_Get_address(iarr, addr(1))
     call MPI_Get_address(dval, addr(2))
     call MPI_Type_create_struct(2, [5, 1], addr, [MPI_INTEGER, MPI_DOUBLE_PRECISION], t_send)
@@ -985,13 +318,7 @@ contains
     ! The compiler cannot see MPI_Bcast write these variables.
     call MPI_F_sync_reg(iarr)
     call MPI_F_sync_reg(dval)
-    call check(all(iarr == [(10 * i, i = 1, 5)]) .and. dval == 2.5d0, 'MPI_Bcast of MPI_BOTTOM', &
-               'first element '//str(iarr(1)))
-
-    iarr = [(rank * 100 + i, i = 1, 5)]
-    dval = rank + 0.25d0
-    riarr = -1
-    rdval = -1d0
+    call check_bottom_bcast(iarr, dval)
     call MPI_Get_address(riarr, addr(1))
     call MPI_Get_address(rdval, addr(2))
     call MPI_Type_create_struct(2, [5, 1], addr, [MPI_INTEGER, MPI_DOUBLE_PRECISION], t_recv)
@@ -1001,7 +328,7 @@ contains
     call MPI_Wait(req, status)
     call MPI_F_sync_reg(riarr)
     call MPI_F_sync_reg(rdval)
-    call check(all(riarr == [(left * 100 + i, i = 1, 5)]) .and. rdval == left + 0.25d0, &
+    call check(all(riarr == bottom_sent(left)) .and. rdval == left + 0.25d0, &
                'MPI_Send/MPI_Irecv of MPI_BOTTOM', 'first element '//str(riarr(1)))
     call MPI_Type_free(t_send)
     call MPI_Type_free(t_recv)
@@ -1027,8 +354,8 @@ contains
                'MPI_APPNUM and MPI_UNIVERSE_SIZE flags agree on every rank')
 
     extra = 4242
-    call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, delete_count, kv_dup, 0_MPI_ADDRESS_KIND)
-    call MPI_Comm_create_keyval(copy_add_one, delete_count, kv_add, extra)
+    call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, f08_delete_count, kv_dup, 0_MPI_ADDRESS_KIND)
+    call MPI_Comm_create_keyval(f08_copy_add_one, f08_delete_count, kv_add, extra)
     call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv_none, &
                                 0_MPI_ADDRESS_KIND)
     call MPI_Comm_dup(MPI_COMM_WORLD, c1)
@@ -1043,10 +370,10 @@ contains
 
     copy_calls = 0
     call MPI_Comm_dup(c1, c2)
-    call check(copy_calls == 1 .and. copy_extra == extra .and. copy_oldcomm == c1, &
+    call check(copy_calls == 1 .and. copy_extra == extra .and. copy_oldcomm == c1%MPI_VAL, &
                'MPI_Comm_dup calls the copy callback once, with the old communicator', &
                str(copy_calls)//' calls, extra_state '//str(copy_extra)// &
-               ', comm '//str(copy_oldcomm%MPI_VAL))
+               ', comm '//str(copy_oldcomm))
     call MPI_Comm_get_attr(c2, kv_dup, v, flag)
     call check(flag .and. v == big, 'MPI_COMM_DUP_FN copies the value', 'value '//str(v))
     call MPI_Comm_get_attr(c2, kv_add, v, flag)
@@ -1078,10 +405,10 @@ contains
   end subroutine test_attributes
 
   subroutine test_type_attributes()
+    type(MPI_Datatype) :: t, t2
     integer(kind=MPI_ADDRESS_KIND), parameter :: big = 2_MPI_ADDRESS_KIND**40 + 3
     integer(kind=MPI_ADDRESS_KIND) :: v
     integer :: tk
-    type(MPI_Datatype) :: t, t2
     logical :: flag
 
     call MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, tk, 0_MPI_ADDRESS_KIND)
@@ -1131,7 +458,7 @@ contains
                'MPI_ERRORS_RETURN: negative count is MPI_ERR_COUNT', &
                'code '//str(rc)//' class '//str(errclass))
 
-    call MPI_Comm_create_errhandler(record_error, eh)
+    call MPI_Comm_create_errhandler(f08_record_error, eh)
     call MPI_Comm_dup(MPI_COMM_WORLD, edup)
     call MPI_Comm_set_errhandler(edup, eh)
     call MPI_Comm_get_errhandler(edup, eh2)
@@ -1143,9 +470,9 @@ contains
     eh_calls = 0
     call MPI_Send(buf, 1, MPI_INTEGER, nprocs, 0, edup, rc)
     call MPI_Error_class(eh_code, errclass)
-    call check(eh_calls == 1 .and. eh_comm == edup .and. errclass == MPI_ERR_RANK, &
+    call check(eh_calls == 1 .and. eh_comm == edup%MPI_VAL .and. errclass == MPI_ERR_RANK, &
                'Fortran error handler called once with the communicator and MPI_ERR_RANK', &
-               str(eh_calls)//' calls, comm '//str(eh_comm%MPI_VAL)//' class '//str(errclass))
+               str(eh_calls)//' calls, comm '//str(eh_comm)//' class '//str(errclass))
     call check(rc /= MPI_SUCCESS, 'the failing call still returns its error code', str(rc))
 
     call MPI_Add_error_class(cls)
@@ -1153,7 +480,7 @@ contains
     call MPI_Add_error_string(code, 'user-defined error of the Fortran test')
     eh_calls = 0
     call MPI_Comm_call_errhandler(edup, code, rc)
-    call check(eh_calls == 1 .and. eh_code == code .and. eh_comm == edup, &
+    call check(eh_calls == 1 .and. eh_code == code .and. eh_comm == edup%MPI_VAL, &
                'MPI_Comm_call_errhandler with a user error code', &
                str(eh_calls)//' calls, code '//str(eh_code)//' wanted '//str(code))
     call MPI_Error_class(code, errclass)
@@ -1188,18 +515,12 @@ contains
 
   subroutine test_datatypes()
     integer, parameter :: nrec = 3
-    ! A record, which the struct datatype describes from the addresses of its parts.
-    type rec
-      integer :: i(2)
-      double precision :: d
-    end type rec
     type(MPI_Datatype) :: t3, rowt, rowr, subt, structt, recst
     type(MPI_Status) :: status
     integer :: i, j
     integer :: a(4, 5), b(5, 4), s(6, 5), sbuf(7), rbuf(7), rrow(6), la(4, 5)
-    type(rec) :: recs(nrec + 1), rrecs(nrec + 1)
+    type(record) :: recs(nrec + 1), rrecs(nrec + 1)
     integer(kind=MPI_ADDRESS_KIND) :: base, disp(2), rext
-    logical :: ok
 
     ! Contiguous: 2 x 3 integers arrive as 6 plain integers.
     call MPI_Type_contiguous(3, MPI_INTEGER, t3)
@@ -1255,17 +576,10 @@ contains
     call MPI_Type_create_resized(structt, 0_MPI_ADDRESS_KIND, rext, recst)
     call MPI_Type_commit(recst)
     call check_shape(recst, 16, 0_MPI_ADDRESS_KIND, rext, 'MPI_Type_create_struct')
-    do j = 1, nrec + 1
-      recs(j) = rec([rank, j], rank + j * 0.5d0)
-      rrecs(j) = rec([-1, -1], -1d0)
-    end do
+    call fill_records(recs, rrecs)
     call MPI_Sendrecv(recs, nrec, recst, right, 704, rrecs, nrec, recst, left, 704, &
                       MPI_COMM_WORLD, status)
-    ok = all(rrecs(nrec + 1)%i == -1) .and. rrecs(nrec + 1)%d == -1d0
-    do j = 1, nrec
-      ok = ok .and. all(rrecs(j)%i == [left, j]) .and. rrecs(j)%d == left + j * 0.5d0
-    end do
-    call check(ok, 'MPI_Type_create_struct array of records')
+    call check(records_arrived(rrecs), 'MPI_Type_create_struct array of records')
 
     call MPI_Type_free(t3)
     call MPI_Type_free(rowt)
@@ -1276,7 +590,6 @@ contains
   end subroutine test_datatypes
 
   subroutine test_f90_types()
-    integer, parameter :: dp = selected_real_kind(15, 300), ik = selected_int_kind(9)
     type(MPI_Datatype) :: treal, tint, tcplx, tmatch
     integer :: sz, i, dsz
     real(kind=dp) :: x(5), y(5)
@@ -1342,7 +655,7 @@ contains
   subroutine test_comm_split()
     type(MPI_Comm) :: sc, rc, dup
     type(MPI_Group) :: gw, gs
-    integer :: color, ssize, srank, result, i, want_cmp, top
+    integer :: color, ssize, srank, result, i, want_cmp
     integer :: sranks(nprocs), wranks(nprocs), other(1), tr(1)
 
     ! Split by parity, ordered by descending world rank.
@@ -1374,10 +687,7 @@ contains
     sranks = [(i, i = 0, nprocs - 1)]
     wranks = -1
     call MPI_Group_translate_ranks(gs, ssize, sranks, gw, wranks)
-    ! The split group's rank 0 is the highest world rank of this parity.
-    top = nprocs - 1 - mod(nprocs - 1 - color, 2)
-    call check_ints(wranks(1:ssize), [(top - 2 * i, i = 0, ssize - 1)], &
-                    'MPI_Group_translate_ranks split to world')
+    call check_split_ranks(wranks(1:ssize), color)
     if (nprocs > 1) then
       ! A neighbour, which has the other parity.
       other = rank + 1
@@ -1396,53 +706,32 @@ contains
     call MPI_Comm_free(dup)
   end subroutine test_comm_split
 
-  ! The matrix rank r contributes as element k of the non-commutative reduction.
-  pure function rank_matrix(r, k) result(m)
-    integer, intent(in) :: r, k
-    integer :: m(2, 2)
-    m = reshape([mod(r + k, 5) + 1, 1, 1, 0], [2, 2])
-  end function rank_matrix
-
   subroutine test_user_ops()
     integer, parameter :: nmat = 3, c = 1009
     type(MPI_Datatype) :: matt
     type(MPI_Op) :: opm, ops
-    integer :: k, r, root, applied
-    integer :: mine(4, nmat), res(4, nmat), want(4, nmat), acc(2, 2)
+    integer :: root
+    integer :: mine(4, nmat), res(4, nmat), want(4, nmat)
     integer :: sbuf(c), rbuf(c), wsum(c)
     logical :: commute, ok
     character(len=200) :: why
 
     call MPI_Type_contiguous(4, MPI_INTEGER, matt)
     call MPI_Type_commit(matt)
-    call MPI_Op_create(matmul_op, .false., opm)
-    call MPI_Op_create(sum_mod_op, .true., ops)
+    call MPI_Op_create(f08_matmul_op, .false., opm)
+    call MPI_Op_create(f08_sum_mod_op, .true., ops)
     call MPI_Op_commutative(opm, commute)
     call check(.not. commute, 'MPI_Op_commutative of a non-commutative Fortran op')
     call MPI_Op_commutative(ops, commute)
     call check(commute, 'MPI_Op_commutative of a commutative Fortran op')
 
-    ! Matrix products in rank order: M(0) M(1) ... M(size-1).
-    do k = 1, nmat
-      mine(:, k) = reshape(rank_matrix(rank, k), [4])
-      acc = rank_matrix(0, k)
-      do r = 1, nprocs - 1
-        acc = mulmod(acc, rank_matrix(r, k))
-      end do
-      want(:, k) = reshape(acc, [4])
-    end do
+    call matrix_operands(mine, want)
     res = -1
-    op_last_type = MPI_DATATYPE_NULL
+    op_last_type = -1
     call MPI_Allreduce(mine, res, nmat, matt, opm, MPI_COMM_WORLD)
     call check_ints(reshape(res, [4 * nmat]), reshape(want, [4 * nmat]), &
                     'MPI_Allreduce with a non-commutative Fortran op keeps rank order')
-    ! Not every rank has to apply the op, but those that do are given the call's datatype.
-    call check(op_last_type == MPI_DATATYPE_NULL .or. op_last_type == matt, &
-               'the Fortran op gets the datatype handle', &
-               str(op_last_type%MPI_VAL)//' vs '//str(matt%MPI_VAL))
-    applied = merge(1, 0, op_last_type /= MPI_DATATYPE_NULL)
-    call MPI_Allreduce(MPI_IN_PLACE, applied, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-    if (nprocs > 1) call check(applied > 0, 'some rank applied the Fortran op')
+    call check_op_datatype(matt%MPI_VAL)
     ok = .true.
     why = ''
     do root = 0, nprocs - 1
@@ -1452,11 +741,7 @@ contains
     end do
     call check(ok, 'MPI_Reduce with a non-commutative Fortran op to every root', why)
 
-    sbuf = mod(vals(rank, 0, c), SUM_MODULUS)
-    wsum = 0
-    do r = 0, nprocs - 1
-      wsum = mod(wsum + mod(vals(r, 0, c), SUM_MODULUS), SUM_MODULUS)
-    end do
+    call sum_mod_operands(sbuf, wsum)
     rbuf = -1
     call MPI_Allreduce(sbuf, rbuf, c, MPI_INTEGER, ops, MPI_COMM_WORLD)
     call check_ints(rbuf, wsum, 'MPI_Allreduce with a commutative Fortran op count 1009')
@@ -1470,4 +755,11 @@ contains
     call MPI_Type_free(matt)
   end subroutine test_user_ops
 
+end module f08_tests
+
+program fortran_f08
+  use f08_tests
+  implicit none
+  call run_tests()
+  call finish()
 end program fortran_f08
