@@ -345,6 +345,11 @@ int set_attr(const char* fn, const Target& t, const char* arg, int keyval, From 
   return MPI_SUCCESS;
 }
 
+// The C set calls: a pointer.
+int set_attr(const char* fn, const Target& t, const char* arg, int keyval, void* value) {
+  return set_attr(fn, t, arg, keyval, From::kC, value, 0);
+}
+
 // The value of a predefined attribute of communicators, as C gets it (a pointer to an int): *flag
 // 0 for the IMPI attributes, which a torusmpi job never has. MPI_ERR_KEYVAL for other keyvals
 // under kFirstUserKeyval (a window's, or none).
@@ -577,7 +582,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_free_keyval);
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
   constexpr const char* kFn = "MPI_Comm_set_attr";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
-  return torusmpi::mpi::set_attr(kFn, t, "comm_keyval", comm_keyval, torusmpi::mpi::From::kC, attribute_val, 0);
+  return torusmpi::mpi::set_attr(kFn, t, "comm_keyval", comm_keyval, attribute_val);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_attr);
 
@@ -616,7 +621,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_free_keyval);
 int PMPI_Type_set_attr(MPI_Datatype type, int type_keyval, void* attribute_val) {
   constexpr const char* kFn = "MPI_Type_set_attr";
   TORUSMPI_TYPE_TARGET(t, type, kFn);
-  return torusmpi::mpi::set_attr(kFn, t, "type_keyval", type_keyval, torusmpi::mpi::From::kC, attribute_val, 0);
+  return torusmpi::mpi::set_attr(kFn, t, "type_keyval", type_keyval, attribute_val);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_set_attr);
 
@@ -656,7 +661,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_free_keyval);
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
   constexpr const char* kFn = "MPI_Win_set_attr";
   TORUSMPI_WIN_TARGET(t, win, kFn);
-  return torusmpi::mpi::set_attr(kFn, t, "win_keyval", win_keyval, torusmpi::mpi::From::kC, attribute_val, 0);
+  return torusmpi::mpi::set_attr(kFn, t, "win_keyval", win_keyval, attribute_val);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_set_attr);
 
@@ -697,7 +702,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Keyval_free);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
   constexpr const char* kFn = "MPI_Attr_put";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
-  return torusmpi::mpi::set_attr(kFn, t, "keyval", keyval, torusmpi::mpi::From::kC, attribute_val, 0);
+  return torusmpi::mpi::set_attr(kFn, t, "keyval", keyval, attribute_val);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Attr_put);
 

@@ -9,11 +9,12 @@
 // lowercase with one trailing underscore; the callbacks in all four manglings Open MPI exports).
 // tests/abi/check-exports.sh compares them with Open MPI's library and with what its binding
 // libraries import.
+#include "mpi/fortran.h"
+
 #include <cstdlib>
 #include <cstring>
 
 #include "mpi/builtins.h"
-#include "mpi/fortran.h"
 
 // mpi.h names the C callbacks (OMPI_C_MPI_*) with these macros; here they are the Fortran
 // subroutines of the same names.
@@ -56,20 +57,17 @@ bool ompi_mpi_param_check = true;
 // array_t of 120 bytes, is never read.
 extern "C" {
 TORUSMPI_EXPORT_DATA int32_t ompi_errcode_intern_lastused = 0;
-TORUSMPI_EXPORT_DATA struct {
-  unsigned char bytes[120];
-} ompi_errcodes_intern = {};
+TORUSMPI_EXPORT_DATA struct { unsigned char bytes[120]; } ompi_errcodes_intern = {};
 }  // extern "C"
 
 // The list MPI_REGISTER_DATAREP of both bindings appends its intercepts to, inline
 // (opal_list_append): an empty opal_list_t, whose sentinel's next and prev point at itself.
 extern "C" TORUSMPI_EXPORT_DATA opal_list_t ompi_registered_datareps;
-opal_list_t ompi_registered_datareps = {
-    nullptr,
-    1,
-    {nullptr, 1, &ompi_registered_datareps.opal_list_sentinel,
-     &ompi_registered_datareps.opal_list_sentinel, 0},
-    0};
+opal_list_t ompi_registered_datareps = {nullptr,
+                                        1,
+                                        {nullptr, 1, &ompi_registered_datareps.opal_list_sentinel,
+                                         &ompi_registered_datareps.opal_list_sentinel, 0},
+                                        0};
 
 // The status of an empty request, which MPI_TESTANY's binding copies out when no request is
 // active: source MPI_ANY_SOURCE, tag MPI_ANY_TAG, no error, no data.
@@ -96,13 +94,13 @@ using torusmpi::mpi::kFortranTrue;
 // values and extra state (MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN), the others
 // INTEGER(KIND=MPI_ADDRESS_KIND). The object's type never matters to them.
 extern "C" {
-void torusmpi_f_null_copy_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
-                             MPI_Fint* flag, MPI_Fint* ierr) {
+void torusmpi_f_null_copy_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* flag,
+                             MPI_Fint* ierr) {
   *flag = kFortranFalse;
   *ierr = MPI_SUCCESS;
 }
-void torusmpi_f_dup_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* in, MPI_Fint* out,
-                       MPI_Fint* flag, MPI_Fint* ierr) {
+void torusmpi_f_dup_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* in, MPI_Fint* out, MPI_Fint* flag,
+                       MPI_Fint* ierr) {
   *out = *in;
   *flag = kFortranTrue;
   *ierr = MPI_SUCCESS;
@@ -254,8 +252,8 @@ TORUSMPI_EXPORT int ompi_fortran_argv_blank_f2c(char* array, int string_len, int
   return fortran_argv(array, -1, string_len, advance, argv);
 }
 
-TORUSMPI_EXPORT int ompi_fortran_argv_count_f2c(char* array, int argc, int string_len,
-                                                int advance, char*** argv) {
+TORUSMPI_EXPORT int ompi_fortran_argv_count_f2c(char* array, int argc, int string_len, int advance,
+                                                char*** argv) {
   return fortran_argv(array, argc, string_len, advance, argv);
 }
 
@@ -286,8 +284,8 @@ TORUSMPI_EXPORT int ompi_fortran_multiple_argvs_f2c(int count, char* array, int 
 // language: MPI_TYPE_MATCH_SIZE's binding asks for Fortran's, which MPI_Type_match_size answers.
 // MPI_DATATYPE_NULL when there is none (the binding then raises MPI_ERR_ARG).
 TORUSMPI_EXPORT MPI_Datatype ompi_datatype_match_size(int size, uint16_t kind, uint16_t lang) {
-  int typeclass = kind == torusmpi::mpi::ompi::kDataInt     ? MPI_TYPECLASS_INTEGER
-                  : kind == torusmpi::mpi::ompi::kDataFloat ? MPI_TYPECLASS_REAL
+  int typeclass = kind == torusmpi::mpi::ompi::kDataInt       ? MPI_TYPECLASS_INTEGER
+                  : kind == torusmpi::mpi::ompi::kDataFloat   ? MPI_TYPECLASS_REAL
                   : kind == torusmpi::mpi::ompi::kDataComplex ? MPI_TYPECLASS_COMPLEX
                                                               : -1;
   if (lang != torusmpi::mpi::ompi::kDataFortran || typeclass < 0) return MPI_DATATYPE_NULL;

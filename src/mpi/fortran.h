@@ -13,8 +13,19 @@
 
 namespace torusmpi::mpi {
 
-enum class HandleKind { kComm, kDatatype, kGroup, kOp, kInfo, kErrhandler, kRequest, kWin, kFile,
-                        kMessage, kCount };
+enum class HandleKind {
+  kComm,
+  kDatatype,
+  kGroup,
+  kOp,
+  kInfo,
+  kErrhandler,
+  kRequest,
+  kWin,
+  kFile,
+  kMessage,
+  kCount
+};
 
 // The Fortran number of a valid handle, given it now if it has none; -1 for a handle that is not
 // one of this kind (as MPI_<Class>_c2f answers for it).

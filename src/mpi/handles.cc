@@ -123,10 +123,9 @@ Table& table(HandleKind kind) {
 
 // The null handle of each kind: what MPI_<Class>_f2c gives for a number no handle has.
 void* null_handle(HandleKind kind) {
-  static void* const kNull[] = {MPI_COMM_NULL,       MPI_DATATYPE_NULL, MPI_GROUP_NULL,
-                                MPI_OP_NULL,         MPI_INFO_NULL,     MPI_ERRHANDLER_NULL,
-                                MPI_REQUEST_NULL,    MPI_WIN_NULL,      MPI_FILE_NULL,
-                                MPI_MESSAGE_NULL};
+  static void* const kNull[] = {MPI_COMM_NULL, MPI_DATATYPE_NULL,   MPI_GROUP_NULL,   MPI_OP_NULL,
+                                MPI_INFO_NULL, MPI_ERRHANDLER_NULL, MPI_REQUEST_NULL, MPI_WIN_NULL,
+                                MPI_FILE_NULL, MPI_MESSAGE_NULL};
   return kNull[static_cast<int>(kind)];
 }
 
@@ -161,14 +160,14 @@ void* handle_of(torusmpi::mpi::HandleKind kind, MPI_Fint n) {
 
 }  // namespace
 
-#define TORUSMPI_HANDLE_CONVERSIONS(Kind, CType, kind)                                         \
-  MPI_Fint PMPI_##Kind##_c2f(CType handle) {                                                   \
-    return torusmpi::mpi::fortran_number(torusmpi::mpi::HandleKind::kind, handle);             \
-  }                                                                                            \
-  TORUSMPI_WEAK_ALIAS(MPI_##Kind##_c2f);                                                       \
-  CType PMPI_##Kind##_f2c(MPI_Fint handle) {                                                   \
-    return static_cast<CType>(handle_of(torusmpi::mpi::HandleKind::kind, handle));            \
-  }                                                                                            \
+#define TORUSMPI_HANDLE_CONVERSIONS(Kind, CType, kind)                             \
+  MPI_Fint PMPI_##Kind##_c2f(CType handle) {                                       \
+    return torusmpi::mpi::fortran_number(torusmpi::mpi::HandleKind::kind, handle); \
+  }                                                                                \
+  TORUSMPI_WEAK_ALIAS(MPI_##Kind##_c2f);                                           \
+  CType PMPI_##Kind##_f2c(MPI_Fint handle) {                                       \
+    return static_cast<CType>(handle_of(torusmpi::mpi::HandleKind::kind, handle)); \
+  }                                                                                \
   TORUSMPI_WEAK_ALIAS(MPI_##Kind##_f2c)
 
 TORUSMPI_HANDLE_CONVERSIONS(Comm, MPI_Comm, kComm);

@@ -75,25 +75,27 @@ ompi_predefined_communicator_t ompi_mpi_comm_null = predefined_comm(2);
 
 // Datatypes, one per row of datatypes.def.
 #define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) \
-  ompi_predefined_datatype_t ompi_mpi_##obj =                                   \
+  ompi_predefined_datatype_t ompi_mpi_##obj =                                 \
       predefined_datatype(static_cast<int32_t>(BuiltinType::k_##obj), fortran);
 #include "mpi/datatypes.def"
 #undef TORUSMPI_DATATYPE
 ompi_predefined_datatype_t ompi_mpi_datatype_null = predefined_datatype(-1, 0);
 
 // Ops, one per row of ops.def, numbered from 1 in that order.
-#define TORUSMPI_OP(obj, name)                 \
-  ompi_predefined_op_t ompi_mpi_op_##obj =     \
-      predefined_op(static_cast<int32_t>(BuiltinOp::k_##obj), static_cast<int32_t>(BuiltinOp::k_##obj) + 1);
+#define TORUSMPI_OP(obj, name)                            \
+  ompi_predefined_op_t ompi_mpi_op_##obj = predefined_op( \
+      static_cast<int32_t>(BuiltinOp::k_##obj), static_cast<int32_t>(BuiltinOp::k_##obj) + 1);
 #include "mpi/ops.def"
 #undef TORUSMPI_OP
 ompi_predefined_op_t ompi_mpi_op_null = predefined_op(-1, 0);
 
 // Error handlers.
-ompi_predefined_errhandler_t ompi_mpi_errhandler_null = predefined_errhandler(ErrhandlerKind::kNull, 0);
+ompi_predefined_errhandler_t ompi_mpi_errhandler_null =
+    predefined_errhandler(ErrhandlerKind::kNull, 0);
 ompi_predefined_errhandler_t ompi_mpi_errors_are_fatal =
     predefined_errhandler(ErrhandlerKind::kFatal, 1);
-ompi_predefined_errhandler_t ompi_mpi_errors_return = predefined_errhandler(ErrhandlerKind::kReturn, 2);
+ompi_predefined_errhandler_t ompi_mpi_errors_return =
+    predefined_errhandler(ErrhandlerKind::kReturn, 2);
 
 // MPI::ERRORS_THROW_EXCEPTIONS. Until libmpi_cxx's MPI::Init sets its functions to ones that
 // throw (or, in Debian's build without C++ exceptions, print a line and set MPI::mpi_errno), it

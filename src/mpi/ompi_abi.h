@@ -143,8 +143,8 @@ void errors_are_fatal_win_handler(MPI_Win* win, int* code, ...);
 struct ompi_group_t {
   uint64_t magic;
   void* impl;
-  int32_t grp_proc_count = 0;   // @16: the number of members
-  int32_t grp_my_rank = MPI_UNDEFINED;  // @20
+  int32_t grp_proc_count = 0;                                 // @16: the number of members
+  int32_t grp_my_rank = MPI_UNDEFINED;                        // @20
   int32_t grp_f_to_c_index = torusmpi::mpi::kNoFortranIndex;  // @24
 };
 
@@ -175,7 +175,7 @@ struct ompi_datatype_t {
   torusmpi::mpi::Datatype* impl;  // derived datatypes (datatype.h); nullptr for predefined ones
   char reserved0_[204 - 24] = {};
   int32_t d_f_to_c_index = torusmpi::mpi::kNoFortranIndex;  // @204
-  void* d_keyhash = nullptr;  // @208: as c_keyhash
+  void* d_keyhash = nullptr;                                // @208: as c_keyhash
 };
 
 struct ompi_op_t {
@@ -185,7 +185,7 @@ struct ompi_op_t {
   MPI_User_function* fn;  // user ops; for a C++ op, libmpi_cxx's intercept
   void* cxx_fn;           // C++ ops: the MPI::User_function the intercept calls
   char reserved0_[84 - 32] = {};
-  uint32_t o_flags = 0;  // @84: ompi::kOpFortranFunc, kOpCxxFunc
+  uint32_t o_flags = 0;                                     // @84: ompi::kOpFortranFunc, kOpCxxFunc
   int32_t o_f_to_c_index = torusmpi::mpi::kNoFortranIndex;  // @88
 };
 

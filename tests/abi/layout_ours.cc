@@ -7,7 +7,8 @@
 
 int main() {
   using namespace torusmpi::mpi::ompi;
-#define TORUSMPI_FIELD(type, field) std::printf("%s.%s %zu\n", #type, #field, offsetof(type, field));
+#define TORUSMPI_FIELD(type, field) \
+  std::printf("%s.%s %zu\n", #type, #field, offsetof(type, field));
 #define TORUSMPI_CONST(ours, theirs) std::printf("%s %ld\n", #theirs, static_cast<long>(ours));
 #include "layout.def"
   return 0;
