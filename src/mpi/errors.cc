@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "mpi/attr.h"
 #include "mpi/fortran.h"
+#include "mpi/group.h"
 #include "mpi/runtime.h"
 
 namespace torusmpi::mpi {
@@ -540,7 +541,7 @@ int comm_set_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler errhandler
   errhandler_retain(errhandler);
   errhandler_release(c->errhandler);
   c->errhandler = errhandler;
-  comm->error_handler = errhandler;  // where Open MPI's bindings look for it
+  comm_sync_handle(c);  // Open MPI's bindings read the handler from the handle
   return MPI_SUCCESS;
 }
 
