@@ -1,7 +1,8 @@
 // Point-to-point messaging below MPI: matching on (context, source, tag) in MPI's order, the eager
 // and rendezvous protocols, and requests. It speaks bytes and ranks, never MPI handles; the bytes
-// travel through a Transport (transport.h) chosen per peer, so shared memory, the loopback to
-// this process and, later, the network all sit under the same matching code.
+// travel through a Transport (transport.h) chosen per peer, so shared memory (pml/shm), the
+// loopback to this process (self) and the network (pml/ofi, pml/ucx: see net.h) all sit under the
+// same matching code.
 //
 // Protocols, as seen by one message of n bytes from S to R:
 //   eager       n <= eager limit:  S --EAGER(header+data)--> R              (S done once queued)

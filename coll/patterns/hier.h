@@ -1,4 +1,4 @@
-// Hierarchical orders for communicators that span instances (hier_ring, hier_rdh, hier_mesh of
+// Hierarchical orders for communicators that span instances (instance_ring, instance_rdh, instance_direct of
 // allreduce, allgather, reduce_scatter and reduce_scatter_block): staged rings (torus_rings.h)
 // whose first stages run inside each instance, over NeuronLink, and whose last stages join the
 // ranks that hold the same slot in every instance, over the network. The staged engine
@@ -20,7 +20,7 @@
 // The intra stages are those of the instance's torus-aware algorithms, the same in every
 // instance: the per-axis rings of torus_ring when the instance's ranks fill its torus (every
 // message one link or within a chip, and the fewest steps of the staged orders: 9 a pass on
-// trn2.48xl against chip_hier's 18), else chip_hier's stages over the chips as they are
+// trn2.48xl against chip_ring's 18), else chip_ring's stages over the chips as they are
 // (a communicator that holds as many ranks on every chip it touches: a subset by core), else
 // one ring in snake order. When the instances' orders would differ in shape (subsets placed
 // differently in each), every instance takes its snake ring.

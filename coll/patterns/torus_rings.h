@@ -2,7 +2,7 @@
 // ranks are slots 0..P-1 of a mixed-radix number (digit 0 most significant), and stage i is a
 // ring through the ranks whose slots differ in digit i only, in digit order. One ring of P is a
 // plain ring; (cores, x, y) digits are the per-axis rings of torus_ring; digits of 2 are
-// recursive halving/doubling; (cores, chip on a Hamiltonian cycle) is chip_hier. Keeping digit 0
+// recursive halving/doubling; (cores, chip on a Hamiltonian cycle) is chip_ring. Keeping digit 0
 // most significant makes what a rank keeps after each reduce-scatter stage a contiguous run of
 // slots, so each message is one range of the vector where the slots are laid out in order.
 //
@@ -228,7 +228,7 @@ inline StagedRing hypercube(const TorusGrid& g) {
   return s;
 }
 
-// chip_hier: a ring among each chip's ranks, then rings of same-core ranks along the chips
+// chip_ring: a ring among each chip's ranks, then rings of same-core ranks along the chips
 // (cycle A or the snake). A communicator that does not fill its torus but holds the same number
 // of ranks on every chip it touches (of one instance or several) gets the same two stages over
 // the chips as they are, in snake order; any other gets one ring in snake order.

@@ -73,7 +73,7 @@ std::vector<TorusStage> cube_stages(const Model& m, int p) {
   }
   return st;
 }
-// chip_hier: the chip's cores, then the chips' ring.
+// chip_ring: the chip's cores, then the chips' ring.
 std::vector<TorusStage> chip_ring_stages(const Model& m) {
   return {chip_stage(m, m.torus->cores), link_stage(m, torus_chips(m))};
 }
@@ -86,7 +86,7 @@ double dual_cost(const Model& m, int p, double n, int phases, bool reduces) {
 }
 // Direct messages on the torus: the farthest is `diameter` hops; a message crosses `mean_hops`
 // links on average, and a chip's 2 ndims outgoing links carry its cores' traffic.
-double mesh_cost(const Model& m, double bytes_out) {
+double direct_cost(const Model& m, double bytes_out) {
   double diameter = 0, mean_hops = 0;
   for (int k = 0; k < m.torus->ndims; ++k) {
     diameter += m.torus->dims[k] / 2;
@@ -99,8 +99,8 @@ double mesh_cost(const Model& m, double bytes_out) {
 // Direct messages across instances, `bytes_out` from each of the p ranks, spread evenly over the
 // p - 1 others: the network's latency once (the messages overlap), and each chip's interface
 // carrying its ranks' off-instance share, (p - q) of the p - 1 destinations for q ranks an
-// instance (not (N-1)/N of them: at 2 x 2 ranks that priced mesh's network bytes at 3/4 of theirs).
-double net_mesh_cost(const Model& m, int p, double bytes_out) {
+// instance (not (N-1)/N of them: at 2 x 2 ranks that priced direct's network bytes at 3/4 of theirs).
+double net_direct_cost(const Model& m, int p, double bytes_out) {
   const TorusModel& t = *m.torus;
   const double off = (p - static_cast<double>(p) / t.instances) / std::max(1, p - 1);
   return t.efa_alpha + off * bytes_out * t.efa_beta;
@@ -143,12 +143,12 @@ double rs_rdh_cost(const Model& m, int p, double n) {
   }
   return halving_rs_cost(m, p, n);
 }
-double rs_mesh_cost(const Model& m, int p, double n) {
-  if (spans_instances(m)) return net_mesh_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
-  return torus_shaped(m) ? mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+double rs_direct_cost(const Model& m, int p, double n) {
+  if (spans_instances(m)) return net_direct_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
+  return torus_shaped(m) ? direct_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                          : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
 }
-double rs_chip_hier_cost(const Model& m, int p, double n) {
+double rs_chip_ring_cost(const Model& m, int p, double n) {
   return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true) : ring_rs_cost(m, p, n);
 }
 
@@ -201,13 +201,13 @@ double hier_rs_cost(const Model& m, int p, double n, NetKind k) {
   const int q = p / m.torus->instances;
   return instance_cost(m, q, n, 1, true) + net_cost(m, k, n / q, 1, true);
 }
-double rs_hier_ring_cost(const Model& m, int p, double n) {
+double rs_instance_ring_cost(const Model& m, int p, double n) {
   return hier_rs_cost(m, p, n, NetKind::kRing);
 }
-double rs_hier_rdh_cost(const Model& m, int p, double n) {
+double rs_instance_rdh_cost(const Model& m, int p, double n) {
   return hier_rs_cost(m, p, n, NetKind::kHalving);
 }
-double rs_hier_mesh_cost(const Model& m, int p, double n) {
+double rs_instance_direct_cost(const Model& m, int p, double n) {
   return hier_rs_cost(m, p, n, NetKind::kDirect);
 }
 constexpr unsigned kHierReduces = kNeedsCommutative | kNeedsInstances;
@@ -316,15 +316,15 @@ const std::vector<Algorithm> kAlgorithms = {
        return rabenseifner_cost(m, p, n);
      },
      "recursive halving, then doubling, over the torus as a hypercube (Gray labels)"},
-    {Coll::kAllreduce, "mesh", allreduce_mesh, 0,
+    {Coll::kAllreduce, "direct", allreduce_direct, 0,
      "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g (messages of a step overlap)",
      [](const Model& m, int p, double n) {
-       if (spans_instances(m)) return 2 * net_mesh_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
-       return torus_shaped(m) ? 2 * mesh_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+       if (spans_instances(m)) return 2 * net_direct_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
+       return torus_shaped(m) ? 2 * direct_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
                               : ring_allreduce_cost(m, p, n);
      },
      "direct: block j to rank j in one step, fold in rank order, reduced blocks to all"},
-    {Coll::kAllreduce, "chip_hier", allreduce_chip_hier, kNeedsCommutative,
+    {Coll::kAllreduce, "chip_ring", allreduce_chip_ring, kNeedsCommutative,
      "Cost = 2(c-1) a_c + 2((c-1)/c) n b_c + 2(C-1) a + 2((C-1)/C)(n/c) c b + ((p-1)/p) n g",
      [](const Model& m, int p, double n) {
        return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 2, true)
@@ -332,19 +332,19 @@ const std::vector<Algorithm> kAlgorithms = {
      },
      "reduce-scatter in each chip, ring allreduce across chips per core, allgather in the chip"},
 
-    {Coll::kAllreduce, "hier_ring", allreduce_hier_ring, kHierReduces,
+    {Coll::kAllreduce, "instance_ring", allreduce_instance_ring, kHierReduces,
      "Cost = T_rs(q) + T_ag(q) + 2(N-1) a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
      [](const Model& m, int p, double n) { return hier_allreduce_cost(m, p, n, NetKind::kRing); },
      "reduce-scatter in each instance, ring allreduce of each piece across the instances, "
      "allgather in each instance"},
-    {Coll::kAllreduce, "hier_rdh", allreduce_hier_rdh, kHierReduces,
+    {Coll::kAllreduce, "instance_rdh", allreduce_instance_rdh, kHierReduces,
      "Cost = T_rs(q) + T_ag(q) + 2 lg(N) a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
      [](const Model& m, int p, double n) {
        return hier_allreduce_cost(m, p, n, NetKind::kHalving);
      },
      "reduce-scatter in each instance, recursive halving/doubling of each piece across the "
      "instances, allgather in each instance"},
-    {Coll::kAllreduce, "hier_mesh", allreduce_hier_mesh, kHierReduces,
+    {Coll::kAllreduce, "instance_direct", allreduce_instance_direct, kHierReduces,
      "Cost = T_rs(q) + T_ag(q) + 2 a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
      [](const Model& m, int p, double n) { return hier_allreduce_cost(m, p, n, NetKind::kDirect); },
      "reduce-scatter in each instance, direct allreduce of each piece across the instances, "
@@ -383,31 +383,31 @@ const std::vector<Algorithm> kAlgorithms = {
        return (lg_floor(p) + 2 * f(p)) * m.alpha + (p - 1 + f(p) * p) * n * m.beta;
      },
      "recursive doubling over the torus as a hypercube (Gray labels)"},
-    {Coll::kAllgather, "mesh", allgather_mesh, 0,
+    {Coll::kAllgather, "direct", allgather_direct, 0,
      "Cost = (p-1) a + (p-1) n b (messages of the step overlap)",
      [](const Model& m, int p, double n) {
-       if (spans_instances(m)) return net_mesh_cost(m, p, (p - 1) * n);
-       return torus_shaped(m) ? mesh_cost(m, (p - 1) * n) : (p - 1) * (m.alpha + n * m.beta);
+       if (spans_instances(m)) return net_direct_cost(m, p, (p - 1) * n);
+       return torus_shaped(m) ? direct_cost(m, (p - 1) * n) : (p - 1) * (m.alpha + n * m.beta);
      },
      "direct: every block to every rank in one step"},
-    {Coll::kAllgather, "chip_hier", allgather_chip_hier, 0,
+    {Coll::kAllgather, "chip_ring", allgather_chip_ring, 0,
      "Cost = (C-1) a + (C-1) n c b + (c-1) a_c + (c-1) C n b_c",
      [](const Model& m, int p, double n) {
        return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), p * n, 1, false)
                               : (p - 1) * (m.alpha + n * m.beta);
      },
      "ring across the chips per core, then the chip's cores swap what they gathered"},
-    {Coll::kAllgather, "hier_ring", allgather_hier_ring, kNeedsInstances,
+    {Coll::kAllgather, "instance_ring", allgather_instance_ring, kNeedsInstances,
      "Cost = (N-1) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
      [](const Model& m, int p, double n) { return hier_allgather_cost(m, p, n, NetKind::kRing); },
      "ring across the instances per place, then the instance's own allgather"},
-    {Coll::kAllgather, "hier_rdh", allgather_hier_rdh, kNeedsInstances,
+    {Coll::kAllgather, "instance_rdh", allgather_instance_rdh, kNeedsInstances,
      "Cost = lg(N) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
      [](const Model& m, int p, double n) {
        return hier_allgather_cost(m, p, n, NetKind::kHalving);
      },
      "recursive doubling across the instances per place, then the instance's own allgather"},
-    {Coll::kAllgather, "hier_mesh", allgather_hier_mesh, kNeedsInstances,
+    {Coll::kAllgather, "instance_direct", allgather_instance_direct, kNeedsInstances,
      "Cost = a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
      [](const Model& m, int p, double n) { return hier_allgather_cost(m, p, n, NetKind::kDirect); },
      "direct exchange across the instances per place, then the instance's own allgather"},
@@ -446,25 +446,25 @@ const std::vector<Algorithm> kAlgorithms = {
      "Cost = lg(p) a + ((p-1)/p) n (b + g)",
      rs_rdh_cost,
      "recursive halving over the torus as a hypercube (Gray labels)"},
-    {Coll::kReduceScatter, "mesh", reduce_scatter_mesh, 0,
+    {Coll::kReduceScatter, "direct", reduce_scatter_direct, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
-     rs_mesh_cost,
+     rs_direct_cost,
      "direct: block j to rank j in one step, folded in rank order"},
-    {Coll::kReduceScatter, "chip_hier", reduce_scatter_chip_hier, kNeedsCommutative,
+    {Coll::kReduceScatter, "chip_ring", reduce_scatter_chip_ring, kNeedsCommutative,
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
-     rs_chip_hier_cost,
+     rs_chip_ring_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
-    {Coll::kReduceScatter, "hier_ring", reduce_scatter_hier_ring, kHierReduces,
+    {Coll::kReduceScatter, "instance_ring", reduce_scatter_instance_ring, kHierReduces,
      "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_ring_cost,
+     rs_instance_ring_cost,
      "reduce-scatter in each instance, then rings across the instances per place"},
-    {Coll::kReduceScatter, "hier_rdh", reduce_scatter_hier_rdh, kHierReduces,
+    {Coll::kReduceScatter, "instance_rdh", reduce_scatter_instance_rdh, kHierReduces,
      "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_rdh_cost,
+     rs_instance_rdh_cost,
      "reduce-scatter in each instance, then recursive halving across the instances per place"},
-    {Coll::kReduceScatter, "hier_mesh", reduce_scatter_hier_mesh, kHierReduces,
+    {Coll::kReduceScatter, "instance_direct", reduce_scatter_instance_direct, kHierReduces,
      "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_mesh_cost,
+     rs_instance_direct_cost,
      "reduce-scatter in each instance, then direct exchanges across the instances per place"},
     {Coll::kReduceScatterBlock, "pairwise", reduce_scatter_block_pairwise, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
@@ -496,26 +496,26 @@ const std::vector<Algorithm> kAlgorithms = {
      "Cost = lg(p) a + ((p-1)/p) n (b + g)",
      rs_rdh_cost,
      "recursive halving over the torus as a hypercube (Gray labels)"},
-    {Coll::kReduceScatterBlock, "mesh", reduce_scatter_block_mesh, 0,
+    {Coll::kReduceScatterBlock, "direct", reduce_scatter_block_direct, 0,
      "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g (messages of the step overlap)",
-     rs_mesh_cost,
+     rs_direct_cost,
      "direct: block j to rank j in one step, folded in rank order"},
-    {Coll::kReduceScatterBlock, "chip_hier", reduce_scatter_block_chip_hier, kNeedsCommutative,
+    {Coll::kReduceScatterBlock, "chip_ring", reduce_scatter_block_chip_ring, kNeedsCommutative,
      "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
-     rs_chip_hier_cost,
+     rs_chip_ring_cost,
      "reduce-scatter in each chip, then rings of same-core ranks across the chips"},
 
-    {Coll::kReduceScatterBlock, "hier_ring", reduce_scatter_block_hier_ring, kHierReduces,
+    {Coll::kReduceScatterBlock, "instance_ring", reduce_scatter_block_instance_ring, kHierReduces,
      "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_ring_cost,
+     rs_instance_ring_cost,
      "reduce-scatter in each instance, then rings across the instances per place"},
-    {Coll::kReduceScatterBlock, "hier_rdh", reduce_scatter_block_hier_rdh, kHierReduces,
+    {Coll::kReduceScatterBlock, "instance_rdh", reduce_scatter_block_instance_rdh, kHierReduces,
      "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_rdh_cost,
+     rs_instance_rdh_cost,
      "reduce-scatter in each instance, then recursive halving across the instances per place"},
-    {Coll::kReduceScatterBlock, "hier_mesh", reduce_scatter_block_hier_mesh, kHierReduces,
+    {Coll::kReduceScatterBlock, "instance_direct", reduce_scatter_block_instance_direct, kHierReduces,
      "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
-     rs_hier_mesh_cost,
+     rs_instance_direct_cost,
      "reduce-scatter in each instance, then direct exchanges across the instances per place"},
 
     // alltoall (n: one block)
@@ -531,9 +531,9 @@ const std::vector<Algorithm> kAlgorithms = {
     {Coll::kAlltoall, "linear", alltoall_linear, 0, "Cost = a + (p-1) n b",
      [](const Model& m, int p, double n) { return m.alpha * std::sqrt(p) + (p - 1) * n * m.beta; },
      "every send and receive at once"},
-    {Coll::kAlltoall, "mesh", alltoall_mesh, 0, "Cost = (p-1) a + (p-1) n b (all at once)",
+    {Coll::kAlltoall, "direct", alltoall_direct, 0, "Cost = (p-1) a + (p-1) n b (all at once)",
      [](const Model& m, int p, double n) {
-       if (torus_shaped(m)) return mesh_cost(m, (p - 1) * n);
+       if (torus_shaped(m)) return direct_cost(m, (p - 1) * n);
        return std::max((p - 1) * (m.alpha + n * m.beta),
                        m.alpha * std::sqrt(p) + (p - 1) * n * m.beta);
      },
@@ -614,9 +614,26 @@ const std::vector<Algorithm> kAlgorithms = {
 
 const std::vector<Algorithm>& algorithms() { return kAlgorithms; }
 
+// Tokens renamed since they were published: environment values and rule files that use the old
+// ones keep working (torusmpi(7) lists them). "mesh" read as a topology in a torus library.
+constexpr struct {
+  const char* old_token;
+  const char* token;
+} kAliases[] = {
+    {"mesh", "direct"},
+    {"chip_hier", "chip_ring"},
+    {"hier_ring", "instance_ring"},
+    {"hier_rdh", "instance_rdh"},
+    {"hier_mesh", "instance_direct"},
+};
+
 const Algorithm* find_algorithm(Coll c, const std::string& token) {
+  std::string name = token;
+  for (const auto& alias : kAliases) {
+    if (name == alias.old_token) name = alias.token;
+  }
   for (const Algorithm& a : kAlgorithms) {
-    if (a.coll == c && token == a.token) return &a;
+    if (a.coll == c && name == a.token) return &a;
   }
   return nullptr;
 }

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "coll/select/registry.h"
 #include "config.h"
 #include "core/log.h"
-#include "coll/select/registry.h"
 #include "core/params.h"
 #include "pml/net.h"
 #include "topo/host.h"
@@ -182,20 +182,73 @@ std::string mpi_standard() {
 }
 std::string mpi_h() { return std::string(TORUSMPI_OMPI_INCDIR) + "/mpi.h"; }
 
-// What moves data: shared memory between the ranks of one node, the loopback to oneself, and the
-// network transports compiled in, between nodes and emulated instances.
-std::string transports() {
-  std::string text =
-      "shm (ranks of one node: shared-memory rings, single-copy rendezvous with "
-      "process_vm_readv), self (a rank to itself)";
-  if (kHaveOfi) text += ", ofi (libfabric: other nodes and instances, the default network)";
-  if (kHaveUcx) text += ", ucx (UCX: the same, with TORUSMPI_NET=ucx)";
-  if (!kHaveOfi && !kHaveUcx) text += "; no network transport: a job spanning nodes cannot run";
-  return text;
+// TORUSMPI_NET's default, as the parameter table has it.
+std::string net_default() {
+  for (const params::Info& p : params::all()) {
+    if (std::strcmp(p.env, "TORUSMPI_NET") == 0) return p.default_text;
+  }
+  return "";
 }
 
-std::string detected(bool found, const char* what) {
-  return found ? std::string(what) + " found by configure: opened when a job needs the network"
+// What moves data, and to whom: the transports this build has (pml::net::transport_names(), what
+// MPI_Get_library_version names too), each with the peers it serves. Each peer gets one transport
+// (pml::set_transport): self for the rank itself, shm for the other ranks of its node and emulated
+// instance, the network transport TORUSMPI_NET names for every other rank (pml/net.h).
+struct TransportUse {
+  std::string name;
+  std::string peers;  // whom it reaches, and when it is the one chosen
+};
+
+std::vector<TransportUse> transports() {
+  const std::string net = net_default();
+  std::vector<TransportUse> out;
+  const std::string names = pml::net::transport_names();
+  for (size_t pos = 0; pos <= names.size();) {
+    size_t end = names.find(',', pos);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(pos, end - pos);
+    pos = end + 1;
+    if (name.empty()) continue;
+    std::string peers;
+    if (name == "shm") {
+      peers = "the other ranks of this node and emulated instance, through shared memory";
+    } else if (name == "self") {
+      peers = "the rank itself";
+    } else {
+      const char* library = name == "ofi" ? "libfabric" : name == "ucx" ? "UCX" : name.c_str();
+      peers = "ranks on other nodes and other emulated instances, through " + std::string(library) +
+              ", when TORUSMPI_NET=" + name + (name == net ? " (the default)" : "");
+    }
+    out.push_back({name, peers});
+  }
+  return out;
+}
+
+// What the list above leaves unsaid: no network transport at all, or not the default one.
+std::string network_note(const std::vector<TransportUse>& list) {
+  const std::string net = net_default();
+  bool have_net = false;
+  bool have_default = false;
+  for (const TransportUse& t : list) {
+    if (t.name == "shm" || t.name == "self") continue;
+    have_net = true;
+    have_default = have_default || t.name == net;
+  }
+  if (!have_net) {
+    return "no network transport: a job with ranks on other nodes or emulated instances fails in "
+           "MPI_Init";
+  }
+  if (!have_default) {
+    return "TORUSMPI_NET's default, " + net + ", is not compiled in: a job that needs the " +
+           "network must set TORUSMPI_NET";
+  }
+  return "";
+}
+
+// Whether configure found a network library, and when a job loads it.
+std::string detected(bool found, const char* what, const char* transport) {
+  return found ? std::string(what) + " found by configure: loaded only by a job that needs the " +
+                     "network, with TORUSMPI_NET=" + transport
                : std::string(what) + " not found by configure";
 }
 
@@ -225,12 +278,18 @@ void print_build() {
   print_field("prefix", TORUSMPI_PREFIX);
   print_field("library", std::string(TORUSMPI_LIBDIR) + "/libmpi.so.40");
   print_field("wrappers", std::string(TORUSMPI_BINDIR) + "/mpicc, " + TORUSMPI_BINDIR +
-                             "/mpicxx, " + TORUSMPI_BINDIR + "/mpifort (mpif90, mpif77)");
+                              "/mpicxx, " + TORUSMPI_BINDIR + "/mpifort (mpif90, mpif77)");
   print_field("C++ compiler", TORUSMPI_CXX);
   print_field("configure args", TORUSMPI_CONFIGURE_ARGS[0] ? TORUSMPI_CONFIGURE_ARGS : "(none)");
-  print_field("data transports", transports());
-  print_field("libfabric (OFI)", detected(kHaveOfi, "libfabric"));
-  print_field("UCX", detected(kHaveUcx, "UCX"));
+  const std::vector<TransportUse> list = transports();
+  std::string names;
+  for (const TransportUse& t : list) names += (names.empty() ? "" : ", ") + t.name;
+  print_field("data transports", names + " (each peer is reached by one of them)");
+  for (const TransportUse& t : list) print_field(("  " + t.name).c_str(), t.peers);
+  const std::string note = network_note(list);
+  if (!note.empty()) print_field("  network", note);
+  print_field("libfabric (OFI)", detected(kHaveOfi, "libfabric", "ofi"));
+  print_field("UCX", detected(kHaveUcx, "UCX", "ucx"));
   print_field("host (hwloc)", host_line(topo::host_info()));
 }
 
@@ -415,12 +474,15 @@ std::string dim_links_text(const topo::Machine& m, int d) {
   int n = m.dims[d];
   if (n == 1) return std::string(a) + ": size 1, no links";
   std::string ends = std::string(a) + "=" + std::to_string(n - 1) + " and " + a + "=0";
-  if (n == 2) return std::string(a) + ": size 2, one link each way between " + a + "=0 and " + a + "=1";
-  std::string t = std::string(a) + ": a ring of " + std::to_string(n) + "; wrap-around links join " +
-                  ends + (d == 2 ? "" : " (not drawn)");
+  if (n == 2) {
+    return std::string(a) + ": size 2, one link each way between " + a + "=0 and " + a + "=1";
+  }
+  std::string t = std::string(a) + ": a ring of " + std::to_string(n) +
+                  "; wrap-around links join " + ends + (d == 2 ? "" : " (not drawn)");
   if (d == 2) {
-    t = std::string("z: each chip is linked to the chips with the same x,y in the planes above and "
-                    "below, a ring of ") +
+    t = std::string(
+            "z: each chip is linked to the chips with the same x,y in the planes above and "
+            "below, a ring of ") +
         std::to_string(n) + " with wrap-around links joining " + ends;
   }
   return t;
@@ -439,8 +501,8 @@ void print_grid(const topo::Machine& m) {
     cell = std::max<int>(cell, static_cast<int>(coords_text(m, chip).size()));
     cell = std::max<int>(cell, 2 + static_cast<int>(chip_ranks(m, chip).size()));
   }
-  const int box = cell + 4;               // "| " content " |"
-  const std::string gap_link = "---";     // an x link between neighbours
+  const int box = cell + 4;            // "| " content " |"
+  const std::string gap_link = "---";  // an x link between neighbours
   const std::string gap_none = "   ";
   const std::string border = "+" + std::string(box - 2, '-') + "+";
   auto boxed = [&](const std::string& text) {
@@ -529,7 +591,8 @@ int print_topology(const std::string& text, int instances, bool parsable) {
   }
   std::printf("Instance model %s\n", m.name.c_str());
   if (!m.emulated()) {
-    print_field("emulation", "none: every rank runs where the launcher puts it, all on one chip; "
+    print_field("emulation",
+                "none: every rank runs where the launcher puts it, all on one chip; "
                 "no links are emulated or charged, and no binding follows chips",
                 80);
     return 0;
@@ -540,23 +603,25 @@ int print_topology(const std::string& text, int instances, bool parsable) {
                   std::to_string(m.chips() * m.cores) + " ranks" +
                   (m.instances > 1 ? " per instance" : ""),
               80);
-  print_field("NeuronLink", gbs(m.neuronlink.bandwidth) + " per link and direction, " +
-                                usec(m.neuronlink.latency) + " per hop",
+  print_field("NeuronLink",
+              gbs(m.neuronlink.bandwidth) + " per link and direction, " +
+                  usec(m.neuronlink.latency) + " per hop",
               80);
-  print_field("within a chip", gbs(m.intra_chip.bandwidth) + ", " + usec(m.intra_chip.latency) +
-                                   " per message",
-              80);
+  print_field("within a chip",
+              gbs(m.intra_chip.bandwidth) + ", " + usec(m.intra_chip.latency) + " per message", 80);
   print_field("EFA", gbs(m.efa.bandwidth) + " per chip, " + usec(m.efa.latency) + " per hop", 80);
   if (m.instances > 1) {
     print_field("instances",
                 std::to_string(m.instances) + " (TORUSMPI_INSTANCES), " +
-                    std::to_string(m.ranks()) + " ranks; ranks of different instances talk only "
+                    std::to_string(m.ranks()) +
+                    " ranks; ranks of different instances talk only "
                     "through the network (TORUSMPI_NET), from each chip's NIC",
                 80);
   }
-  print_field("HBM", gbs(m.hbm_bandwidth) + " copied by DMA, " + gbs(m.reduce_bandwidth) +
-                         " of input reduced",
-              80);
+  print_field(
+      "HBM",
+      gbs(m.hbm_bandwidth) + " copied by DMA, " + gbs(m.reduce_bandwidth) + " of input reduced",
+      80);
   print_field("figures from", m.source, 80);
   print_grid(m);
   std::printf("\n  Links (dimension-order routes: x, then y, then z, the shorter way round):\n");

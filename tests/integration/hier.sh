@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hierarchical collectives (hier_ring, hier_rdh, hier_mesh of allreduce, allgather,
+# The hierarchical collectives (instance_ring, instance_rdh, instance_direct of allreduce, allgather,
 # reduce_scatter and reduce_scatter_block) in real jobs spanning emulated instances, whose ranks
 # talk across instances through libfabric's tcp provider on loopback only. Two parts:
 #

@@ -1,4 +1,4 @@
-// The hierarchical algorithms (hier_ring, hier_rdh, hier_mesh of allreduce, allgather,
+// The hierarchical algorithms (instance_ring, instance_rdh, instance_direct of allreduce, allgather,
 // reduce_scatter and reduce_scatter_block) through the simulator's semantic check on jobs that
 // span 2 and 3 instances (and 4 and 6) of small tori and of the host, whole and as subsets
 // (counts 0, 1, p-1, p, p+1 and a prime, in place and not); what the registry refuses them (one
@@ -38,7 +38,7 @@ topo::Machine machine(const std::string& name, int instances, int host_ranks = 0
 std::vector<const Algorithm*> hier_algorithms() {
   std::vector<const Algorithm*> v;
   for (const Algorithm& a : algorithms()) {
-    if (std::string(a.token).compare(0, 5, "hier_") == 0) v.push_back(&a);
+    if (a.restrictions & kNeedsInstances) v.push_back(&a);
   }
   return v;
 }
@@ -65,7 +65,7 @@ std::vector<Comm> comms() {
       v.push_back(whole(model, n));
     }
     for (int each : {1, 2, 3}) v.push_back(whole("host", n, each));
-    // Subsets: core 0 of every chip (chip_hier's stages in each instance); three of the four
+    // Subsets: core 0 of every chip (chip_ring's stages in each instance); three of the four
     // chips of each instance; the chips of each instance taken in another order (the intra
     // orders differ, their shape does not); two ranks on one chip in instance 0 against two
     // chips in the others (the shapes differ: every instance takes its snake ring).
@@ -169,7 +169,7 @@ TEST_P(Hier, RefusedOffEvenInstances) {
     TorusModel torus;
     Choice pick = select_algorithm(call->args[0], topo_model(c->m, view, false, &torus));
     ASSERT_NE(pick.alg, nullptr);
-    EXPECT_NE(std::string(pick.alg->token).compare(0, 5, "hier_"), 0) << pick.alg->token;
+    EXPECT_FALSE(pick.alg->restrictions & kNeedsInstances) << pick.alg->token;
   }
   sim::CallShape shape;  // no placement
   shape.coll = alg.coll;
@@ -224,12 +224,12 @@ TEST(HierSim, InterfacesQueueAndCountReceivedBytes) {
   EXPECT_EQ(r.nic_bytes, (std::vector<uint64_t>{0, 0, 2 * n, 2 * n}));
 }
 
-// hier_ring allreduce of 8 ints on 2 x torus:2x1:cores=1: each rank keeps 16 B after the intra
+// instance_ring allreduce of 8 ints on 2 x torus:2x1:cores=1: each rank keeps 16 B after the intra
 // reduce-scatter, then sends 8 B of it across and gets 8 B back, twice (reduce-scatter,
 // allgather): 16 B through every chip's interface. Nothing for 0 ints.
 TEST(HierSim, AllreduceNetworkBytes) {
   const topo::Machine m = machine("torus:2x1:cores=1", 2);
-  const Algorithm* alg = find_algorithm(Coll::kAllreduce, "hier_ring");
+  const Algorithm* alg = find_algorithm(Coll::kAllreduce, "instance_ring");
   ASSERT_NE(alg, nullptr);
   for (size_t count : {size_t{8}, size_t{0}}) {
     sim::CallShape shape;

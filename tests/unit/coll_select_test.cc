@@ -124,6 +124,22 @@ TEST_F(Select, ForcedAlgorithmThatCannotRunObeysTheFallbackPolicy) {
   EXPECT_NE(load_error().find("expected error, warn or silent"), std::string::npos);
 }
 
+// Renamed tokens stay accepted where users wrote them: variables, ranges and rule files.
+TEST_F(Select, OldTokensAreAliases) {
+  EXPECT_EQ(find_algorithm(Coll::kAllreduce, "mesh"), find_algorithm(Coll::kAllreduce, "direct"));
+  EXPECT_EQ(find_algorithm(Coll::kAllgather, "chip_hier"),
+            find_algorithm(Coll::kAllgather, "chip_ring"));
+  EXPECT_EQ(find_algorithm(Coll::kReduceScatter, "hier_mesh"),
+            find_algorithm(Coll::kReduceScatter, "instance_direct"));
+  EXPECT_NE(find_algorithm(Coll::kAllreduce, "hier_rdh"), nullptr);
+  setenv("TORUSMPI_ALLREDUCE_ALGORITHM", "mesh", 1);
+  EXPECT_EQ(load_error(), "");
+  EXPECT_STREQ(select_algorithm(call(Coll::kAllreduce, 4, 1), m_).alg->token, "direct");
+  unsetenv("TORUSMPI_ALLREDUCE_ALGORITHM");
+  setenv("TORUSMPI_ALLGATHER", "hier_ring:0-max", 1);
+  EXPECT_EQ(load_error(), "");
+}
+
 TEST_F(Select, UnknownTokenIsAnError) {
   setenv("TORUSMPI_ALLREDUCE_ALGORITHM", "rign", 1);
   std::string e = load_error();

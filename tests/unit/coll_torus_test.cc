@@ -1,4 +1,4 @@
-// The torus algorithms (torus_ring, dual_ring, rdh, mesh, chip_hier of every collective that has
+// The torus algorithms (torus_ring, dual_ring, rdh, direct, chip_ring of every collective that has
 // them) through the simulator's semantic check on emulated placements: small tori, trn1 (4x4, 2
 // cores), trn2.48xl (4x4, 4 cores), trn2u (4x4x4, 4 cores), a subset that does not fill its
 // torus, and the host. The coll_sweep test runs them on the host only (no TopoView), where
@@ -47,7 +47,7 @@ TopoView make_topo(const Placement& pl) {
 }
 
 bool is_torus_token(const std::string& t) {
-  return t == "torus_ring" || t == "dual_ring" || t == "rdh" || t == "mesh" || t == "chip_hier";
+  return t == "torus_ring" || t == "dual_ring" || t == "rdh" || t == "direct" || t == "chip_ring";
 }
 
 std::vector<const Algorithm*> torus_algorithms() {

@@ -1,6 +1,6 @@
-// allreduce mesh: direct. In one step every rank sends block j of its vector to rank j; rank j
-// folds what it gets in rank order (patterns/mesh.h) and, in one more step, sends its reduced
-// block to everyone. Two message steps whatever p: for small vectors (Neuron uses mesh under
+// allreduce direct: in one step every rank sends block j of its vector to rank j; rank j
+// folds what it gets in rank order (patterns/direct.h) and, in one more step, sends its reduced
+// block to everyone. Two message steps whatever p: for small vectors (Neuron uses a mesh algorithm under
 // about 1 MB), at the price of p-1 messages in flight per port.
 //
 // Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g with the p-1 messages of a step overlapping:
@@ -13,17 +13,17 @@
 //     step 2: rank 0 sends its A to 1 2 3, rank 1 its B to 0 2 3, ...
 #include "coll/algorithms.h"
 #include "coll/patterns/blocks.h"
-#include "coll/patterns/mesh.h"
+#include "coll/patterns/direct.h"
 
 namespace torusmpi::coll {
 
-void allreduce_mesh(Builder& b, const Args& a) {
+void allreduce_direct(Builder& b, const Args& a) {
   const int p = a.size, r = a.rank;
   if (a.count == 0) return;
   const BufRef mine = a.in_place ? a.recv : a.send;
   auto at = [&](int q) { return patterns::block_start(a.count, p, q) * a.elem; };
   auto len = [&](int q) { return patterns::block_count(a.count, p, q) * a.elem; };
-  const BufRef done = patterns::mesh_reduce(b, r, p, mine, at, len);
+  const BufRef done = patterns::direct_reduce(b, r, p, mine, at, len);
   for (int q = 0; q < p; ++q) {
     if (q != r && len(r) > 0) b.send(q, done, len(r));
     if (q != r && len(q) > 0) b.recv(q, a.recv + at(q), len(q));

@@ -1,4 +1,4 @@
-// alltoall mesh: direct, all at once. In one step every rank sends block j of its send buffer to
+// alltoall direct, all at once: in one step every rank sends block j of its send buffer to
 // rank j and receives block i from each rank i straight into place. In place, the blocks to send
 // are first copied aside, as they are overwritten by what arrives.
 //
@@ -11,7 +11,7 @@
 
 namespace torusmpi::coll {
 
-void alltoall_mesh(Builder& b, const Args& a) {
+void alltoall_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   const int p = a.size, r = a.rank;
   if (n == 0) return;

@@ -1,4 +1,4 @@
-// allreduce chip_hier: a reduce-scatter among the cores of each chip, then an allreduce of each
+// allreduce chip_ring: a reduce-scatter among the cores of each chip, then an allreduce of each
 // core's piece among the same-core ranks of all chips (a ring along the chips' Hamiltonian cycle
 // on 4x4 and 4x4x4 tori, else their snake order), then an allgather within each chip. A
 // communicator that does not fill its torus but holds the same number of ranks on every chip it
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void allreduce_chip_hier(Builder& b, const Args& a) {
+void allreduce_chip_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);
   patterns::staged_allreduce(b, a, {patterns::chip_stages(g, a.topo)});
 }

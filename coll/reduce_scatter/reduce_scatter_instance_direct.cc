@@ -1,4 +1,4 @@
-// reduce_scatter hier_mesh: a reduce-scatter inside each instance (its torus-aware stages) leaves
+// reduce_scatter instance_direct: a reduce-scatter inside each instance (its torus-aware stages) leaves
 // each rank the blocks of its counterparts in every instance, reduced over its instance; then those
 // ranks reduce-scatter them over a direct exchange among the N instances, one step. Block q is
 // counts[q] elements (uneven, zeros allowed).
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void reduce_scatter_hier_mesh(Builder& b, const Args& a) {
+void reduce_scatter_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_reduce_scatter_counts(b, a, {s});

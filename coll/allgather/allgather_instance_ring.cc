@@ -1,15 +1,15 @@
-// allgather hier_mesh: every rank's block first goes to the ranks at the same place in the other
-// instances, over a direct exchange among the N instances, one step (each NIC carries its own
-// chip's blocks), then each instance gathers what its ranks hold with its torus-aware stages.
+// allgather instance_ring: every rank's block first goes to the ranks at the same place in the other
+// instances, over a ring of the N instances (each NIC carries its own chip's blocks), then each
+// instance gathers what its ranks hold with its torus-aware stages.
 //
-// Cost = a_e + (N-1) n c b_e + T_ag(q) on blocks of N n,
+// Cost = (N-1) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n,
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
 // network message and byte, T_rs/T_ag the instance's own stages (torus_ring's on a full torus)
 // (patterns/hier.h).
 // Restrictions: two or more instances with as many ranks in each.
 //
 //   3 instances x 2 ranks (0 1 | 2 3 | 4 5), blocks b0..b5
-//     inter: 0 sends b0 to 2 and 4 and gets b2 b4 in one step; 1 3 5 likewise
+//     inter: ring 0 2 4 passes b0 b2 b4 (2 steps), ring 1 3 5 b1 b3 b5
 //     intra: 0 and 1 swap their three blocks; 2 3 and 4 5 likewise
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
@@ -17,9 +17,9 @@
 
 namespace torusmpi::coll {
 
-void allgather_hier_mesh(Builder& b, const Args& a) {
+void allgather_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
+      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_allgather(b, a, {s});
 }
 

@@ -1,6 +1,6 @@
-// reduce_scatter_block chip_hier: a reduce-scatter among the cores of each chip, then rings of
+// reduce_scatter_block chip_ring: a reduce-scatter among the cores of each chip, then rings of
 // same-core ranks along the chips (the Hamiltonian cycle on 4x4 and 4x4x4 tori, else the snake) on
-// what each core kept (p blocks of count elements). The reduce-scatter half of allreduce chip_hier.
+// what each core kept (p blocks of count elements). The reduce-scatter half of allreduce chip_ring.
 // A communicator that does not fill its torus but holds as many ranks on every chip it touches runs
 // the same stages over the chips as they are; any other is one ring in snake order.
 //
@@ -16,7 +16,7 @@
 
 namespace torusmpi::coll {
 
-void reduce_scatter_block_chip_hier(Builder& b, const Args& a) {
+void reduce_scatter_block_chip_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   auto at = [&](int q) { return q * n; };
   auto len = [&](int) { return n; };

@@ -1,4 +1,4 @@
-// allgather hier_rdh: every rank's block first goes to the ranks at the same place in the other
+// allgather instance_rdh: every rank's block first goes to the ranks at the same place in the other
 // instances, over recursive halving/doubling between pairs of instances (the odd rest of N as one
 // direct exchange) (each NIC carries its own chip's blocks), then each instance gathers what its
 // ranks hold with its torus-aware stages.
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void allgather_hier_rdh(Builder& b, const Args& a) {
+void allgather_instance_rdh(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
   patterns::staged_allgather(b, a, {s});

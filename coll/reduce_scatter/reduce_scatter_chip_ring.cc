@@ -1,7 +1,7 @@
-// reduce_scatter chip_hier: a reduce-scatter among the cores of each chip, then rings of same-core
+// reduce_scatter chip_ring: a reduce-scatter among the cores of each chip, then rings of same-core
 // ranks along the chips (the Hamiltonian cycle on 4x4 and 4x4x4 tori, else the snake) on what
 // each core kept (block q of counts[q] elements (uneven, zeros allowed)). The reduce-scatter half
-// of allreduce chip_hier. A communicator that does not fill its torus but holds as many ranks on
+// of allreduce chip_ring. A communicator that does not fill its torus but holds as many ranks on
 // every chip it touches runs the same stages over the chips as they are; any other is one ring in
 // snake order.
 //
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void reduce_scatter_chip_hier(Builder& b, const Args& a) {
+void reduce_scatter_chip_ring(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);
   auto at = [&](int q) { return v.at(q); };
   auto len = [&](int q) { return v.len(q); };

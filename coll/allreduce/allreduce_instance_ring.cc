@@ -1,4 +1,4 @@
-// allreduce hier_ring: a reduce-scatter inside each instance (its torus-aware stages), then an
+// allreduce instance_ring: a reduce-scatter inside each instance (its torus-aware stages), then an
 // allreduce of each rank's piece among the ranks holding the same piece in every instance, over a
 // ring of the N instances, then an allgather inside each instance.
 //
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void allreduce_hier_ring(Builder& b, const Args& a) {
+void allreduce_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_allreduce(b, a, {s});

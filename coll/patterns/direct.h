@@ -1,5 +1,5 @@
-// Direct ("mesh") exchanges, where every rank talks to every other in one step: the reduce
-// half of allreduce, reduce_scatter and reduce_scatter_block mesh. One step of messages, so the
+// Direct ("direct") exchanges, where every rank talks to every other in one step: the reduce
+// half of allreduce, reduce_scatter and reduce_scatter_block direct. One step of messages, so the
 // latency is one message's whatever the size; each rank's ports carry p-1 messages at once, so
 // it suits small vectors (Neuron uses it under about 1 MB).
 //
@@ -8,8 +8,8 @@
 // the sum: lg(p) local steps, and the operands stay in rank order, so non-commutative ops work.
 //   p = 5, slots 0..4:  step 1: 1 <- 0+1, 3 <- 2+3;  step 2: 3 <- (0..1)+(2..3);
 //                       step 3: 4 <- (0..3)+4        the block is whole in slot 4
-#ifndef TORUSMPI_COLL_PATTERNS_MESH_H_
-#define TORUSMPI_COLL_PATTERNS_MESH_H_
+#ifndef TORUSMPI_COLL_PATTERNS_DIRECT_H_
+#define TORUSMPI_COLL_PATTERNS_DIRECT_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -22,7 +22,7 @@ namespace torusmpi::coll::patterns {
 // Block q is len(q) bytes at mine + at(q). Returns where rank r's reduced block is (scratch), or
 // the own block itself for one rank.
 template <typename At, typename Len>
-BufRef mesh_reduce(Builder& b, int rank, int p, BufRef mine, At at, Len len) {
+BufRef direct_reduce(Builder& b, int rank, int p, BufRef mine, At at, Len len) {
   const uint64_t n = len(rank);
   if (p == 1) return mine + at(rank);
   const BufRef slots = n > 0 ? b.scratch(n * p) : BufRef{};
@@ -48,4 +48,4 @@ BufRef mesh_reduce(Builder& b, int rank, int p, BufRef mine, At at, Len len) {
 
 }  // namespace torusmpi::coll::patterns
 
-#endif  // TORUSMPI_COLL_PATTERNS_MESH_H_
+#endif  // TORUSMPI_COLL_PATTERNS_DIRECT_H_

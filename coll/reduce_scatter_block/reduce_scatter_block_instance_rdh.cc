@@ -1,7 +1,7 @@
-// reduce_scatter hier_rdh: a reduce-scatter inside each instance (its torus-aware stages) leaves
-// each rank the blocks of its counterparts in every instance, reduced over its instance; then those
-// ranks reduce-scatter them over recursive halving/doubling between pairs of instances (the odd
-// rest of N as one direct exchange). Block q is counts[q] elements (uneven, zeros allowed).
+// reduce_scatter_block instance_rdh: reduce_scatter over p blocks of count elements: a reduce-scatter
+// inside each instance (its torus-aware stages), then one among the ranks at the same place in
+// every instance, over recursive halving/doubling between pairs of instances (the odd rest of N as
+// one direct exchange).
 //
 // Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -9,18 +9,19 @@
 // (patterns/hier.h).
 // Restrictions: two or more instances with as many ranks in each; commutative ops (stage order).
 //
-//   4 instances x 1 rank (0 | 1 | 2 | 3), blocks B0..B3
-//     halving: 0<->2 (0 keeps B0 B1, 2 B2 B3), 1<->3 likewise; then 0<->1, 2<->3
+//   2 instances x 2 ranks (0 1 | 2 3), blocks B0..B3
+//     intra: 0<->1: 0 keeps B0 B2, 1 keeps B1 B3; 2<->3 likewise
+//     inter: 0<->2 swap halves (0 ends with B0, 2 with B2); 1<->3 likewise
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
 
-void reduce_scatter_hier_rdh(Builder& b, const Args& a) {
+void reduce_scatter_block_instance_rdh(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
-  patterns::staged_reduce_scatter_counts(b, a, {s});
+  patterns::staged_reduce_scatter_block(b, a, {s});
 }
 
 }  // namespace torusmpi::coll

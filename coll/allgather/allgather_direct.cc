@@ -1,4 +1,4 @@
-// allgather mesh: direct. In one step every rank sends its block to every other and receives
+// allgather direct: in one step every rank sends its block to every other and receives
 // theirs straight into place. One message step whatever p: for small blocks, with p-1 messages
 // in flight per port.
 //
@@ -10,7 +10,7 @@
 
 namespace torusmpi::coll {
 
-void allgather_mesh(Builder& b, const Args& a) {
+void allgather_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   if (n == 0) return;
   const BufRef own = a.in_place ? a.recv + a.rank * n : a.send;

@@ -1,4 +1,4 @@
-// reduce_scatter hier_ring: a reduce-scatter inside each instance (its torus-aware stages) leaves
+// reduce_scatter instance_ring: a reduce-scatter inside each instance (its torus-aware stages) leaves
 // each rank the blocks of its counterparts in every instance, reduced over its instance; then those
 // ranks reduce-scatter them over a ring of the N instances. Block q is counts[q] elements (uneven,
 // zeros allowed).
@@ -18,7 +18,7 @@
 
 namespace torusmpi::coll {
 
-void reduce_scatter_hier_ring(Builder& b, const Args& a) {
+void reduce_scatter_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_reduce_scatter_counts(b, a, {s});

@@ -1,5 +1,5 @@
-// reduce_scatter_block mesh: direct (p blocks of count elements). In one step every rank sends
-// block j of its vector to rank j, which folds what it gets in rank order (patterns/mesh.h). One
+// reduce_scatter_block direct (p blocks of count elements). In one step every rank sends
+// block j of its vector to rank j, which folds what it gets in rank order (patterns/direct.h). One
 // message step whatever p: for small vectors, at the price of p-1 messages in flight per port.
 //
 // Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g, n the whole vector, the messages of the step
@@ -9,18 +9,18 @@
 //   p = 4, blocks A B C D: rank q sends A to 0, B to 1, C to 2, D to 3 at once; rank 0 folds
 //   A0+A1 and A2+A3, then the two: its block, in rank order
 #include "coll/algorithms.h"
-#include "coll/patterns/mesh.h"
+#include "coll/patterns/direct.h"
 
 namespace torusmpi::coll {
 
-void reduce_scatter_block_mesh(Builder& b, const Args& a) {
+void reduce_scatter_block_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   auto at = [&](int q) { return q * n; };
   auto len = [&](int) { return n; };
   const uint64_t total = n * a.size;
   if (total == 0) return;
   const BufRef mine = a.in_place ? a.recv : a.send;
-  const BufRef done = patterns::mesh_reduce(b, a.rank, a.size, mine, at, len);
+  const BufRef done = patterns::direct_reduce(b, a.rank, a.size, mine, at, len);
   b.copy(a.recv, done, len(a.rank));
   b.step();
 }

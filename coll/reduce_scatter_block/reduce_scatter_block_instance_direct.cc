@@ -1,4 +1,4 @@
-// reduce_scatter_block hier_mesh: reduce_scatter over p blocks of count elements: a reduce-scatter
+// reduce_scatter_block instance_direct: reduce_scatter over p blocks of count elements: a reduce-scatter
 // inside each instance (its torus-aware stages), then one among the ranks at the same place in
 // every instance, over a direct exchange among the N instances, one step.
 //
@@ -17,7 +17,7 @@
 
 namespace torusmpi::coll {
 
-void reduce_scatter_block_hier_mesh(Builder& b, const Args& a) {
+void reduce_scatter_block_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_reduce_scatter_block(b, a, {s});

@@ -1,4 +1,4 @@
-// allreduce hier_mesh: a reduce-scatter inside each instance (its torus-aware stages), then an
+// allreduce instance_direct: a reduce-scatter inside each instance (its torus-aware stages), then an
 // allreduce of each rank's piece among the ranks holding the same piece in every instance, over a
 // direct exchange among the N instances, one step, then an allgather inside each instance.
 //
@@ -19,7 +19,7 @@
 
 namespace torusmpi::coll {
 
-void allreduce_hier_mesh(Builder& b, const Args& a) {
+void allreduce_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =
       patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_allreduce(b, a, {s});

@@ -1,4 +1,4 @@
-// allgather chip_hier: the allgather half of allreduce chip_hier. First the same-core ranks of
+// allgather chip_ring: the allgather half of allreduce chip_ring. First the same-core ranks of
 // all chips pass their blocks round the chips' ring (the Hamiltonian cycle on 4x4 and 4x4x4
 // tori, else the snake), then the cores of each chip swap what they gathered. A communicator
 // that does not fill its torus but holds as many ranks on every chip it touches runs the same
@@ -16,7 +16,7 @@
 
 namespace torusmpi::coll {
 
-void allgather_chip_hier(Builder& b, const Args& a) {
+void allgather_chip_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);
   patterns::staged_allgather(b, a, {patterns::chip_stages(g, a.topo)});
 }
