@@ -26,7 +26,7 @@ info=$work/algorithms.txt
 "$TM_BINDIR/torusmpi_info" --algorithms --parsable >"$info" 2>&1
 algorithms=()
 while IFS= read -r a; do algorithms+=("$a"); done < <(
-  awk -F: '$1 == "algorithm" && $4 == "restrictions" && $3 ~ /^hier_/ &&
+  awk -F: '$1 == "algorithm" && $4 == "restrictions" && $3 ~ /^instance_/ &&
            !seen[$2 "/" $3]++ { print $2 "/" $3 }' "$info")
 check "the registry lists 12 hier algorithms" test ${#algorithms[@]} -eq 12 || diag_file "$info"
 diag "${#algorithms[@]} algorithms: $(printf '%s\n' "${algorithms[@]}" | paste -sd' ')"
