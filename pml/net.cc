@@ -1,47 +1,111 @@
-// Which ranks need the network, and which network transport serves them.
+// Which ranks need the network, which network transport serves them, and the steps every
+// transport goes through (pml/net.h), address cards included.
 #include "pml/net.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 
 #include "config.h"
+#include "core/log.h"
 #include "core/params.h"
 #include "topo/machine.h"
 
 namespace torusmpi::pml::net {
 namespace {
 
-enum class Kind { kNone, kOfi, kUcx };
+// The network transports, by TORUSMPI_NET's value; `open` is null for one not compiled in.
+struct Choice {
+  const char* name;
+  const char* library;  // for messages
+  OpenFn open;
+};
 
-Kind g_active = Kind::kNone;
-
-bool compiled_in(Kind k) {
+constexpr Choice kChoices[] = {
 #ifdef TORUSMPI_HAVE_OFI
-  if (k == Kind::kOfi) return true;
+    {"ofi", "libfabric", &ofi::open},
+#else
+    {"ofi", "libfabric", nullptr},
 #endif
 #ifdef TORUSMPI_HAVE_UCX
-  if (k == Kind::kUcx) return true;
+    {"ucx", "UCX", &ucx::open},
+#else
+    {"ucx", "UCX", nullptr},
 #endif
-  (void)k;
-  return false;
+};
+
+// The transport prepare() opened, until detach().
+struct Active {
+  const Choice* choice = nullptr;
+  std::unique_ptr<NetworkTransport> transport;
+};
+
+Active& active() {
+  static Active a;
+  return a;
 }
 
-Status choose(Kind* out, std::string* error) {
+Status choose(const Choice** out, std::string* error) {
   const std::string& name = params::net();
-  if (name == "ofi") {
-    *out = Kind::kOfi;
-  } else if (name == "ucx") {
-    *out = Kind::kUcx;
-  } else {
-    *error = "TORUSMPI_NET=" + name + ": not a network transport (ofi or ucx)";
-    return Status::kErrArg;
+  for (const Choice& c : kChoices) {
+    if (name != c.name) continue;
+    if (c.open == nullptr) {
+      *error = "TORUSMPI_NET=" + name +
+               ": this torusmpi was built without it (configure found no " + c.library +
+               "), and this job needs the network";
+      return Status::kErrUnsupported;
+    }
+    *out = &c;
+    return Status::kOk;
   }
-  if (!compiled_in(*out)) {
-    *error = "TORUSMPI_NET=" + name + ": this torusmpi was built without it (configure found no " +
-             (*out == Kind::kOfi ? "libfabric" : "UCX") + "), and this job needs the network";
-    return Status::kErrUnsupported;
+  *error = "TORUSMPI_NET=" + name + ": not a network transport (ofi or ucx)";
+  return Status::kErrArg;
+}
+
+// The card's fixed part; the endpoint's address (addr_len bytes) follows it. Published under
+// "torusmpi.<transport>".
+struct CardHead {
+  int32_t pid;
+  uint32_t addr_len;
+  char host[64];
+};
+
+std::string card_key(const Choice& c) { return std::string("torusmpi.") + c.name; }
+
+Status publish_card(const Choice& c, const boot::JobInfo& job,
+                    const std::vector<uint8_t>& address) {
+  CardHead head{};
+  head.pid = static_cast<int32_t>(getpid());
+  head.addr_len = static_cast<uint32_t>(address.size());
+  std::snprintf(head.host, sizeof head.host, "%s", job.hostname.c_str());
+  std::vector<uint8_t> card(sizeof head + address.size());
+  std::memcpy(card.data(), &head, sizeof head);
+  std::copy(address.begin(), address.end(), card.begin() + sizeof head);
+  return boot::put(card_key(c), card.data(), card.size());
+}
+
+Status lookup_card(const Choice& c, const boot::JobInfo& job, int peer, AddressCard* card,
+                   std::string* error) {
+  const std::string who = std::string(c.name) + ": rank " + std::to_string(peer);
+  std::vector<uint8_t> value;
+  CardHead head;
+  if (boot::get(peer, card_key(c), &value) != Status::kOk || value.size() < sizeof head) {
+    *error = who + " published no " + c.library +
+             " address (is it running with TORUSMPI_NET=" + c.name + " too?)";
+    return Status::kErrBoot;
   }
+  std::memcpy(&head, value.data(), sizeof head);
+  if (value.size() != sizeof head + head.addr_len) {
+    *error = who + " published a malformed " + c.library + " address";
+    return Status::kErrBoot;
+  }
+  // The host as publish_card() wrote it: cut to what fits, so compared on that much.
+  const bool here = std::strncmp(head.host, job.hostname.c_str(), sizeof head.host - 1) == 0;
+  card->local_pid = here ? head.pid : 0;
+  card->address.assign(value.begin() + sizeof head, value.end());
   return Status::kOk;
 }
 
@@ -100,52 +164,49 @@ std::vector<int> remote_peers(const boot::JobInfo& job) {
 }
 
 const char* transport_names() {
-  return "shm,self"
-#ifdef TORUSMPI_HAVE_OFI
-         ",ofi"
-#endif
-#ifdef TORUSMPI_HAVE_UCX
-         ",ucx"
-#endif
-      ;
+  static const std::string names = [] {
+    std::string s = "shm,self";
+    for (const Choice& c : kChoices) {
+      if (c.open != nullptr) s += std::string(",") + c.name;
+    }
+    return s;
+  }();
+  return names.c_str();
 }
 
 Status prepare(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
   if (peers.empty()) return Status::kOk;
-  Kind k;
-  Status s = choose(&k, error);
-  if (s != Status::kOk) return s;
-  g_active = k;
-#ifdef TORUSMPI_HAVE_OFI
-  if (k == Kind::kOfi) return ofi::prepare(job, error);
-#endif
-#ifdef TORUSMPI_HAVE_UCX
-  if (k == Kind::kUcx) return ucx::prepare(job, error);
-#endif
-  (void)job;
-  return Status::kErrUnsupported;
+  Active& a = active();
+  TORUSMPI_CHECK(choose(&a.choice, error));
+  std::vector<uint8_t> address;
+  TORUSMPI_CHECK(a.choice->open(job, &a.transport, &address, error));
+  return publish_card(*a.choice, job, address);
 }
 
 Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
   if (peers.empty()) return Status::kOk;
-#ifdef TORUSMPI_HAVE_OFI
-  if (g_active == Kind::kOfi) return ofi::attach(job, peers, error);
-#endif
-#ifdef TORUSMPI_HAVE_UCX
-  if (g_active == Kind::kUcx) return ucx::attach(job, peers, error);
-#endif
-  (void)job, (void)error;
-  return Status::kErrUnsupported;
+  Active& a = active();
+  if (a.transport == nullptr) {
+    *error = "net: attach before prepare";
+    return Status::kErrInternal;
+  }
+  // Every peer connected before any is handed to the pml.
+  for (int peer : peers) {
+    AddressCard card;
+    TORUSMPI_CHECK(lookup_card(*a.choice, job, peer, &card, error));
+    TORUSMPI_CHECK(a.transport->connect(peer, card, error));
+  }
+  for (int peer : peers) set_transport(peer, a.transport.get());
+  TORUSMPI_DEBUG(kPml, "%s: rank %d has endpoints to %zu rank(s)", a.choice->name, job.rank,
+                 peers.size());
+  return Status::kOk;
 }
 
 void detach() {
-#ifdef TORUSMPI_HAVE_OFI
-  if (g_active == Kind::kOfi) ofi::detach();
-#endif
-#ifdef TORUSMPI_HAVE_UCX
-  if (g_active == Kind::kUcx) ucx::detach();
-#endif
-  g_active = Kind::kNone;
+  Active& a = active();
+  if (a.transport != nullptr) a.transport->flush();
+  a.transport.reset();
+  a.choice = nullptr;
 }
 
 }  // namespace torusmpi::pml::net

@@ -2,22 +2,27 @@
 // UCX) carries every fragment between ranks that shared memory does not reach, i.e. ranks of other
 // nodes and, under emulation, ranks of other emulated instances (TORUSMPI_INSTANCES) on this node.
 //
-// Each network transport (pml/ofi, pml/ucx) provides the same three steps:
-//   prepare  before the bootstrap's exchange: opens its endpoint and publishes its address
-//            (boot::put);
-//   attach   after the exchange: resolves the addresses of `peers` (job ranks) and becomes their
-//            transport (set_transport);
-//   detach   after pml::finalize: closes everything.
+// The steps, the same whichever transport (this file drives them; pml/ofi and pml/ucx make only
+// their library's calls):
+//   prepare  before the bootstrap's exchange: the transport opens its library and its endpoint,
+//            and this rank publishes an address card (its pid, host and endpoint address);
+//   attach   after the exchange: the transport connects to each of `peers` (job ranks) by its
+//            card, and becomes their transport (set_transport);
+//   detach   after pml::finalize: lets what is in flight leave, then closes everything.
 #ifndef TORUSMPI_PML_NET_H_
 #define TORUSMPI_PML_NET_H_
 
 #include <signal.h>
+#include <sys/types.h>
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "boot/boot.h"
 #include "core/status.h"
+#include "pml/transport.h"
 
 namespace torusmpi::pml::net {
 
@@ -60,29 +65,57 @@ struct Symbol {
 
 // Opens `soname` for `transport` (by the loader's search, then from `libdir`, where configure
 // found it) and resolves every symbol; an error names the transport, the library and what is
-// missing. Called once per process, from the transport's prepare().
+// missing. Called once per process, from the transport's open() (through Calls::load below).
 Status open_library(const char* transport, const char* soname, const char* libdir,
                     const std::vector<Symbol>& symbols, std::string* error);
 
-// A transport's table of calls, from an X-macro list of names: a struct of typed pointers
-//   struct Calls { LIST(TORUSMPI_NET_POINTER) };
-// and the symbols to fill it, with a reference named `calls` to it in scope:
-//   open_library(..., {LIST(TORUSMPI_NET_SYMBOL)}, error)
+// A transport's table of calls, from an X-macro list of names:
+//   TORUSMPI_NET_CALLS(Calls, LIST);
+// defines struct Calls, one typed pointer per name, and Calls::load(transport, soname, libdir,
+// error), which fills them through open_library().
 #define TORUSMPI_NET_POINTER(f) decltype(&::f) f = nullptr;
-#define TORUSMPI_NET_SYMBOL(f) {#f, reinterpret_cast<void**>(&calls.f)},
+#define TORUSMPI_NET_SYMBOL(f) {#f, reinterpret_cast<void**>(&this->f)},
+#define TORUSMPI_NET_CALLS(Name, LIST)                                                     \
+  struct Name {                                                                            \
+    LIST(TORUSMPI_NET_POINTER)                                                             \
+    ::torusmpi::Status load(const char* transport, const char* soname, const char* libdir, \
+                            std::string* error) {                                          \
+      return ::torusmpi::pml::net::open_library(transport, soname, libdir,                 \
+                                                {LIST(TORUSMPI_NET_SYMBOL)}, error);       \
+    }                                                                                      \
+  }
+
+// A peer's address card, as attach() read it.
+struct AddressCard {
+  pid_t local_pid = 0;           // the peer's process when it runs on this host, else 0
+  std::vector<uint8_t> address;  // its endpoint's, in its library's format
+};
+
+// What a network transport adds to Transport for the steps above.
+class NetworkTransport : public Transport {
+ public:
+  bool network() const override { return true; }
+  // Makes job rank `peer` reachable at card.address, and watches card.local_pid (pml/liveness.h).
+  virtual Status connect(int peer, const AddressCard& card, std::string* error) = 0;
+  // detach(), before the transport is destroyed: lets the fragments still in flight leave.
+  virtual void flush() {}
+};
+
+// Each transport's part of prepare: opens its library and an endpoint, and gives the endpoint's
+// address for this rank's card.
+using OpenFn = Status (*)(const boot::JobInfo& job, std::unique_ptr<NetworkTransport>* transport,
+                          std::vector<uint8_t>* address, std::string* error);
 
 }  // namespace torusmpi::pml::net
 
 namespace torusmpi::pml::ofi {
-Status prepare(const boot::JobInfo& job, std::string* error);
-Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error);
-void detach();
+Status open(const boot::JobInfo& job, std::unique_ptr<net::NetworkTransport>* transport,
+            std::vector<uint8_t>* address, std::string* error);
 }  // namespace torusmpi::pml::ofi
 
 namespace torusmpi::pml::ucx {
-Status prepare(const boot::JobInfo& job, std::string* error);
-Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error);
-void detach();
+Status open(const boot::JobInfo& job, std::unique_ptr<net::NetworkTransport>* transport,
+            std::vector<uint8_t>* address, std::string* error);
 }  // namespace torusmpi::pml::ucx
 
 #endif  // TORUSMPI_PML_NET_H_

@@ -2,39 +2,30 @@
 // (FI_EP_RDM) endpoint, and the rendezvous's single copy as an RMA read of the sender's registered
 // buffer.
 //
-// On the wire a fragment is a Prefix (the sender's job rank, so receives need no FI_SOURCE, and a
-// sequence number), the pml's FragHeader, then the payload:
+// On the wire a fragment is a net::Stamp (the sender's job rank, so receives need no FI_SOURCE, and
+// its place in the order: pml/net_peers.h), the pml's FragHeader, then the payload:
 //   | rank | seq | FragHeader (40 B) | payload (<= 64 KiB) |
 // Sends copy into buffers of one registered slab (tiny ones, headers alone, go by fi_inject);
 // receives land in a pool of posted buffers of the same size, re-posted once delivered.
 //
-// Order: the pml's non-overtaking rule needs fragments to one peer delivered in the order sent.
-// FI_ORDER_SAS (asked for) orders how sends are processed, not when their receives complete: under
-// tcp;ofi_rxm a 16 KiB fragment goes in segments and completes after a header-only fragment sent
-// behind it (seen in p2p_basic: a rendezvous RTS matched before the eager message before it). So
-// the receiver always holds early fragments back until the sequence number before them has been
-// delivered; in order, which is nearly always, that costs a compare.
+// Order: FI_ORDER_SAS (asked for) orders how sends are processed, not when their receives
+// complete: under tcp;ofi_rxm a 16 KiB fragment goes in segments and completes after a header-only
+// fragment sent behind it (seen in p2p_basic: a rendezvous RTS matched before the eager message
+// before it). So the receiver always restores the order (net::PeerOrder).
 //
 // Device memory never reaches this file: the pml bounces device eager payloads through host
 // memory and pipelines device rendezvous messages in host chunks, so no FI_HMEM is asked for.
-#include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-#include <signal.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -44,7 +35,9 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "pml/liveness.h"
 #include "pml/net.h"
+#include "pml/net_peers.h"
 #include "pml/transport.h"
 
 namespace torusmpi::pml::ofi {
@@ -54,12 +47,9 @@ namespace {
 // the rest of its API is inline calls through the objects' operation tables.
 #define TORUSMPI_OFI_CALLS(X) X(fi_dupinfo) X(fi_fabric) X(fi_freeinfo) X(fi_getinfo) X(fi_strerror)
 
-struct Calls {
-  TORUSMPI_OFI_CALLS(TORUSMPI_NET_POINTER)
-};
+TORUSMPI_NET_CALLS(Calls, TORUSMPI_OFI_CALLS);
 Calls g_ofi;
 
-constexpr char kKey[] = "torusmpi.ofi";
 constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 // Fragments are bounded so that a rendezvous pipelines in chunks of this size and an eager message
 // of the default eager limit (64 KiB) still goes in one fragment.
@@ -79,24 +69,9 @@ constexpr char kRxmEagerLimit[] = "FI_OFI_RXM_EAGER_LIMIT";
 constexpr int kSendBuffers = 32;
 constexpr int kRecvBuffers = 32;
 constexpr int kCqBatch = 16;
-// How often a waiting rank checks that its peers on this host are alive.
-constexpr double kLivenessPeriodS = 1.0;
-// detach(): how long sends still in flight may take to complete.
-constexpr double kDrainTimeoutS = 2.0;
 
-struct Prefix {
-  int32_t rank;  // the sender's job rank
-  uint32_t seq;  // per (sender, receiver): lets unordered providers' receivers restore the order
-};
-constexpr size_t kWireHeader = sizeof(Prefix) + sizeof(FragHeader);
+constexpr size_t kWireHeader = sizeof(net::Stamp) + sizeof(FragHeader);
 constexpr size_t kBufferBytes = kWireHeader + kMaxPayload;
-
-// What a rank publishes: enough for peers to reach it and to notice when its process is gone.
-struct CardHead {
-  int32_t pid;
-  uint32_t addr_len;
-  char host[64];
-};
 
 // What the reader of an exposed buffer needs: the registration's key, and its base address for
 // providers that address registered memory by offset (no FI_MR_VIRT_ADDR).
@@ -119,18 +94,19 @@ std::string fi_text(const char* call, int ret) {
   return std::string(call) + ": " + g_ofi.fi_strerror(-ret);
 }
 
-class OfiTransport final : public Transport {
+class OfiTransport final : public net::NetworkTransport {
  public:
+  explicit OfiTransport(const boot::JobInfo& job)
+      : rank_(job.rank), order_("ofi", job), liveness_("ofi", job) {}
   ~OfiTransport() override { close_all(); }
 
   const char* name() const override { return "ofi"; }
-  bool network() const override { return true; }
   size_t max_payload() const override { return max_payload_; }
   bool sending() const override { return free_send_.size() < static_cast<size_t>(kSendBuffers); }
 
-  Status open(const boot::JobInfo& job, std::string* error);
-  Status connect(const std::vector<int>& peers, std::string* error);
-  void drain_sends();
+  Status open(const boot::JobInfo& job, std::vector<uint8_t>* address, std::string* error);
+  Status connect(int peer, const net::AddressCard& card, std::string* error) override;
+  void flush() override;
 
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
     const size_t total = kWireHeader + len;
@@ -142,7 +118,7 @@ class OfiTransport final : public Transport {
       ssize_t ret = fi_inject(ep_, wire, total, addr_[peer]);
       if (ret == -FI_EAGAIN) return false;
       if (ret != 0) fail_post(peer, "fi_inject", static_cast<int>(ret));
-      ++seq_out_[peer];
+      order_.sent(peer);
       return true;
     }
     if (free_send_.empty()) return false;
@@ -155,24 +131,18 @@ class OfiTransport final : public Transport {
     if (ret == -FI_EAGAIN) return false;
     if (ret != 0) fail_post(peer, "fi_send", static_cast<int>(ret));
     free_send_.pop_back();
-    ++seq_out_[peer];
+    order_.sent(peer);
     return true;
   }
 
   size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) override {
     if (!rma_ || len == 0) return 0;
     fid_mr* mr = nullptr;
-    // Keys are ours to choose unless the provider picks them (FI_MR_PROV_KEY).
-    int ret = fi_mr_reg(domain_, buf, len, FI_REMOTE_READ, 0, next_key_++, 0, &mr, nullptr);
-    if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
-      ret = fi_mr_bind(mr, &ep_->fid, 0);
-      if (ret == 0) ret = fi_mr_enable(mr);
-    }
+    int ret = register_memory(buf, len, FI_REMOTE_READ, &mr);
     if (ret != 0) {
       // Not fatal: the message takes the pipelined protocol instead.
       log::warn("ofi: cannot register %zu B for rank %d to read (%s): pipelining it", len, peer,
                 g_ofi.fi_strerror(-ret));
-      if (mr != nullptr) fi_close(&mr->fid);
       return 0;
     }
     RemoteKey rk{fi_mr_key(mr), reinterpret_cast<uint64_t>(buf)};
@@ -200,15 +170,7 @@ class OfiTransport final : public Transport {
     fid_mr* local = nullptr;
     void* desc = nullptr;
     if (mr_mode_ & FI_MR_LOCAL) {
-      int ret = fi_mr_reg(domain_, dst, len, FI_READ, 0, next_key_++, 0, &local, nullptr);
-      if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
-        ret = fi_mr_bind(local, &ep_->fid, 0);
-        if (ret == 0) ret = fi_mr_enable(local);
-      }
-      if (ret != 0) {
-        if (local != nullptr) fi_close(&local->fid);
-        return false;  // the pml pipelines this one
-      }
+      if (register_memory(dst, len, FI_READ, &local) != 0) return false;  // the pml pipelines it
       desc = fi_mr_desc(local);
     }
     const uint64_t remote = (mr_mode_ & FI_MR_VIRT_ADDR) ? addr : addr - rk.base;
@@ -249,7 +211,7 @@ class OfiTransport final : public Transport {
       // Spin first: the reader's turn-around is the provider's and the peer's, both quick when
       // they run; sleeping on the descriptor at once cost a wake-up per read.
       backoff.pause();
-      maybe_check_peers("reading a rendezvous message");
+      liveness_.check_due("reading a rendezvous message");
     }
     if (local != nullptr) fi_close(&local->fid);
     return true;
@@ -257,18 +219,11 @@ class OfiTransport final : public Transport {
 
   int poll() override {
     reap();
-    if (delivering_) return 0;  // entered from a delivery: the outer poll delivers what came
-    int events = 0;
-    delivering_ = true;
-    while (!arrived_.empty()) {
-      const int i = arrived_.front().index;
-      const size_t len = arrived_.front().len;
-      arrived_.pop_front();
-      events += take(recv_buf(i), len);
-      post_recv(i);
-    }
-    delivering_ = false;
-    return events;
+    return arrived_.drain([&](const Arrival& a) {
+      const int delivered = take(recv_buf(a.index), a.len);
+      post_recv(a.index);
+      return delivered;
+    });
   }
 
   bool pending() const override { return !arrived_.empty(); }
@@ -276,17 +231,15 @@ class OfiTransport final : public Transport {
   int wait_fd() override { return wait_fd_; }
 
   bool arm() override {
-    maybe_check_peers("waiting for messages");
+    liveness_.check_due("waiting for messages");
     if (!arrived_.empty()) return false;
-    if (wait_fd_ < 0) return true;
-    fid* fids[1] = {&cq_->fid};
-    return fi_trywait(fabric_, fids, 1) == FI_SUCCESS;
+    return wait_fd_ < 0 || trywait();
   }
 
   void sleep(int64_t us, int also) override {
     if (!arrived_.empty()) return;
-    wait_fd_briefly(us, also);
-    maybe_check_peers("waiting for messages");
+    if (wait_fd_ < 0 || trywait()) net::sleep_on(wait_fd_, also, us);
+    liveness_.check_due("waiting for messages");
   }
 
  private:
@@ -299,9 +252,9 @@ class OfiTransport final : public Transport {
   uint8_t* recv_buf(int i) { return recv_slab_.data() + static_cast<size_t>(i) * kBufferBytes; }
 
   void fill(uint8_t* wire, int peer, const FragHeader& h, const void* payload, size_t len) {
-    Prefix p{rank_, seq_out_[peer]};
-    std::memcpy(wire, &p, sizeof p);
-    std::memcpy(wire + sizeof p, &h, sizeof h);
+    const net::Stamp stamp = order_.stamp(peer);
+    std::memcpy(wire, &stamp, sizeof stamp);
+    std::memcpy(wire + sizeof stamp, &h, sizeof h);
     if (len > 0) std::memcpy(wire + kWireHeader, payload, len);
   }
 
@@ -322,28 +275,23 @@ class OfiTransport final : public Transport {
       boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + " received a fragment of " +
                              std::to_string(len) + " B, shorter than a header");
     }
-    Prefix p;
-    FragHeader h;
-    std::memcpy(&p, wire, sizeof p);
-    std::memcpy(&h, wire + sizeof p, sizeof h);
-    const int peer = p.rank;
-    if (p.seq != seq_in_[peer]) {
-      held_[peer].emplace(p.seq, std::vector<uint8_t>(wire, wire + len));
+    net::Stamp stamp;
+    std::memcpy(&stamp, wire, sizeof stamp);
+    if (!order_.in_turn(stamp)) {
+      order_.hold(stamp, std::vector<uint8_t>(wire, wire + len));  // the buffer is re-posted
       return 0;
     }
+    hand_over(stamp.from, wire, len);
+    return 1 + order_.delivered(stamp.from, [&](const std::vector<uint8_t>& frag) {
+      hand_over(stamp.from, frag.data(), frag.size());
+    });
+  }
+
+  // Delivers a fragment as it came off the wire.
+  static void hand_over(int peer, const uint8_t* wire, size_t len) {
+    FragHeader h;
+    std::memcpy(&h, wire + sizeof(net::Stamp), sizeof h);
     deliver(peer, h, wire + kWireHeader, len - kWireHeader);
-    ++seq_in_[peer];
-    int events = 1;
-    auto& held = held_[peer];
-    for (auto it = held.find(seq_in_[peer]); it != held.end(); it = held.find(seq_in_[peer])) {
-      std::vector<uint8_t> frag = std::move(it->second);
-      held.erase(it);
-      std::memcpy(&h, frag.data() + sizeof p, sizeof h);
-      deliver(peer, h, frag.data() + kWireHeader, frag.size() - kWireHeader);
-      ++seq_in_[peer];
-      ++events;
-    }
-    return events;
   }
 
   // Reads the completion queue: send buffers come back, reads are marked done, receives queue up
@@ -367,7 +315,7 @@ class OfiTransport final : public Transport {
             free_send_.push_back(op->index);
             break;
           case Op::kRecv:
-            arrived_.push_back(Arrival{op->index, entries[k].len});
+            arrived_.push(Arrival{op->index, entries[k].len});
             break;
           case Op::kRead:
             *op->done = true;
@@ -384,7 +332,7 @@ class OfiTransport final : public Transport {
     std::memset(&err, 0, sizeof err);
     fi_cq_readerr(cq_, &err, 0);
     // A peer that died is the likely cause: name it if it is on this host.
-    check_peers_alive("communicating");
+    liveness_.check("communicating");
     const Op* op = static_cast<const Op*>(err.op_context);
     const char* what = op == nullptr           ? "operation"
                        : op->kind == Op::kSend ? "send"
@@ -394,68 +342,45 @@ class OfiTransport final : public Transport {
     if (op != nullptr && op->kind == Op::kRead) who = " from rank " + std::to_string(op->peer);
     char text[256] = "";
     const char* prov = fi_cq_strerror(cq_, err.prov_errno, err.err_data, text, sizeof text);
-    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who + " failed: " +
-                           g_ofi.fi_strerror(err.err) + " (provider " + provider_ + ": " +
-                           (prov != nullptr ? prov : "no details") + ")");
+    boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + what + who +
+                           " failed: " + g_ofi.fi_strerror(err.err) + " (provider " + provider_ +
+                           ": " + (prov != nullptr ? prov : "no details") + ")");
   }
 
   [[noreturn]] void fail_post(int peer, const char* call, int ret) {
-    check_peers_alive("communicating");
+    liveness_.check("communicating");
     std::string who = peer >= 0 ? " for rank " + std::to_string(peer) : "";
     boot::abort_job(1, "ofi: rank " + std::to_string(rank_) + ": " + call + who +
                            " failed: " + g_ofi.fi_strerror(-ret) + " (provider " + provider_ + ")");
   }
 
-  // Sleeps until the completion queue's descriptor (or `also`) is readable, or `us` passes.
-  void wait_fd_briefly(int64_t us, int also) {
-    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
-    if (wait_fd_ < 0) {
-      if (also < 0) {
-        nanosleep(&ts, nullptr);
-        return;
-      }
-      pollfd one{also, POLLIN, 0};
-      ppoll(&one, 1, &ts, nullptr);
-      return;
+  // Registers [buf, buf + len) for `access`, bound to the endpoint where the provider asks for it
+  // (FI_MR_ENDPOINT). Keys are ours to choose unless the provider picks them (FI_MR_PROV_KEY). On
+  // failure nothing stays registered.
+  int register_memory(const void* buf, size_t len, uint64_t access, fid_mr** mr) {
+    int ret = fi_mr_reg(domain_, buf, len, access, 0, next_key_++, 0, mr, nullptr);
+    if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
+      ret = fi_mr_bind(*mr, &ep_->fid, 0);
+      if (ret == 0) ret = fi_mr_enable(*mr);
     }
+    if (ret != 0 && *mr != nullptr) {
+      fi_close(&(*mr)->fid);
+      *mr = nullptr;
+    }
+    return ret;
+  }
+
+  // Readies the completion queue's descriptor for a sleep; false when completions are already
+  // there to read.
+  bool trywait() {
     fid* fids[1] = {&cq_->fid};
-    // fi_trywait readies the descriptor; it fails when completions are already there to read.
-    if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS) return;
-    pollfd fds[2] = {{wait_fd_, POLLIN, 0}, {also, POLLIN, 0}};
-    ppoll(fds, also >= 0 ? 2 : 1, &ts, nullptr);
+    return fi_trywait(fabric_, fids, 1) == FI_SUCCESS;
   }
 
-  void maybe_check_peers(const char* doing) {
-    double now = progress::now_seconds();
-    if (now - last_liveness_ < kLivenessPeriodS) return;
-    last_liveness_ = now;
-    check_peers_alive(doing);
-  }
-
-  // Ends the job when a peer on this host is gone. Called only before the closing fence of
-  // MPI_Finalize, so a peer that ended normally is never taken for a dead one.
-  void check_peers_alive(const char* doing) {
-    for (const Remote& r : remotes_) {
-      if (!r.same_host || r.pid <= 0) continue;
-      if (kill(r.pid, 0) != 0 && errno == ESRCH) {
-        boot::abort_job(1, "ofi: rank " + std::to_string(r.rank) + " (pid " +
-                               std::to_string(r.pid) + ") on " + hostname_ +
-                               " ended without calling MPI_Finalize while rank " +
-                               std::to_string(rank_) + " was " + doing + ": ending the job");
-      }
-    }
-  }
-
+  int reap_closing();
   void close_all();
 
-  struct Remote {
-    int rank;
-    int pid;
-    bool same_host;
-  };
-
-  int rank_ = 0;
-  std::string hostname_;
+  int rank_;
   std::string provider_;
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
@@ -480,15 +405,11 @@ class OfiTransport final : public Transport {
   std::vector<Op> send_ops_;
   std::vector<Op> recv_ops_;
   std::vector<int> free_send_;
-  std::deque<Arrival> arrived_;
-  bool delivering_ = false;
-  std::vector<fi_addr_t> addr_;  // by job rank
-  std::vector<uint32_t> seq_out_;
-  std::vector<uint32_t> seq_in_;
-  std::vector<std::map<uint32_t, std::vector<uint8_t>>> held_;  // by sender: arrived early
+  net::Inbox<Arrival> arrived_;                 // receive buffers in completion order
+  std::vector<fi_addr_t> addr_;                 // by job rank
+  net::PeerOrder<std::vector<uint8_t>> order_;  // early arrivals held as copies
+  Liveness liveness_;
   std::unordered_map<uint64_t, fid_mr*> exposed_;
-  std::vector<Remote> remotes_;
-  double last_liveness_ = 0;
 };
 
 // Which provider: TORUSMPI_OFI_PROVIDER, else FI_PROVIDER's (libfabric filters by it itself),
@@ -561,9 +482,8 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
   return last;
 }
 
-Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
-  rank_ = job.rank;
-  hostname_ = job.hostname;
+Status OfiTransport::open(const boot::JobInfo& job, std::vector<uint8_t>* address,
+                          std::string* error) {
   setenv(kRxmEagerLimit, std::to_string(kBufferBytes).c_str(), 0);  // see kRxmEagerLimit
   std::string described;
   int ret = -FI_ENODATA;
@@ -634,11 +554,7 @@ Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
   // Registered even when FI_MR_LOCAL does not ask for it: cheap, once, and some providers go
   // faster with a descriptor.
   auto reg = [&](std::vector<uint8_t>& slab, uint64_t access, fid_mr** mr, void** desc) {
-    int r = fi_mr_reg(domain_, slab.data(), slab.size(), access, 0, next_key_++, 0, mr, nullptr);
-    if (r == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
-      r = fi_mr_bind(*mr, &ep_->fid, 0);
-      if (r == 0) r = fi_mr_enable(*mr);
-    }
+    int r = register_memory(slab.data(), slab.size(), access, mr);
     if (r == 0) *desc = fi_mr_desc(*mr);
     return r;
   };
@@ -659,83 +575,56 @@ Status OfiTransport::open(const boot::JobInfo& job, std::string* error) {
     post_recv(i);
   }
 
-  std::vector<uint8_t> name(256);
-  size_t name_len = name.size();
-  ret = fi_getname(&ep_->fid, name.data(), &name_len);
+  address->resize(256);
+  size_t address_len = address->size();
+  ret = fi_getname(&ep_->fid, address->data(), &address_len);
   if (ret == -FI_ETOOSMALL) {
-    name.resize(name_len);
-    ret = fi_getname(&ep_->fid, name.data(), &name_len);
+    address->resize(address_len);
+    ret = fi_getname(&ep_->fid, address->data(), &address_len);
   }
   if (ret != 0) return failed("fi_getname", ret);
-  CardHead head{};
-  head.pid = static_cast<int32_t>(getpid());
-  head.addr_len = static_cast<uint32_t>(name_len);
-  std::snprintf(head.host, sizeof head.host, "%s", hostname_.c_str());
-  std::vector<uint8_t> card(sizeof head + name_len);
-  std::memcpy(card.data(), &head, sizeof head);
-  std::memcpy(card.data() + sizeof head, name.data(), name_len);
+  address->resize(address_len);
   addr_.assign(job.size, FI_ADDR_UNSPEC);
-  seq_out_.assign(job.size, 0);
-  seq_in_.assign(job.size, 0);
-  held_.resize(job.size);
-  last_liveness_ = progress::now_seconds();
   TORUSMPI_DEBUG(
       kPml, "ofi: provider %s, domain %s, rma %d, sas %d, mr_mode 0x%llx, fd %d, fragments %zu B",
       provider_.c_str(), info_->domain_attr->name, rma_, ordered_,
       static_cast<unsigned long long>(mr_mode_), wait_fd_, max_payload_);
-  return boot::put(kKey, card.data(), card.size());
-}
-
-Status OfiTransport::connect(const std::vector<int>& peers, std::string* error) {
-  for (int peer : peers) {
-    std::vector<uint8_t> card;
-    CardHead head;
-    if (boot::get(peer, kKey, &card) != Status::kOk || card.size() < sizeof head) {
-      *error = "ofi: rank " + std::to_string(peer) + " published no libfabric address (is its " +
-               "TORUSMPI_NET ofi too?)";
-      return Status::kErrBoot;
-    }
-    std::memcpy(&head, card.data(), sizeof head);
-    if (card.size() != sizeof head + head.addr_len) {
-      *error = "ofi: rank " + std::to_string(peer) + "'s libfabric address is malformed";
-      return Status::kErrBoot;
-    }
-    head.host[sizeof head.host - 1] = '\0';
-    int ret = fi_av_insert(av_, card.data() + sizeof head, 1, &addr_[peer], 0, nullptr);
-    if (ret != 1) {
-      *error = "ofi: cannot resolve rank " + std::to_string(peer) + "'s address (" +
-               fi_text("fi_av_insert", ret < 0 ? ret : -FI_EINVAL) + ", provider " + provider_ +
-               ")";
-      return Status::kErrBoot;
-    }
-    remotes_.push_back(Remote{peer, head.pid, hostname_ == head.host});
-  }
   return Status::kOk;
 }
 
-void OfiTransport::drain_sends() {
-  if (ep_ == nullptr) return;
-  const double deadline = progress::now_seconds() + kDrainTimeoutS;
-  while (free_send_.size() < static_cast<size_t>(kSendBuffers) &&
-         progress::now_seconds() < deadline) {
-    fi_cq_msg_entry entries[kCqBatch];
-    ssize_t n = fi_cq_read(cq_, entries, kCqBatch);
-    if (n == -FI_EAVAIL) {
-      fi_cq_err_entry err{};
-      fi_cq_readerr(cq_, &err, 0);  // peers are closing too: an error now is not the job's
-      const Op* op = static_cast<const Op*>(err.op_context);
-      if (op != nullptr && op->kind == Op::kSend) free_send_.push_back(op->index);
-      continue;
-    }
-    for (ssize_t k = 0; k < n; ++k) {
-      const Op* op = static_cast<const Op*>(entries[k].op_context);
-      if (op->kind == Op::kSend) free_send_.push_back(op->index);
-    }
-    if (n <= 0) {
-      timespec ts{0, 100000};
-      nanosleep(&ts, nullptr);
-    }
+Status OfiTransport::connect(int peer, const net::AddressCard& card, std::string* error) {
+  int ret = fi_av_insert(av_, card.address.data(), 1, &addr_[peer], 0, nullptr);
+  if (ret != 1) {
+    *error = "ofi: cannot resolve rank " + std::to_string(peer) + "'s address (" +
+             fi_text("fi_av_insert", ret < 0 ? ret : -FI_EINVAL) + ", provider " + provider_ + ")";
+    return Status::kErrBoot;
   }
+  liveness_.watch(peer, card.local_pid);
+  return Status::kOk;
+}
+
+void OfiTransport::flush() {
+  if (ep_ == nullptr) return;
+  net::flush([&] { return !sending(); }, [&] { return reap_closing(); });
+}
+
+// Like reap(), for detach(): only the send buffers matter now, and an error is a peer closing too,
+// not the job's.
+int OfiTransport::reap_closing() {
+  fi_cq_msg_entry entries[kCqBatch];
+  ssize_t n = fi_cq_read(cq_, entries, kCqBatch);
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    fi_cq_readerr(cq_, &err, 0);
+    const Op* op = static_cast<const Op*>(err.op_context);
+    if (op != nullptr && op->kind == Op::kSend) free_send_.push_back(op->index);
+    return 1;
+  }
+  for (ssize_t k = 0; k < n; ++k) {
+    const Op* op = static_cast<const Op*>(entries[k].op_context);
+    if (op->kind == Op::kSend) free_send_.push_back(op->index);
+  }
+  return static_cast<int>(n);
 }
 
 // Endpoint first (it holds references to the rest), then what it was bound to.
@@ -759,42 +648,15 @@ void OfiTransport::close_all() {
   info_ = nullptr;
 }
 
-std::unique_ptr<OfiTransport>& transport() {
-  static std::unique_ptr<OfiTransport> t;
-  return t;
-}
-
 }  // namespace
 
-Status prepare(const boot::JobInfo& job, std::string* error) {
-  Calls& calls = g_ofi;
-  Status s = net::open_library("ofi", "libfabric.so.1", TORUSMPI_OFI_LIBDIR,
-                               {TORUSMPI_OFI_CALLS(TORUSMPI_NET_SYMBOL)}, error);
-  if (s != Status::kOk) return s;
-  auto t = std::make_unique<OfiTransport>();
-  s = t->open(job, error);
-  if (s != Status::kOk) return s;
-  transport() = std::move(t);
+Status open(const boot::JobInfo& job, std::unique_ptr<net::NetworkTransport>* transport,
+            std::vector<uint8_t>* address, std::string* error) {
+  TORUSMPI_CHECK(g_ofi.load("ofi", "libfabric.so.1", TORUSMPI_OFI_LIBDIR, error));
+  auto t = std::make_unique<OfiTransport>(job);
+  TORUSMPI_CHECK(t->open(job, address, error));
+  *transport = std::move(t);
   return Status::kOk;
-}
-
-Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
-  (void)job;
-  OfiTransport* t = transport().get();
-  if (t == nullptr) {
-    *error = "ofi: attach before prepare";
-    return Status::kErrInternal;
-  }
-  Status s = t->connect(peers, error);
-  if (s != Status::kOk) return s;
-  for (int peer : peers) set_transport(peer, t);
-  return Status::kOk;
-}
-
-void detach() {
-  if (transport() == nullptr) return;
-  transport()->drain_sends();
-  transport().reset();
 }
 
 }  // namespace torusmpi::pml::ofi

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -24,6 +23,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "pml/liveness.h"
 #include "pml/shm/links.h"
 #include "pml/shm/ring.h"
 #include "pml/transport.h"
@@ -44,8 +44,6 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 constexpr size_t kPipelineChunk = size_t{64} << 10;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
-// How often a sleeping rank checks that its local peers are alive.
-constexpr double kLivenessPeriodS = 1.0;
 
 enum RankState : uint32_t { kAbsent = 0, kActive = 1, kFinalized = 2 };
 // RankBlock::sleeping: how a sleeping rank is woken.
@@ -107,7 +105,7 @@ class ShmTransport final : public Transport {
  public:
   ShmTransport(uint8_t* base, uint64_t bytes, const boot::JobInfo& job,
                const std::vector<boot::PeerCard>& cards)
-      : base_(base), bytes_(bytes), job_(job) {
+      : base_(base), bytes_(bytes), job_(job), liveness_("shm", job) {
     auto* hdr = reinterpret_cast<SegmentHeader*>(base);
     n_ = static_cast<int>(hdr->ranks);
     cap_ = hdr->ring_bytes;
@@ -125,6 +123,9 @@ class ShmTransport final : public Transport {
     for (int i = 0; i < n_; ++i) local_of_[job.local_peers[i]] = i;
     pids_.resize(n_);
     for (int i = 0; i < n_; ++i) pids_[i] = cards[i].pid;
+    for (int i = 0; i < n_; ++i) {
+      if (i != me_) liveness_.watch(job.local_peers[i], pids_[i]);
+    }
     writers_.resize(n_);
     readers_.resize(n_);
     for (int j = 0; j < n_; ++j) {
@@ -141,7 +142,6 @@ class ShmTransport final : public Transport {
     // (50 us) would stretch every such sleep past hop latencies of a few microseconds.
     if (pacing_) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     blocks_[me_].state.store(kActive, std::memory_order_release);
-    last_liveness_ = progress::now_seconds();
   }
 
   ~ShmTransport() override {
@@ -249,27 +249,17 @@ class ShmTransport final : public Transport {
       if (!pending()) futex(&mine.bell, FUTEX_WAIT, bell, &ts);
     }
     mine.sleeping.store(kAwake, std::memory_order_relaxed);
-    double now = progress::now_seconds();
-    if (now - last_liveness_ > kLivenessPeriodS) {
-      last_liveness_ = now;
-      check_peers_alive("waiting for messages");
-    }
+    check_peers("waiting for messages");
   }
 
   Links& links() { return links_; }
 
-  // Aborts the job when a local peer's process is gone without having finalized.
-  void check_peers_alive(const char* doing) {
-    for (int j = 0; j < n_; ++j) {
-      if (j == me_ || blocks_[j].state.load(std::memory_order_acquire) != kActive) continue;
-      if (kill(pids_[j], 0) != 0 && errno == ESRCH) {
-        boot::abort_job(1, "shm: rank " + std::to_string(job_.local_peers[j]) + " (pid " +
-                               std::to_string(pids_[j]) + ") on " + job_.hostname +
-                               " ended without calling MPI_Finalize while rank " +
-                               std::to_string(job_.rank) + " was " + doing +
-                               ": ending the job");
-      }
-    }
+  // Now and then: ends the job when a local peer's process is gone without having finalized (a
+  // finalized one may leave while this rank still waits on others).
+  void check_peers(const char* doing) {
+    liveness_.check_due(doing, [&](int rank) {
+      return blocks_[local_of_[rank]].state.load(std::memory_order_acquire) == kActive;
+    });
   }
 
  private:
@@ -347,7 +337,7 @@ class ShmTransport final : public Transport {
   std::vector<pid_t> pids_;
   std::vector<RingWriter> writers_;
   std::vector<RingReader> readers_;
-  double last_liveness_ = 0;
+  Liveness liveness_;
   int bell_sock_ = -2;  // -2: not made yet
   int ring_sock_ = -1;
 };
@@ -484,15 +474,10 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     // the job here, diagnosed; the memfd goes with this process in any case.
     progress::Backoff backoff;
     double deadline = progress::now_seconds() + static_cast<double>(params::boot_timeout_s());
-    double next_check = progress::now_seconds() + kLivenessPeriodS;
     while (hdr->attached.load(std::memory_order_acquire) < static_cast<uint32_t>(job.local_size)) {
       backoff.pause();
-      double now = progress::now_seconds();
-      if (now > next_check) {
-        st.transport->check_peers_alive("waiting for its peers to map shared memory");
-        next_check = now + kLivenessPeriodS;
-      }
-      if (params::boot_timeout_s() > 0 && now > deadline) {
+      st.transport->check_peers("waiting for its peers to map shared memory");
+      if (params::boot_timeout_s() > 0 && progress::now_seconds() > deadline) {
         *error = "shm: local ranks did not map the shared segment within TORUSMPI_BOOT_TIMEOUT";
         return Status::kErrTimeout;
       }

@@ -1,25 +1,19 @@
 // The UCX network transport: one UCP worker per rank, one endpoint per remote peer. A fragment
-// travels as one active message whose AM header is the FragHeader (plus the sender's rank and a
-// sequence number) and whose data is the payload; the rendezvous single copy is a ucp_get_nbx
-// from memory the sender mapped with ucp_mem_map (its packed rkey is the pml's remote key).
+// travels as one active message whose AM header is the FragHeader and a net::Stamp (the sender's
+// rank and its place in the order: pml/net_peers.h) and whose data is the payload; the rendezvous
+// single copy is a ucp_get_nbx from memory the sender mapped with ucp_mem_map (its packed rkey is
+// the pml's remote key).
 //
 // Arrivals are never delivered from inside UCX's callbacks: the callback queues them (keeping
 // UCX's buffer when it may, copying otherwise) and poll() delivers the queue after progress
 // returns. That is what lets read_remote() progress the worker from inside pml::deliver (the
 // pml reads a rendezvous message as soon as it matches) without delivering recursively, and it
 // keeps UCX callbacks free of calls back into UCX.
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <time.h>
 #include <ucp/api/ucp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -27,8 +21,9 @@
 
 #include "config.h"
 #include "core/log.h"
-#include "core/progress.h"
+#include "pml/liveness.h"
 #include "pml/net.h"
+#include "pml/net_peers.h"
 #include "pml/transport.h"
 
 namespace torusmpi::pml::ucx {
@@ -64,38 +59,22 @@ namespace {
   X(ucp_worker_set_am_recv_handler) \
   X(ucs_status_string)
 
-struct Calls {
-  TORUSMPI_UCX_CALLS(TORUSMPI_NET_POINTER)
-};
+TORUSMPI_NET_CALLS(Calls, TORUSMPI_UCX_CALLS);
 Calls g_ucx;
 
-constexpr char kKey[] = "torusmpi.ucx";
 constexpr unsigned kAmId = 0x7a;
 // Fragments are sent with UCP_AM_SEND_FLAG_EAGER whatever their size, so UCX never switches one
-// to its rendezvous protocol; the sequence numbers below restore the order in any case. 64 KiB
+// to its rendezvous protocol; the stamps restore the order in any case. 64 KiB
 // is the shared-memory transport's chunk too, so pipelined messages cut alike on both.
 constexpr size_t kMaxPayload = size_t{64} << 10;
 // Payload copies still owned by UCX (sends that did not complete at once): past this much,
 // send() says "not now" and the pml keeps its backlog, instead of this growing without bound.
 constexpr size_t kMaxInFlightBytes = size_t{32} << 20;
-// How often a sleeping or waiting rank checks that its peers on this host are alive.
-constexpr double kLivenessPeriodS = 1.0;
-// How long detach() waits for endpoints to flush and close.
-constexpr double kCloseTimeoutS = 2.0;
-
-// What each rank publishes under kKey: who it is on which host (liveness checks by pid), then
-// its worker address (addr_len bytes).
-struct Card {
-  int32_t pid;
-  uint32_t addr_len;
-  char host[64];
-};
 
 // The AM header on the wire.
 struct WireHeader {
   FragHeader h;
-  int32_t from;  // the sender's job rank
-  uint32_t seq;  // per (sender, receiver) pair, from 0
+  net::Stamp stamp;
 };
 
 // An arrival waiting for poll().
@@ -122,34 +101,33 @@ struct PeerArg {
 
 std::string status_text(ucs_status_t s) { return g_ucx.ucs_status_string(s); }
 
-class UcxTransport final : public Transport {
+class UcxTransport final : public net::NetworkTransport {
  public:
   UcxTransport(const boot::JobInfo& job, ucp_context_h context, ucp_worker_h worker, int efd)
-      : job_(job), context_(context), worker_(worker), efd_(efd) {
+      : job_(job),
+        context_(context),
+        worker_(worker),
+        efd_(efd),
+        order_("ucx", job),
+        liveness_("ucx", job) {
     const size_t n = static_cast<size_t>(job.size);
     eps_.assign(n, nullptr);
-    pids_.assign(n, 0);
     args_.resize(n);
-    next_out_.assign(n, 0);
-    next_in_.assign(n, 0);
-    early_.resize(n);
     for (size_t r = 0; r < n; ++r) args_[r] = PeerArg{this, static_cast<int>(r)};
-    last_liveness_ = progress::now_seconds();
   }
 
   ~UcxTransport() override { close_all(); }
 
   const char* name() const override { return "ucx"; }
-  bool network() const override { return true; }
   size_t max_payload() const override { return kMaxPayload; }
   bool sending() const override { return in_flight_bytes_ > 0; }
 
-  Status connect(int peer, const Card& card, const void* address, std::string* error) {
+  Status connect(int peer, const net::AddressCard& card, std::string* error) override {
     ucp_ep_params_t p;
     std::memset(&p, 0, sizeof p);
     p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    p.address = static_cast<const ucp_address_t*>(address);
+    p.address = reinterpret_cast<const ucp_address_t*>(card.address.data());
     // PEER mode: a peer that dies or closes its side fails this endpoint (err_handler) instead
     // of leaving its operations waiting forever.
     p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
@@ -161,9 +139,7 @@ class UcxTransport final : public Transport {
           "ucx: cannot create an endpoint to rank " + std::to_string(peer) + ": " + status_text(s);
       return Status::kErrBoot;
     }
-    if (std::strncmp(card.host, job_.hostname.c_str(), sizeof card.host) == 0) {
-      pids_[peer] = card.pid;
-    }
+    liveness_.watch(peer, card.local_pid);
     return Status::kOk;
   }
 
@@ -174,8 +150,7 @@ class UcxTransport final : public Transport {
     }
     WireHeader w;
     w.h = h;
-    w.from = job_.rank;
-    w.seq = next_out_[peer];
+    w.stamp = order_.stamp(peer);
     // First without copying: the operation completes before returning or is refused outright,
     // so the pml's buffer is never left in UCX's hands.
     ucp_request_param_t p;
@@ -183,13 +158,13 @@ class UcxTransport final : public Transport {
     p.flags = UCP_AM_SEND_FLAG_EAGER;
     ucs_status_ptr_t r = g_ucx.ucp_am_send_nbx(eps_[peer], kAmId, &w, sizeof w, payload, len, &p);
     if (r == nullptr) {
-      ++next_out_[peer];
+      order_.sent(peer);
       return true;
     }
     if (UCS_PTR_IS_PTR(r)) {
       // Not expected with FORCE_IMM_CMPL, but if UCX took the request it holds our pointers.
       finish(r, peer, "sending a fragment to");
-      ++next_out_[peer];
+      order_.sent(peer);
       return true;
     }
     if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE)
@@ -213,7 +188,7 @@ class UcxTransport final : public Transport {
     } else {
       in_flight_bytes_ += len;
     }
-    ++next_out_[peer];
+    order_.sent(peer);
     return true;
   }
 
@@ -280,18 +255,11 @@ class UcxTransport final : public Transport {
     // Until UCX has nothing more to do (bounded: a flood must not keep the pml from sending).
     for (int i = 0; i < 32 && g_ucx.ucp_worker_progress(worker_) != 0; ++i) {
     }
-    if (delivering_) return 0;
-    delivering_ = true;
-    // Only what is here now: arrivals during a delivery (a read_remote's wait) go next time.
-    int n = static_cast<int>(ready_.size());
-    for (int i = 0; i < n; ++i) {
-      Arrival a = ready_.front();
-      ready_.pop_front();
-      deliver(a.w.from, a.w.h, a.data, a.len);
+    return ready_.drain([&](const Arrival& a) {
+      deliver(a.w.stamp.from, a.w.h, a.data, a.len);
       release(a);
-    }
-    delivering_ = false;
-    return n;
+      return 1;
+    });
   }
 
   bool pending() const override { return !ready_.empty(); }
@@ -307,10 +275,8 @@ class UcxTransport final : public Transport {
   }
 
   void sleep(int64_t us, int also) override {
-    pollfd fds[2] = {{efd_, POLLIN, 0}, {also, POLLIN, 0}};
-    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
-    ppoll(fds, also >= 0 ? 2 : 1, &ts, nullptr);
-    check_liveness("waiting for messages");
+    net::sleep_on(efd_, also, us);  // armed by arm()
+    liveness_.check_due("waiting for messages");
   }
 
   // Before endpoints close: errors they raise from now on are peers leaving, not failures.
@@ -326,22 +292,19 @@ class UcxTransport final : public Transport {
       if (UCS_PTR_IS_PTR(r)) closing.push_back(r);
       ep = nullptr;
     }
-    double deadline = progress::now_seconds() + kCloseTimeoutS;
-    for (ucs_status_ptr_t r : closing) {
-      while (g_ucx.ucp_request_check_status(r) == UCS_INPROGRESS &&
-             progress::now_seconds() < deadline) {
-        g_ucx.ucp_worker_progress(worker_);
-      }
-      g_ucx.ucp_request_free(r);  // an unfinished close goes on without us
-    }
+    net::flush(
+        [&] {
+          return std::none_of(closing.begin(), closing.end(), [](ucs_status_ptr_t r) {
+            return g_ucx.ucp_request_check_status(r) == UCS_INPROGRESS;
+          });
+        },
+        [&] { return static_cast<int>(g_ucx.ucp_worker_progress(worker_)); });
+    // An unfinished close goes on without us.
+    for (ucs_status_ptr_t r : closing) g_ucx.ucp_request_free(r);
     for (auto& m : mapped_) g_ucx.ucp_mem_unmap(context_, m.second);
     mapped_.clear();
-    for (Arrival& a : ready_) release(a);
-    ready_.clear();
-    for (auto& peer : early_) {
-      for (auto& e : peer) release(e.second);
-      peer.clear();
-    }
+    ready_.drop([&](const Arrival& a) { release(a); });
+    order_.drop_held([&](const Arrival& a) { release(a); });
     g_ucx.ucp_worker_destroy(worker_);
     worker_ = nullptr;
     g_ucx.ucp_cleanup(context_);
@@ -364,7 +327,7 @@ class UcxTransport final : public Transport {
       // Every fragment is sent eager; a rendezvous one is from something else.
       boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
                              " received a rendezvous active message from rank " +
-                             std::to_string(a.w.from) + "; torusmpi sends only eager ones");
+                             std::to_string(a.w.stamp.from) + "; torusmpi sends only eager ones");
     }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
       a.data = data;  // UCX's buffer, kept until delivered
@@ -375,7 +338,7 @@ class UcxTransport final : public Transport {
       if (a.data == nullptr) {
         boot::abort_job(1, "ucx: rank " + std::to_string(t->job_.rank) +
                                " is out of memory for a " + std::to_string(length) +
-                               " B fragment from rank " + std::to_string(a.w.from));
+                               " B fragment from rank " + std::to_string(a.w.stamp.from));
       }
       std::memcpy(a.data, data, length);
     }
@@ -386,24 +349,12 @@ class UcxTransport final : public Transport {
  private:
   // Puts an arrival in delivery order: next in its sender's sequence, or held until it is.
   void arrived(const Arrival& a) {
-    const int from = a.w.from;
-    if (from < 0 || from >= job_.size) {
-      boot::abort_job(1, "ucx: rank " + std::to_string(job_.rank) +
-                             " received a fragment from rank " + std::to_string(from) +
-                             ", which is not in this job");
-    }
-    if (a.w.seq != next_in_[from]) {
-      early_[from].emplace(a.w.seq, a);
+    if (!order_.in_turn(a.w.stamp)) {
+      order_.hold(a.w.stamp, a);
       return;
     }
-    ready_.push_back(a);
-    ++next_in_[from];
-    auto& held = early_[from];
-    for (auto it = held.find(next_in_[from]); it != held.end(); it = held.find(next_in_[from])) {
-      ready_.push_back(it->second);
-      held.erase(it);
-      ++next_in_[from];
-    }
+    ready_.push(a);
+    order_.delivered(a.w.stamp.from, [&](const Arrival& next) { ready_.push(next); });
   }
 
   void release(const Arrival& a) {
@@ -421,25 +372,10 @@ class UcxTransport final : public Transport {
     ucs_status_t s;
     while ((s = g_ucx.ucp_request_check_status(r)) == UCS_INPROGRESS) {
       g_ucx.ucp_worker_progress(worker_);
-      check_liveness(doing);
+      liveness_.check_due(doing);
     }
     g_ucx.ucp_request_free(r);
     if (s != UCS_OK) fail(peer, doing, s);
-  }
-
-  // About once a second: a peer process on this host that is gone ends the job (a killed peer's
-  // sockets usually fail its endpoints first; this covers connections not made yet).
-  void check_liveness(const char* doing) {
-    double now = progress::now_seconds();
-    if (now - last_liveness_ < kLivenessPeriodS) return;
-    last_liveness_ = now;
-    for (int r = 0; r < job_.size; ++r) {
-      if (pids_[r] <= 0 || kill(pids_[r], 0) == 0 || errno != ESRCH) continue;
-      boot::abort_job(1, "ucx: rank " + std::to_string(r) + " (pid " + std::to_string(pids_[r]) +
-                             ") on " + job_.hostname +
-                             " ended without calling MPI_Finalize while rank " +
-                             std::to_string(job_.rank) + " was " + doing + ": ending the job");
-    }
   }
 
   [[noreturn]] void fail(int peer, const char* doing, ucs_status_t s) {
@@ -485,23 +421,14 @@ class UcxTransport final : public Transport {
   bool rma_ = true;
   bool key_logged_ = false;
   bool closing_ = false;
-  bool delivering_ = false;
   size_t in_flight_bytes_ = 0;
-  double last_liveness_ = 0;
   std::vector<ucp_ep_h> eps_;  // by job rank; nullptr for ranks shared memory serves
-  std::vector<pid_t> pids_;    // peers on this host (0: elsewhere, or not a peer)
   std::vector<PeerArg> args_;  // error handler arguments: sized once, never moved
-  std::vector<uint32_t> next_out_;
-  std::vector<uint32_t> next_in_;
-  std::vector<std::map<uint32_t, Arrival>> early_;  // arrivals ahead of their sequence
-  std::deque<Arrival> ready_;
+  net::PeerOrder<Arrival> order_;
+  Liveness liveness_;
+  net::Inbox<Arrival> ready_;                       // in order, for poll()
   std::unordered_map<uint64_t, ucp_mem_h> mapped_;  // expose() id -> mapping
 };
-
-std::unique_ptr<UcxTransport>& transport() {
-  static std::unique_ptr<UcxTransport> t;
-  return t;
-}
 
 std::string ucx_error(const char* what, ucs_status_t s) {
   return std::string("ucx: ") + what + ": " + g_ucx.ucs_status_string(s);
@@ -509,11 +436,9 @@ std::string ucx_error(const char* what, ucs_status_t s) {
 
 }  // namespace
 
-Status prepare(const boot::JobInfo& job, std::string* error) {
-  Calls& calls = g_ucx;
-  Status loaded = net::open_library("ucx", "libucp.so.0", TORUSMPI_UCX_LIBDIR,
-                                    {TORUSMPI_UCX_CALLS(TORUSMPI_NET_SYMBOL)}, error);
-  if (loaded != Status::kOk) return loaded;
+Status open(const boot::JobInfo& job, std::unique_ptr<net::NetworkTransport>* transport,
+            std::vector<uint8_t>* address, std::string* error) {
+  TORUSMPI_CHECK(g_ucx.load("ucx", "libucp.so.0", TORUSMPI_UCX_LIBDIR, error));
   ucp_config_t* config = nullptr;
   ucs_status_t s = g_ucx.ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) {
@@ -583,54 +508,20 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
     *error = ucx_error("ucp_worker_set_am_recv_handler", s);
     return Status::kErrBoot;  // t's destructor closes the worker
   }
-  ucp_address_t* address = nullptr;
-  size_t addr_len = 0;
-  s = g_ucx.ucp_worker_get_address(worker, &address, &addr_len);
+  ucp_address_t* worker_address = nullptr;
+  size_t len = 0;
+  s = g_ucx.ucp_worker_get_address(worker, &worker_address, &len);
   if (s != UCS_OK) {
     *error = ucx_error("ucp_worker_get_address", s);
     return Status::kErrBoot;
   }
-  std::vector<uint8_t> value(sizeof(Card) + addr_len);
-  Card card;
-  std::memset(&card, 0, sizeof card);
-  card.pid = static_cast<int32_t>(getpid());
-  card.addr_len = static_cast<uint32_t>(addr_len);
-  std::snprintf(card.host, sizeof card.host, "%s", job.hostname.c_str());
-  std::memcpy(value.data(), &card, sizeof card);
-  std::memcpy(value.data() + sizeof card, address, addr_len);
-  g_ucx.ucp_worker_release_address(worker, address);
-  TORUSMPI_DEBUG(kPml, "ucx: worker address of %zu B%s", addr_len,
+  const auto* bytes = reinterpret_cast<const uint8_t*>(worker_address);
+  address->assign(bytes, bytes + len);
+  g_ucx.ucp_worker_release_address(worker, worker_address);
+  TORUSMPI_DEBUG(kPml, "ucx: worker address of %zu B%s", len,
                  emulated && std::getenv("UCX_TLS") == nullptr ? ", transports tcp,self" : "");
-  transport() = std::move(t);
-  return boot::put(kKey, value.data(), value.size());
-}
-
-Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {
-  UcxTransport* t = transport().get();
-  if (t == nullptr) {
-    *error = "ucx: attach without prepare";
-    return Status::kErrInternal;
-  }
-  std::vector<uint8_t> value;
-  for (int peer : peers) {
-    if (boot::get(peer, kKey, &value) != Status::kOk || value.size() < sizeof(Card)) {
-      *error = "ucx: rank " + std::to_string(peer) + " published no UCX address (is it running " +
-               "with TORUSMPI_NET=ucx too?)";
-      return Status::kErrBoot;
-    }
-    Card card;
-    std::memcpy(&card, value.data(), sizeof card);
-    if (value.size() != sizeof card + card.addr_len) {
-      *error = "ucx: rank " + std::to_string(peer) + " published a malformed UCX address";
-      return Status::kErrBoot;
-    }
-    TORUSMPI_CHECK(t->connect(peer, card, value.data() + sizeof card, error));
-    set_transport(peer, t);
-  }
-  TORUSMPI_DEBUG(kPml, "ucx: rank %d has endpoints to %zu rank(s)", job.rank, peers.size());
+  *transport = std::move(t);
   return Status::kOk;
 }
-
-void detach() { transport().reset(); }
 
 }  // namespace torusmpi::pml::ucx

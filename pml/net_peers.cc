@@ -1,0 +1,41 @@
+#include "pml/net_peers.h"
+
+#include <poll.h>
+#include <time.h>
+
+#include <string>
+
+#include "core/progress.h"
+
+namespace torusmpi::pml::net {
+
+void not_in_job(const char* transport, int rank, int from) {
+  boot::abort_job(1, std::string(transport) + ": rank " + std::to_string(rank) +
+                         " received a fragment from rank " + std::to_string(from) +
+                         ", which is not in this job");
+}
+
+void sleep_on(int fd, int also, int64_t us) {
+  timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+  pollfd fds[2];
+  nfds_t n = 0;
+  if (fd >= 0) fds[n++] = pollfd{fd, POLLIN, 0};
+  if (also >= 0) fds[n++] = pollfd{also, POLLIN, 0};
+  if (n == 0) {
+    nanosleep(&ts, nullptr);
+  } else {
+    ppoll(fds, n, &ts, nullptr);
+  }
+}
+
+void flush(const std::function<bool()>& done, const std::function<int()>& progress) {
+  const double deadline = progress::now_seconds() + kFlushTimeoutS;
+  while (!done() && progress::now_seconds() < deadline) {
+    if (progress() <= 0) {
+      timespec ts{0, 100000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+}  // namespace torusmpi::pml::net
