@@ -1,12 +1,14 @@
-// Every algorithm's builder: a pure function of the call (Args) that emits the calling rank's
-// schedule. One file each, coll/<collective>/<collective>_<token>.cc, whose opening comment gives
-// what it does, its cost, its restrictions and a picture of its steps. The registry
-// (coll/select/registry.cc) lists them with their restrictions.
+// Every algorithm: its builder, a pure function of the call (Args) that emits the calling rank's
+// schedule, and its registry entry (token, builder, restrictions, cost, doc: registry.h). One
+// file each, coll/<collective>/<collective>_<token>.cc, whose opening comment gives what it does,
+// its cost, its restrictions and a picture of its steps; the entry beside it holds that cost as
+// the selector computes it. The registry (coll/select/registry.cc) lists the entries.
 #ifndef TORUSMPI_COLL_ALGORITHMS_H_
 #define TORUSMPI_COLL_ALGORITHMS_H_
 
 #include "coll/coll.h"
 #include "coll/sched/schedule.h"
+#include "coll/select/registry.h"
 
 namespace torusmpi::coll {
 
@@ -91,6 +93,42 @@ void neighbor_allgatherv_linear(Builder& b, const Args& a);
 void neighbor_alltoall_linear(Builder& b, const Args& a);
 void neighbor_alltoallv_linear(Builder& b, const Args& a);
 void neighbor_alltoallw_linear(Builder& b, const Args& a);
+
+// The registry entries, by collective in Coll order, as the registry lists them.
+extern const Algorithm kBarrierDissemination;
+extern const Algorithm kBcastBinomial, kBcastScatterAllgather, kBcastTorusRing, kBcastDualRing;
+extern const Algorithm kReduceBinomial, kReduceRabenseifner;
+extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRing, kAllreduceRabenseifner,
+    kAllreduceReduceBcast, kAllreduceTorusRing, kAllreduceDualRing, kAllreduceRdh, kAllreduceDirect,
+    kAllreduceChipRing, kAllreduceInstanceRing, kAllreduceInstanceRdh, kAllreduceInstanceDirect;
+extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck,
+    kAllgatherTorusRing, kAllgatherDualRing, kAllgatherRdh, kAllgatherDirect, kAllgatherChipRing,
+    kAllgatherInstanceRing, kAllgatherInstanceRdh, kAllgatherInstanceDirect;
+extern const Algorithm kAllgathervRing;
+extern const Algorithm kReduceScatterPairwise, kReduceScatterRing, kReduceScatterRecursiveHalving,
+    kReduceScatterTorusRing, kReduceScatterDualRing, kReduceScatterRdh, kReduceScatterDirect,
+    kReduceScatterChipRing, kReduceScatterInstanceRing, kReduceScatterInstanceRdh,
+    kReduceScatterInstanceDirect;
+extern const Algorithm kReduceScatterBlockPairwise, kReduceScatterBlockRing,
+    kReduceScatterBlockRecursiveHalving, kReduceScatterBlockTorusRing, kReduceScatterBlockDualRing,
+    kReduceScatterBlockRdh, kReduceScatterBlockDirect, kReduceScatterBlockChipRing,
+    kReduceScatterBlockInstanceRing, kReduceScatterBlockInstanceRdh,
+    kReduceScatterBlockInstanceDirect;
+extern const Algorithm kAlltoallPairwise, kAlltoallBruck, kAlltoallLinear, kAlltoallDirect,
+    kAlltoallTorusRing;
+extern const Algorithm kAlltoallvPairwise;
+extern const Algorithm kAlltoallwPairwise;
+extern const Algorithm kGatherBinomial, kGatherLinear;
+extern const Algorithm kGathervLinear;
+extern const Algorithm kScatterBinomial, kScatterLinear;
+extern const Algorithm kScattervLinear;
+extern const Algorithm kScanRecursiveDoubling;
+extern const Algorithm kExscanRecursiveDoubling;
+extern const Algorithm kNeighborAllgatherLinear;
+extern const Algorithm kNeighborAllgathervLinear;
+extern const Algorithm kNeighborAlltoallLinear;
+extern const Algorithm kNeighborAlltoallvLinear;
+extern const Algorithm kNeighborAlltoallwLinear;
 
 }  // namespace torusmpi::coll
 

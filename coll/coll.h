@@ -10,7 +10,9 @@
 namespace torusmpi::coll {
 
 // One token per collective, used in environment variables (TORUSMPI_<TOKEN>_ALGORITHM), rule
-// files, statistics and torusmpi_info. Order: coll_name() and the registry follow it.
+// files, statistics and torusmpi_info. Each has a descriptor, coll/<token>/<token>.cc, with
+// everything about it (coll/collective.h). Order: the table of descriptors (coll/collectives.cc)
+// and the registry follow it.
 enum class Coll : uint8_t {
   kBarrier,
   kBcast,
@@ -38,6 +40,8 @@ enum class Coll : uint8_t {
 };
 constexpr int kCollCount = static_cast<int>(Coll::kCount);
 
+// The descriptor's name and traits (collective(c), coll/collective.h), for the many callers that
+// need only these.
 const char* coll_name(Coll c);  // "allreduce", "reduce_scatter_block", ...
 // The collective named `name`; false when there is none.
 bool coll_from_name(const char* name, Coll* out);

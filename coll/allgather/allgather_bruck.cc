@@ -17,8 +17,23 @@
 //   while rank 4 sends b4 | b0 in two messages to rank 2, which receives them in two.
 #include "coll/algorithms.h"
 #include "coll/patterns/cyclic.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return lg(p) * m.alpha + (p - 1) * n * m.beta; }
+
+}  // namespace
+
+extern const Algorithm kAllgatherBruck = {
+    Coll::kAllgather,
+    "bruck",
+    allgather_bruck,
+    0,
+    "Cost = lg(p) a + (p-1) n b",
+    cost,
+    "Bruck: round k sends the 2^k blocks gathered so far to rank-2^k, in place (no rotation)"};
 
 void allgather_bruck(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

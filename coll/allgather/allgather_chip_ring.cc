@@ -13,8 +13,26 @@
 //     in each chip: core 0 and core 1 swap their four blocks
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), p * n, 1, false)
+                         : kAllgatherRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherChipRing = {
+    Coll::kAllgather,
+    "chip_ring",
+    allgather_chip_ring,
+    0,
+    "Cost = (C-1) a + (C-1) n c b + (c-1) a_c + (c-1) C n b_c",
+    cost,
+    "ring across the chips per core, then the chip's cores swap what they gathered"};
 
 void allgather_chip_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

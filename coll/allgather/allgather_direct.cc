@@ -7,8 +7,26 @@
 //
 //   p = 4, one step: rank q sends b_q to the three others, receives b_j from each j
 #include "coll/algorithms.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (spans_instances(m)) return net_direct_cost(m, p, (p - 1) * n);
+  return torus_shaped(m) ? direct_cost(m, (p - 1) * n) : kAllgatherRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherDirect = {
+    Coll::kAllgather,
+    "direct",
+    allgather_direct,
+    0,
+    "Cost = (p-1) a + (p-1) n b, the p-1 messages overlapping",
+    cost,
+    "direct: every block to every rank in one step"};
 
 void allgather_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -11,8 +11,25 @@
 //   the half it got last to position i+1; second halves to position i-1, side by side.
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? dual_cost(m, p, p * n, 1, false) : kAllgatherRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherDualRing = {
+    Coll::kAllgather,
+    "dual_ring",
+    allgather_dual_ring,
+    0,
+    "Cost = (p-1) a + (p-1)(n/2) b",
+    cost,
+    "each half of every block round one of two link-disjoint Hamiltonian cycles"};
 
 void allgather_dual_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

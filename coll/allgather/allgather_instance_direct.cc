@@ -14,8 +14,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_allgather_cost(m, p, n, patterns::NetKind::kDirect);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherInstanceDirect = {
+    Coll::kAllgather,
+    "instance_direct",
+    allgather_instance_direct,
+    kNeedsInstances,
+    "Cost = a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+    cost,
+    "direct exchange across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =

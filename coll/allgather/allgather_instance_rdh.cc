@@ -15,8 +15,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_allgather_cost(m, p, n, patterns::NetKind::kHalving);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherInstanceRdh = {
+    Coll::kAllgather,
+    "instance_rdh",
+    allgather_instance_rdh,
+    kNeedsInstances,
+    "Cost = lg(N) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+    cost,
+    "recursive doubling across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_rdh(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -14,8 +14,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_allgather_cost(m, p, n, patterns::NetKind::kRing);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherInstanceRing = {
+    Coll::kAllgather,
+    "instance_ring",
+    allgather_instance_ring,
+    kNeedsInstances,
+    "Cost = (N-1) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n",
+    cost,
+    "ring across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =

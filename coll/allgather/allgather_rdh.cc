@@ -11,8 +11,28 @@
 //     round 1 (y): 0<->2, 1<->3 swap blocks     round 2 (x): 0<->1, 2<->3 swap pairs
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+    return stages_cost(m, cube_stages(m, p), p * n, 1, false, kRdhBytes);
+  }
+  return kAllgatherRecursiveDoubling.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherRdh = {
+    Coll::kAllgather,
+    "rdh",
+    allgather_rdh,
+    0,
+    "Cost = lg(p) a + (p-1) n b",
+    cost,
+    "recursive doubling over the torus as a hypercube (Gray labels)"};
 
 void allgather_rdh(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

@@ -16,8 +16,25 @@
 //           unfold: 1->0 (b0-b4)
 #include "coll/algorithms.h"
 #include "coll/patterns/pow2.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return (lg_floor(p) + 2 * folds(p)) * m.alpha + (p - 1 + folds(p) * p) * n * m.beta;
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherRecursiveDoubling = {
+    Coll::kAllgather,
+    "recursive_doubling",
+    allgather_recursive_doubling,
+    0,
+    "Cost = (lg p2 + 2f) a + (p-1) n b (+ f p n b)",
+    cost,
+    "swap all blocks gathered so far with rank^2^k"};
 
 void allgather_recursive_doubling(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -14,6 +14,19 @@
 #include "coll/patterns/ring_allgather.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kAllgatherRing = {Coll::kAllgather,
+                                         "ring",
+                                         allgather_ring,
+                                         0,
+                                         "Cost = (p-1) a + (p-1) n b",
+                                         cost,
+                                         "pass blocks around the ring, p-1 steps"};
 
 void allgather_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

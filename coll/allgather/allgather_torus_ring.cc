@@ -14,8 +14,26 @@
 //     along x: 0<->1, 2<->3 swap those pairs: everyone holds b0 b1 b2 b3
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, axis_stages(m), p * n, 1, false, kTorusRingBytes)
+                         : kAllgatherRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherTorusRing = {
+    Coll::kAllgather,
+    "torus_ring",
+    allgather_torus_ring,
+    0,
+    "Cost = sum over axes k of (e_k-1) a_k + (e_k-1) m_k n b_k",
+    cost,
+    "per-axis rings: z, y, x, then the chip's cores, each passing what the later gathered"};
 
 void allgather_torus_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

@@ -15,8 +15,26 @@
 //     in each chip: swap the halves back
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 2, true)
+                         : kAllreduceRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceChipRing = {
+    Coll::kAllreduce,
+    "chip_ring",
+    allreduce_chip_ring,
+    kNeedsCommutative,
+    "Cost = 2(c-1) a_c + 2((c-1)/c) n b_c + 2(C-1) a + 2((C-1)/C)(n/c) c b + ((p-1)/p) n g",
+    cost,
+    "reduce-scatter in each chip, ring allreduce across chips per core, allgather in the chip"};
 
 void allreduce_chip_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

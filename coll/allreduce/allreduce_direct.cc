@@ -14,8 +14,27 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/blocks.h"
 #include "coll/patterns/direct.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (spans_instances(m)) return 2 * net_direct_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
+  return torus_shaped(m) ? 2 * direct_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                         : kAllreduceRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceDirect = {
+    Coll::kAllreduce,
+    "direct",
+    allreduce_direct,
+    0,
+    "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g with the p-1 messages of a step overlapping",
+    cost,
+    "direct: block j to rank j in one step, fold in rank order, reduced blocks to all"};
 
 void allreduce_direct(Builder& b, const Args& a) {
   const int p = a.size, r = a.rank;

@@ -16,8 +16,25 @@
 //   allgather steps, side by side.
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? dual_cost(m, p, n, 2, true) : kAllreduceRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceDualRing = {
+    Coll::kAllreduce,
+    "dual_ring",
+    allreduce_dual_ring,
+    kNeedsCommutative,
+    "Cost = 2(p-1) a + 2((p-1)/p)(n/2) b + ((p-1)/p) n g",
+    cost,
+    "ring allreduce of each half of the vector over two link-disjoint Hamiltonian cycles"};
 
 void allreduce_dual_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

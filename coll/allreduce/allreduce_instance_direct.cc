@@ -16,8 +16,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_allreduce_cost(m, p, n, patterns::NetKind::kDirect);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceInstanceDirect = {
+    Coll::kAllreduce,
+    "instance_direct",
+    allreduce_instance_direct,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + T_ag(q) + 2 a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
+    cost,
+    "reduce-scatter in each instance, direct allreduce of each piece across the instances, "
+    "allgather in each instance"};
 
 void allreduce_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =

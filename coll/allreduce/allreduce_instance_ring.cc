@@ -15,8 +15,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_allreduce_cost(m, p, n, patterns::NetKind::kRing);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceInstanceRing = {
+    Coll::kAllreduce,
+    "instance_ring",
+    allreduce_instance_ring,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + T_ag(q) + 2(N-1) a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g",
+    cost,
+    "reduce-scatter in each instance, ring allreduce of each piece across the instances, allgather "
+    "in each instance"};
 
 void allreduce_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -18,8 +18,27 @@
 //   from 1 and CD from 3 in the last
 #include "coll/algorithms.h"
 #include "coll/patterns/halving.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return 2 * lg_floor(p) * m.alpha + (2 * frac(p) + folds(p)) * n * m.beta +
+         (frac(p) + folds(p)) * n * m.gamma;
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceRabenseifner = {
+    Coll::kAllreduce,
+    "rabenseifner",
+    allreduce_rabenseifner,
+    kNeedsCommutative,
+    "Cost = 2 lg(p2) a + (2((p-1)/p) + f) n b + ((p-1)/p + f) n g",
+    cost,
+    "recursive-halving reduce-scatter, then recursive-doubling allgather; extra ranks fold into "
+    "the first and last rounds"};
 
 void allreduce_rabenseifner(Builder& b, const Args& a) {
   const uint64_t n = a.count * a.elem;

@@ -15,8 +15,28 @@
 //     doubling along y, then x: the same pairs, the finished pieces back
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+    return stages_cost(m, cube_stages(m, p), n, 2, true, kRdhBytes);
+  }
+  return kAllreduceRabenseifner.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceRdh = {
+    Coll::kAllreduce,
+    "rdh",
+    allreduce_rdh,
+    kNeedsCommutative,
+    "Cost = 2 lg(p) a + 2((p-1)/p) n b + ((p-1)/p) n g",
+    cost,
+    "recursive halving, then doubling, over the torus as a hypercube (Gray labels)"};
 
 void allreduce_rdh(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

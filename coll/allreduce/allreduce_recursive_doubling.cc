@@ -10,8 +10,38 @@
 //   p = 5:  fold: 0->1;  rounds on 1 2 3 4 (folded 0 1 2 3);  unfold: 1->0
 #include "coll/algorithms.h"
 #include "coll/patterns/pow2.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+// Across instances of q ranks each, p a power of two: ranks fill the instances in order, so the
+// rounds with rank^2^k, 2^k < q, stay in the instance (the instance's figures) and the lg(N)
+// others cross the network, every rank at once (the average pair's alpha would price every
+// round as a network one).
+double instances_cost(const Model& m, int p, double n) {
+  const TorusModel& t = *m.torus;
+  const double across = lg_floor(t.instances), within = lg_floor(p) - across;
+  return within * (t.instance_alpha + n * t.instance_beta) +
+         across * (t.efa_alpha + n * t.efa_beta) + lg_floor(p) * n * m.gamma;
+}
+
+double cost(const Model& m, int p, double n) {
+  if (spans_instances(m) && folds(p) == 0) return instances_cost(m, p, n);
+  const double steps = lg_floor(p) + 2 * folds(p);
+  return steps * (m.alpha + n * m.beta) + (lg_floor(p) + folds(p)) * n * m.gamma;
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceRecursiveDoubling = {
+    Coll::kAllreduce,
+    "recursive_doubling",
+    allreduce_recursive_doubling,
+    0,
+    "Cost = (lg p2 + 2f) a + n (lg p2 + 2f) b + n (lg p2 + f) g",
+    cost,
+    "swap whole vectors with rank^2^k, lg(p) rounds"};
 
 void allreduce_recursive_doubling(Builder& b, const Args& a) {
   const uint64_t n = a.count * a.elem;

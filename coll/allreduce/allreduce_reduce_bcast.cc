@@ -10,8 +10,24 @@
 //   p = 5:  reduce  round 0: 1->0 3->2   round 1: 2->0   round 2: 4->0
 //           bcast   0->4 0->2 0->1 (one step, one after another on 0's link), then 2->3
 #include "coll/algorithms.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return 2 * lg(p) * (m.alpha + n * m.beta) + lg(p) * n * m.gamma;
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceReduceBcast = {Coll::kAllreduce,
+                                                "reduce_bcast",
+                                                allreduce_reduce_bcast,
+                                                0,
+                                                "Cost = 2 lg(p) (a + n b) + lg(p) n g",
+                                                cost,
+                                                "binomial reduce to rank 0, then binomial bcast"};
 
 void allreduce_reduce_bcast(Builder& b, const Args& a) {
   // The reduce sees allreduce's in-place contribution where MPI_Reduce would: in recv at the

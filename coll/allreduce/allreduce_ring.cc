@@ -14,8 +14,24 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/blocks.h"
 #include "coll/patterns/ring.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return 2 * (p - 1) * m.alpha + 2 * frac(p) * n * m.beta + frac(p) * n * m.gamma;
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceRing = {Coll::kAllreduce,
+                                         "ring",
+                                         allreduce_ring,
+                                         kNeedsCommutative,
+                                         "Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g",
+                                         cost,
+                                         "ring reduce-scatter, then ring allgather"};
 
 using patterns::block_count;
 using patterns::block_start;

@@ -16,8 +16,26 @@
 //     allgather y, then x: the same exchanges backwards
 #include "coll/algorithms.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 2, true, kTorusRingBytes)
+                         : kAllreduceRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kAllreduceTorusRing = {
+    Coll::kAllreduce,
+    "torus_ring",
+    allreduce_torus_ring,
+    kNeedsCommutative,
+    "Cost = sum over axes k of 2(e_k-1) a_k + 2((e_k-1)/e_k) n_k b_k + ((e_k-1)/e_k) n_k g",
+    cost,
+    "per-axis rings: reduce-scatter along cores, x, y, z, then allgather back"};
 
 void allreduce_torus_ring(Builder& b, const Args& a) {
   const patterns::TorusGrid g = patterns::torus_grid(a.topo, a.size);

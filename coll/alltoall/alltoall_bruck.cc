@@ -12,8 +12,8 @@
 // recv is received straight there. In place, the originals are in recv: a block there is written
 // only in a step after the one that read it.
 //
-// Cost = lg(p) a + lg(p) (p/2) n b, with n one block, plus up to (lg(p)/2 + 1) p n c of copies
-// (each round's packing, each slot once home) and as much scratch (each round's arrivals stay
+// Cost = lg(p) a + lg(p) (p/2) n b + (lg(p)/2 + 1) p n c, with n one block, the copies at most
+// (each round's packing, each slot once home), and as much scratch (each round's arrivals stay
 // where they land, and two pack buffers). Latency-optimal: for small blocks.
 // Restrictions: none.
 //
@@ -31,8 +31,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/pow2.h"
 #include "coll/patterns/ring.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return lg(p) * (m.alpha + p / 2.0 * n * m.beta) + (lg(p) / 2 + 1) * p * n * m.copy;
+}
+
+}  // namespace
+
+extern const Algorithm kAlltoallBruck = {
+    Coll::kAlltoall,
+    "bruck",
+    alltoall_bruck,
+    0,
+    "Cost = lg(p) a + lg(p) (p/2) n b + (lg(p)/2 + 1) p n c",
+    cost,
+    "Bruck: lg(p) rounds of half the blocks each; for small blocks"};
+
 namespace {
 
 using patterns::mod;

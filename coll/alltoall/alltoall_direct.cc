@@ -7,9 +7,30 @@
 // Restrictions: none.
 //
 //   p = 3, one step: rank 0 sends b01 to 1, b02 to 2 and receives b10, b20; ranks 1, 2 alike
+#include <algorithm>
+
 #include "coll/algorithms.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m)) return direct_cost(m, (p - 1) * n);
+  // Ports that take the messages one after the other (pairwise), or all at once (linear).
+  return std::max(kAlltoallPairwise.cost(m, p, n), kAlltoallLinear.cost(m, p, n));
+}
+
+}  // namespace
+
+extern const Algorithm kAlltoallDirect = {
+    Coll::kAlltoall,
+    "direct",
+    alltoall_direct,
+    0,
+    "Cost = (p-1) a + (p-1) n b with the p-1 messages overlapping",
+    cost,
+    "direct: every block to its rank in one step"};
 
 void alltoall_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

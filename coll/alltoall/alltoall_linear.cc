@@ -2,17 +2,34 @@
 // k = 1..p-1, so the first messages of all ranks go to different ranks). In place, the blocks
 // leave from recv while the replies land in scratch, and a second step copies them home.
 //
-// Cost = a + (p-1) n b, with n one block: every message in flight at once, so latency is paid
-// once but p-1 messages meet at each rank (the registry charges sqrt(p) a for that contention).
+// Cost = sqrt(p) a + (p-1) n b, with n one block: every message in flight at once, so latency is
+// paid once, but p-1 messages meet at each rank (sqrt(p) a prices that contention).
 // In place also (p-1) n c and (p-1) n of scratch.
 // Restrictions: none.
 //
 //   p = 4, rank 1:  step 0: send b2->2 b3->3 b0->0, recv 0 3 2 (own block copied)
 //                   in place: recv into scratch, then step 1 copies them to recv
+#include <cmath>
+
 #include "coll/algorithms.h"
 #include "coll/patterns/ring.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return m.alpha * std::sqrt(p) + (p - 1) * n * m.beta;
+}
+
+}  // namespace
+
+extern const Algorithm kAlltoallLinear = {Coll::kAlltoall,
+                                          "linear",
+                                          alltoall_linear,
+                                          0,
+                                          "Cost = sqrt(p) a + (p-1) n b",
+                                          cost,
+                                          "every send and receive at once"};
 
 using patterns::mod;
 

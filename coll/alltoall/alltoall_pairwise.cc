@@ -15,6 +15,19 @@
 #include "coll/patterns/pairwise.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kAlltoallPairwise = {Coll::kAlltoall,
+                                            "pairwise",
+                                            alltoall_pairwise,
+                                            0,
+                                            "Cost = (p-1) (a + n b)",
+                                            cost,
+                                            "step k: send to rank+k, receive from rank-k"};
 
 void alltoall_pairwise(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -7,8 +7,9 @@
 // place) and the rest go on unchanged in the next step. A communicator that does not fill its
 // torus is alltoall pairwise (one ring of p would forward each block up to p-1 times).
 //
-// Cost = sum over axes k of (e_k-1) a_k + (e_k-1)/2 p n b_k, p n c per axis for packing and
-// unpacking, n one block, a_k b_k one link's (shared by the chip's cores) or a chip's own.
+// Cost = sum over axes k of (e_k-1) a_k + (e_k-1)/2 p n b_k + 2 p n c, n one block, a_k b_k one
+// link's (shared by the chip's cores) or a chip's own; per axis p n c to pack and nearly as much
+// to unpack. Unshaped: as pairwise.
 // Restrictions: none.
 //
 //   ring of 4 along one axis, blocks named by their destination's position, from rank 0:
@@ -20,8 +21,30 @@
 
 #include "coll/algorithms.h"
 #include "coll/patterns/torus.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (!torus_shaped(m)) return kAlltoallPairwise.cost(m, p, n);
+  double t = 0;
+  for (const TorusStage& s : axis_stages(m)) {
+    if (s.extent > 1) t += (s.extent - 1) * (s.alpha + p * n / 2 * s.beta) + 2 * p * n * m.copy;
+  }
+  return t;
+}
+
+}  // namespace
+
+extern const Algorithm kAlltoallTorusRing = {
+    Coll::kAlltoall,
+    "torus_ring",
+    alltoall_torus_ring,
+    0,
+    "Cost = sum over axes k of (e_k-1) a_k + (e_k-1)/2 p n b_k + 2 p n c",
+    cost,
+    "dimension-ordered forwarding: blocks ride round each axis's ring in turn, one link a hop"};
 
 void alltoall_torus_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -14,6 +14,19 @@
 #include "coll/patterns/pairwise.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kAlltoallwPairwise = {Coll::kAlltoallw,
+                                             "pairwise",
+                                             alltoallw_pairwise,
+                                             0,
+                                             "Cost = (p-1) (a + n b)",
+                                             cost,
+                                             "step k: send to rank+k, receive from rank-k"};
 
 void alltoallw_pairwise(Builder& b, const Args& a) { patterns::pairwise_alltoallv(b, a); }
 

@@ -8,8 +8,22 @@
 //   p = 5:  k = 0: r -> r+1    k = 1: r -> r+2    k = 2: r -> r+4      (all ranks, mod 5)
 #include "coll/algorithms.h"
 #include "coll/patterns/ring.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double) { return lg(p) * m.alpha; }
+
+}  // namespace
+
+extern const Algorithm kBarrierDissemination = {Coll::kBarrier,
+                                                "dissemination",
+                                                barrier_dissemination,
+                                                0,
+                                                "Cost = lg(p) a",
+                                                cost,
+                                                "round k: signal rank+2^k, hear from rank-2^k"};
 
 void barrier_dissemination(Builder& b, const Args& a) {
   const int p = a.size, r = a.rank;

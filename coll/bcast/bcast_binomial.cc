@@ -9,8 +9,22 @@
 //   (rank 0 sends to 4, 2 and 1 in one step, one after another on its link)
 #include "coll/algorithms.h"
 #include "coll/patterns/binomial.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return lg(p) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kBcastBinomial = {Coll::kBcast,
+                                         "binomial",
+                                         bcast_binomial,
+                                         0,
+                                         "Cost = lg(p) (a + n b)",
+                                         cost,
+                                         "binomial tree from the root"};
 
 void bcast_binomial(Builder& b, const Args& a) {
   const uint64_t n = a.count * a.elem;

@@ -9,10 +9,33 @@
 //
 //   ring 0 1 3 2 (2x2 torus), root 0: first half 0->1->3->2, second half 0->2->3->1 (2x2 has no
 //   disjoint pair), in chunks
+#include <algorithm>
+
 #include "coll/algorithms.h"
 #include "coll/patterns/chain.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m)) return chain_cost(m.torus->hop_alpha, m.torus->link_beta, p, n / 2);
+  // The snake ring, a link's two directions standing in for the two cycles, priced no better
+  // than the tree algorithms.
+  return std::max(chain_cost(m.alpha, m.beta, p, n / 2),
+                  std::min(kBcastBinomial.cost(m, p, n), kBcastScatterAllgather.cost(m, p, n)));
+}
+
+}  // namespace
+
+extern const Algorithm kBcastDualRing = {
+    Coll::kBcast,
+    "dual_ring",
+    bcast_dual_ring,
+    0,
+    "Cost = (k + p - 2)(a + (n/2k) b)",
+    cost,
+    "half the vector pipelined down each of two link-disjoint Hamiltonian cycles"};
 
 void bcast_dual_ring(Builder& b, const Args& a) {
   if (a.count == 0 || a.size == 1) return;

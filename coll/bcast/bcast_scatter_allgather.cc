@@ -23,8 +23,25 @@
 #include "coll/patterns/binomial.h"
 #include "coll/patterns/blocks.h"
 #include "coll/patterns/ring.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return (lg(p) + p - 1) * m.alpha + 2 * frac(p) * n * m.beta;
+}
+
+}  // namespace
+
+extern const Algorithm kBcastScatterAllgather = {
+    Coll::kBcast,
+    "scatter_allgather",
+    bcast_scatter_allgather,
+    0,
+    "Cost = (lg(p) + p-1) a + 2((p-1)/p) n b",
+    cost,
+    "binomial scatter of p blocks, then a ring allgather (van de Geijn)"};
 
 using patterns::mod;
 

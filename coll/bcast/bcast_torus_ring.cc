@@ -11,10 +11,32 @@
 //
 //   ring 0 1 3 2 (2x2 torus), root 0, chunks x y: forward chain 0 1 3, backward 0 2
 //     step 0: 0:x->1 0:x->2   step 1: 0:y->1 0:y->2 1:x->3   step 2: 1:y->3
+#include <algorithm>
+
 #include "coll/algorithms.h"
 #include "coll/patterns/chain.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m)) return chain_cost(m.torus->hop_alpha, m.torus->link_beta, p / 2 + 1, n);
+  // The snake ring: one chain of up to p, priced no better than the tree algorithms.
+  return std::max(chain_cost(m.alpha, m.beta, p, n),
+                  std::min(kBcastBinomial.cost(m, p, n), kBcastScatterAllgather.cost(m, p, n)));
+}
+
+}  // namespace
+
+extern const Algorithm kBcastTorusRing = {
+    Coll::kBcast,
+    "torus_ring",
+    bcast_torus_ring,
+    0,
+    "Cost = (k + L - 2)(a + (n/k) b)",
+    cost,
+    "chunks pipelined down two chains of links from the root"};
 
 void bcast_torus_ring(Builder& b, const Args& a) {
   if (a.count == 0 || a.size == 1) return;

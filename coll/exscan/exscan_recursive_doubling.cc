@@ -12,8 +12,24 @@
 //     d = 4: 0->4                    4:[0..3]           (- : no longer sent, not kept)
 #include "coll/algorithms.h"
 #include "coll/patterns/scan.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return lg(p) * (m.alpha + n * m.beta + 2 * n * m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kExscanRecursiveDoubling = {Coll::kExscan,
+                                                   "recursive_doubling",
+                                                   exscan_recursive_doubling,
+                                                   0,
+                                                   "Cost = lg(p) (a + n b + 2 n g)",
+                                                   cost,
+                                                   "round k: pass the partial prefix to rank+2^k"};
 
 void exscan_recursive_doubling(Builder& b, const Args& a) {
   patterns::recursive_doubling_scan(b, a, /*exclusive=*/true);

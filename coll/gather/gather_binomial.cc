@@ -5,8 +5,8 @@
 // one piece, or in two when it passes rank p-1 (patterns/cyclic.h; at most one child's does).
 // Leaves send from the send buffer.
 //
-// Cost = lg(p) a + (p-1) n b + n c, with n one rank's block (an inner rank copies its own block
-// next to its children's while they arrive).
+// Cost = lg(p) a + (p-1) n b, with n one rank's block (an inner rank copies its own block next
+// to its children's while they arrive: the copy hides behind them).
 // Latency-optimal: for small blocks.
 // Restrictions: none.
 //
@@ -17,8 +17,22 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/binomial.h"
 #include "coll/patterns/cyclic.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return lg(p) * m.alpha + (p - 1) * n * m.beta; }
+
+}  // namespace
+
+extern const Algorithm kGatherBinomial = {Coll::kGather,
+                                          "binomial",
+                                          gather_binomial,
+                                          0,
+                                          "Cost = lg(p) a + (p-1) n b",
+                                          cost,
+                                          "binomial tree: subtrees gather, then pass up"};
 
 void gather_binomial(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

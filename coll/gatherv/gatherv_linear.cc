@@ -10,6 +10,19 @@
 #include "coll/patterns/linear.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kGathervLinear = {Coll::kGatherv,
+                                         "linear",
+                                         gatherv_linear,
+                                         0,
+                                         "Cost = (p-1) (a + n b)",
+                                         cost,
+                                         "the root receives from every rank at once"};
 
 void gatherv_linear(Builder& b, const Args& a) {
   const uint64_t e = a.elem;

@@ -9,6 +9,23 @@
 #include "coll/patterns/neighbor.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int, double n) {
+  // The degree is not the cost model's to know: it prices one neighbour, and weighs this
+  // algorithm against none (the only one of its collective).
+  return m.alpha + n * m.beta;
+}
+
+}  // namespace
+
+extern const Algorithm kNeighborAllgathervLinear = {Coll::kNeighborAllgatherv,
+                                                    "linear",
+                                                    neighbor_allgatherv_linear,
+                                                    0,
+                                                    "Cost = a + max(indegree, outdegree) n b",
+                                                    cost,
+                                                    "every neighbour's block at once, one step"};
 
 void neighbor_allgatherv_linear(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes(), e = a.elem;

@@ -22,8 +22,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/binomial.h"
 #include "coll/patterns/pow2.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return lg(p) * (m.alpha + n * m.beta + n * m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceBinomial = {
+    Coll::kReduce,
+    "binomial",
+    reduce_binomial,
+    0,
+    "Cost = lg(p) (a + n b + n g)",
+    cost,
+    "binomial tree to the root (non-commutative ops: trees laid over rank order)"};
+
 namespace {
 
 // A partial result this rank takes in, and whether its ranks come before this rank's.

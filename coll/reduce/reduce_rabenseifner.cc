@@ -17,6 +17,21 @@
 #include "coll/patterns/halving.h"
 
 namespace torusmpi::coll {
+namespace {
+
+// The gather moves what allreduce rabenseifner's allgather does, in as many rounds.
+double cost(const Model& m, int p, double n) { return kAllreduceRabenseifner.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceRabenseifner = {
+    Coll::kReduce,
+    "rabenseifner",
+    reduce_rabenseifner,
+    kNeedsCommutative,
+    "Cost = 2 lg(p2) a + (2((p-1)/p) + f) n b + ((p-1)/p + f) n g",
+    cost,
+    "recursive-halving reduce-scatter, then a binomial gather of the blocks to the root"};
 
 void reduce_rabenseifner(Builder& b, const Args& a) {
   const uint64_t n = a.count * a.elem;

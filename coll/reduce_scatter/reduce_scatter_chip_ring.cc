@@ -15,8 +15,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, chip_ring_stages(m), n, 1, true)
+                         : kReduceScatterRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterChipRing = {
+    Coll::kReduceScatter,
+    "chip_ring",
+    reduce_scatter_chip_ring,
+    kNeedsCommutative,
+    "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
+    cost,
+    "reduce-scatter in each chip, then rings of same-core ranks across the chips"};
 
 void reduce_scatter_chip_ring(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);

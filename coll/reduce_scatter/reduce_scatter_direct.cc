@@ -12,8 +12,27 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/direct.h"
 #include "coll/patterns/reduce_scatter.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (spans_instances(m)) return net_direct_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
+  return torus_shaped(m) ? direct_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
+                         : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterDirect = {
+    Coll::kReduceScatter,
+    "direct",
+    reduce_scatter_direct,
+    0,
+    "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+    cost,
+    "direct: block j to rank j in one step, folded in rank order"};
 
 void reduce_scatter_direct(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);

@@ -13,8 +13,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? dual_cost(m, p, n, 1, true) : kReduceScatterRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterDualRing = {
+    Coll::kReduceScatter,
+    "dual_ring",
+    reduce_scatter_dual_ring,
+    kNeedsCommutative,
+    "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
+    cost,
+    "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"};
 
 void reduce_scatter_dual_ring(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);

@@ -15,8 +15,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, patterns::NetKind::kDirect);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterInstanceDirect = {
+    Coll::kReduceScatter,
+    "instance_direct",
+    reduce_scatter_instance_direct,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then direct exchanges across the instances per place"};
 
 void reduce_scatter_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -14,8 +14,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, patterns::NetKind::kHalving);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterInstanceRdh = {
+    Coll::kReduceScatter,
+    "instance_rdh",
+    reduce_scatter_instance_rdh,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then recursive halving across the instances per place"};
 
 void reduce_scatter_instance_rdh(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -15,8 +15,25 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/hier.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return hier_rs_cost(m, p, n, patterns::NetKind::kRing);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterInstanceRing = {
+    Coll::kReduceScatter,
+    "instance_ring",
+    reduce_scatter_instance_ring,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then rings across the instances per place"};
 
 void reduce_scatter_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =

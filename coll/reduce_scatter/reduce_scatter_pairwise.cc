@@ -5,8 +5,8 @@
 // needs one accumulator, a non-commutative one two (ranks 0..r and r+1..p-1), joined at the end
 // (patterns/reduce_scatter.h, shared with reduce_scatter_block pairwise).
 //
-// Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g, n the whole vector; p-1 exchanges and at most
-// three local steps after them.
+// Cost = (p-1) a + ((p-1)/p) n b + (n/p) g, n the whole vector; p-1 exchanges, each fold but the
+// last hidden behind the next exchange, and at most three local steps after them.
 // Restrictions: none (the fallback: non-commutative ops combine in rank order).
 //
 //   p = 4, rank 1 keeps block 1; x_j = rank j's contribution to it
@@ -19,8 +19,25 @@
 //     step 6:                                              high = low op high
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return (p - 1) * m.alpha + frac(p) * n * m.beta + n / p * m.gamma;
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterPairwise = {
+    Coll::kReduceScatter,
+    "pairwise",
+    reduce_scatter_pairwise,
+    0,
+    "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
+    cost,
+    "step k: send rank+k its block, get ours from rank-k; folded in rank order as they come"};
 
 void reduce_scatter_pairwise(Builder& b, const Args& a) {
   patterns::pairwise_reduce_scatter(b, a,

@@ -13,8 +13,28 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  if (torus_shaped(m) && !cube_stages(m, p).empty()) {
+    return stages_cost(m, cube_stages(m, p), n, 1, true, kRdhBytes);
+  }
+  return kReduceScatterRecursiveHalving.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterRdh = {
+    Coll::kReduceScatter,
+    "rdh",
+    reduce_scatter_rdh,
+    kNeedsCommutative,
+    "Cost = lg(p) a + ((p-1)/p) n (b + g)",
+    cost,
+    "recursive halving over the torus as a hypercube (Gray labels)"};
 
 void reduce_scatter_rdh(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);

@@ -16,8 +16,25 @@
 //   p = 5: rank 0 sends ABC to 1 and DE to 3 in round 1, and gets A from 1 and 2 in round 2
 #include "coll/algorithms.h"
 #include "coll/patterns/halving.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return lg_floor(p) * m.alpha + (frac(p) + folds(p)) * n * (m.beta + m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterRecursiveHalving = {
+    Coll::kReduceScatter,
+    "recursive_halving",
+    reduce_scatter_recursive_halving,
+    kNeedsCommutative,
+    "Cost = lg(p2) a + ((p-1)/p + f) n b + ((p-1)/p + f) n g",
+    cost,
+    "halve the vector with rank^2^k each round"};
 
 void reduce_scatter_recursive_halving(Builder& b, const Args& a) {
   patterns::halving_reduce_scatter(b, a,

@@ -13,8 +13,24 @@
 //     step 2: 0:B"->1  1:C"->2  2:D"->3  3:A"->0     rank r adds its own to block r: done
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterRing = {Coll::kReduceScatter,
+                                             "ring",
+                                             reduce_scatter_ring,
+                                             kNeedsCommutative,
+                                             "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+                                             cost,
+                                             "pass partial blocks around the ring, p-1 steps"};
 
 void reduce_scatter_ring(Builder& b, const Args& a) {
   patterns::ring_reduce_scatter(b, a, patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem));

@@ -17,8 +17,26 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/reduce_scatter.h"
 #include "coll/patterns/staged.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return torus_shaped(m) ? stages_cost(m, axis_stages(m), n, 1, true, kTorusRingBytes)
+                         : kReduceScatterRing.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterTorusRing = {
+    Coll::kReduceScatter,
+    "torus_ring",
+    reduce_scatter_torus_ring,
+    kNeedsCommutative,
+    "Cost = sum over axes k of (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
+    cost,
+    "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"};
 
 void reduce_scatter_torus_ring(Builder& b, const Args& a) {
   const patterns::VectorBlocks v = patterns::VectorBlocks::of_counts(a.counts, a.size, a.elem);

@@ -15,6 +15,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterChipRing.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockChipRing = {
+    Coll::kReduceScatterBlock,
+    "chip_ring",
+    reduce_scatter_block_chip_ring,
+    kNeedsCommutative,
+    "Cost = (c-1) a_c + ((c-1)/c) n b_c + (C-1) a + ((C-1)/C) n b + ((p-1)/p) n g",
+    cost,
+    "reduce-scatter in each chip, then rings of same-core ranks across the chips"};
 
 void reduce_scatter_block_chip_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -12,6 +12,20 @@
 #include "coll/patterns/direct.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterDirect.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockDirect = {
+    Coll::kReduceScatterBlock,
+    "direct",
+    reduce_scatter_block_direct,
+    0,
+    "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+    cost,
+    "direct: block j to rank j in one step, folded in rank order"};
 
 void reduce_scatter_block_direct(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

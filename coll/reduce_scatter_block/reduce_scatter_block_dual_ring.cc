@@ -13,6 +13,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterDualRing.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockDualRing = {
+    Coll::kReduceScatterBlock,
+    "dual_ring",
+    reduce_scatter_block_dual_ring,
+    kNeedsCommutative,
+    "Cost = (p-1) a + ((p-1)/p)(n/2) b + ((p-1)/p) n g",
+    cost,
+    "each half of every block reduced round one of two link-disjoint Hamiltonian cycles"};
 
 void reduce_scatter_block_dual_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

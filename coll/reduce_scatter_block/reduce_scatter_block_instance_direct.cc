@@ -16,6 +16,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterInstanceDirect.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockInstanceDirect = {
+    Coll::kReduceScatterBlock,
+    "instance_direct",
+    reduce_scatter_block_instance_direct,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then direct exchanges across the instances per place"};
 
 void reduce_scatter_block_instance_direct(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -17,6 +17,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterInstanceRdh.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockInstanceRdh = {
+    Coll::kReduceScatterBlock,
+    "instance_rdh",
+    reduce_scatter_block_instance_rdh,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then recursive halving across the instances per place"};
 
 void reduce_scatter_block_instance_rdh(Builder& b, const Args& a) {
   const patterns::StagedRing s =

@@ -15,6 +15,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterInstanceRing.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockInstanceRing = {
+    Coll::kReduceScatterBlock,
+    "instance_ring",
+    reduce_scatter_block_instance_ring,
+    kNeedsCommutative | kNeedsInstances,
+    "Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g)",
+    cost,
+    "reduce-scatter in each instance, then rings across the instances per place"};
 
 void reduce_scatter_block_instance_ring(Builder& b, const Args& a) {
   const patterns::StagedRing s =

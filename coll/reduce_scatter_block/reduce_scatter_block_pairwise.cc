@@ -3,8 +3,8 @@
 // r, folding each in on the left of what came before it, one step behind, while the next exchange
 // is in flight (patterns/reduce_scatter.h).
 //
-// Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g, n the whole vector (p blocks); p-1 exchanges and
-// at most three local steps after them.
+// Cost = (p-1) a + ((p-1)/p) n b + (n/p) g, n the whole vector (p blocks); p-1 exchanges, each
+// fold but the last hidden behind the next exchange, and at most three local steps after them.
 // Restrictions: none (the fallback: non-commutative ops combine in rank order, in two
 // accumulators, ranks 0..r and r+1..p-1, joined at the end).
 //
@@ -20,6 +20,20 @@
 #include "coll/patterns/reduce_scatter.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterPairwise.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockPairwise = {
+    Coll::kReduceScatterBlock,
+    "pairwise",
+    reduce_scatter_block_pairwise,
+    0,
+    "Cost = (p-1) a + ((p-1)/p) n b + (n/p) g",
+    cost,
+    "step k: send rank+k its block, get ours from rank-k; folded in rank order as they come"};
 
 void reduce_scatter_block_pairwise(Builder& b, const Args& a) {
   patterns::pairwise_reduce_scatter(b, a, patterns::VectorBlocks::equal(a.count, a.size, a.elem));

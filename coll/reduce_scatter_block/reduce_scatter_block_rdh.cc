@@ -14,6 +14,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterRdh.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockRdh = {
+    Coll::kReduceScatterBlock,
+    "rdh",
+    reduce_scatter_block_rdh,
+    kNeedsCommutative,
+    "Cost = lg(p) a + ((p-1)/p) n (b + g)",
+    cost,
+    "recursive halving over the torus as a hypercube (Gray labels)"};
 
 void reduce_scatter_block_rdh(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -15,6 +15,22 @@
 #include "coll/patterns/halving.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return kReduceScatterRecursiveHalving.cost(m, p, n);
+}
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockRecursiveHalving = {
+    Coll::kReduceScatterBlock,
+    "recursive_halving",
+    reduce_scatter_block_recursive_halving,
+    kNeedsCommutative,
+    "Cost = lg(p2) a + ((p-1)/p + f) n b + ((p-1)/p + f) n g",
+    cost,
+    "halve the vector with rank^2^k each round"};
 
 void reduce_scatter_block_recursive_halving(Builder& b, const Args& a) {
   patterns::halving_reduce_scatter(b, a, patterns::VectorBlocks::equal(a.count, a.size, a.elem));

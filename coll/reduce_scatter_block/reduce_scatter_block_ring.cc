@@ -14,6 +14,19 @@
 #include "coll/patterns/reduce_scatter.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterRing.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockRing = {Coll::kReduceScatterBlock,
+                                                  "ring",
+                                                  reduce_scatter_block_ring,
+                                                  kNeedsCommutative,
+                                                  "Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g",
+                                                  cost,
+                                                  "pass partial blocks around the ring, p-1 steps"};
 
 void reduce_scatter_block_ring(Builder& b, const Args& a) {
   patterns::ring_reduce_scatter(b, a, patterns::VectorBlocks::equal(a.count, a.size, a.elem));

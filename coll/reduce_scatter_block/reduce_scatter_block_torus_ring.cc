@@ -17,6 +17,20 @@
 #include "coll/patterns/staged.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return kReduceScatterTorusRing.cost(m, p, n); }
+
+}  // namespace
+
+extern const Algorithm kReduceScatterBlockTorusRing = {
+    Coll::kReduceScatterBlock,
+    "torus_ring",
+    reduce_scatter_block_torus_ring,
+    kNeedsCommutative,
+    "Cost = sum over axes k of (e_k-1) a_k + ((e_k-1)/e_k) n_k (b_k + g)",
+    cost,
+    "per-axis reduce-scatter rings: along the chip's cores, then x, y, z"};
 
 void reduce_scatter_block_torus_ring(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

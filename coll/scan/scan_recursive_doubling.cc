@@ -11,8 +11,24 @@
 //     d = 4: 0->4                    holds 4:[0..4]
 #include "coll/algorithms.h"
 #include "coll/patterns/scan.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) {
+  return lg(p) * (m.alpha + n * m.beta + n * m.gamma);
+}
+
+}  // namespace
+
+extern const Algorithm kScanRecursiveDoubling = {Coll::kScan,
+                                                 "recursive_doubling",
+                                                 scan_recursive_doubling,
+                                                 0,
+                                                 "Cost = lg(p) (a + n b + n g)",
+                                                 cost,
+                                                 "round k: pass the partial prefix to rank+2^k"};
 
 void scan_recursive_doubling(Builder& b, const Args& a) {
   patterns::recursive_doubling_scan(b, a, /*exclusive=*/false);

@@ -4,8 +4,8 @@
 // inner rank receives its subtree's blocks in scratch, in the order of ranks relative to the
 // root, keeps its own and passes each child its part. Leaves receive straight into recv.
 //
-// Cost = lg(p) a + (p-1) n b + n c, with n one rank's block (an inner rank copies its own block
-// out of what it received while it sends on the rest).
+// Cost = lg(p) a + (p-1) n b, with n one rank's block (an inner rank copies its own block out of
+// what it received while it sends on the rest: the copy hides behind the sends).
 // Latency-optimal: for small blocks.
 // Restrictions: none.
 //
@@ -15,8 +15,23 @@
 #include "coll/algorithms.h"
 #include "coll/patterns/binomial.h"
 #include "coll/patterns/cyclic.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return lg(p) * m.alpha + (p - 1) * n * m.beta; }
+
+}  // namespace
+
+extern const Algorithm kScatterBinomial = {
+    Coll::kScatter,
+    "binomial",
+    scatter_binomial,
+    0,
+    "Cost = lg(p) a + (p-1) n b",
+    cost,
+    "binomial tree: each rank passes on its subtree's blocks"};
 
 void scatter_binomial(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();

@@ -10,6 +10,19 @@
 #include "coll/patterns/linear.h"
 
 namespace torusmpi::coll {
+namespace {
+
+double cost(const Model& m, int p, double n) { return (p - 1) * (m.alpha + n * m.beta); }
+
+}  // namespace
+
+extern const Algorithm kScattervLinear = {Coll::kScatterv,
+                                          "linear",
+                                          scatterv_linear,
+                                          0,
+                                          "Cost = (p-1) (a + n b)",
+                                          cost,
+                                          "the root sends to every rank at once"};
 
 void scatterv_linear(Builder& b, const Args& a) {
   const uint64_t e = a.elem;

@@ -1,9 +1,11 @@
 // The cost model's figures: one table of the software's own costs and of what is derived from
 // the machine, each with where it comes from. The machine's figures themselves (link latency and
 // bandwidth, HBM, reduction kernels, EFA) live in src/topo's model table; nothing here repeats
-// them. Selection evaluates every registered algorithm's cost (registry.cc) with the Model made
-// here for the communicator's placement and takes the cheapest; the simulator times its messages
-// with the same DeviceFigures, so the two disagree only where the cost formulas simplify.
+// them. Selection evaluates every registered algorithm's cost (each in its algorithm's file, of
+// cost.h's pieces) with the Model made here for the communicator's placement and takes the
+// cheapest; the simulator times its messages with the same DeviceFigures and the machine's timing
+// model (topo/timing.h), so the two disagree only where the cost formulas simplify, and where
+// that matters most, the torus algorithms' per-byte terms, calibration.def closes the gap.
 #include <algorithm>
 #include <cstdio>
 #include <map>

@@ -1,6 +1,8 @@
 // The one registry of algorithms: for each collective, every algorithm by token, with its builder,
-// what it cannot do (restrictions), its cost model and a line of documentation. Selection
-// (select.h), torusmpi_info, torusmpi_sim and the tests read it; nothing else lists algorithms.
+// what it cannot do (restrictions), its cost model and a line of documentation. Each algorithm's
+// file defines its entry (coll/algorithms.h; the cost beside the file's `Cost =` comment, made of
+// coll/select/cost.h's pieces) and registry.cc lists them. Selection (select.h), torusmpi_info,
+// torusmpi_sim and the tests read it; nothing else lists algorithms.
 #ifndef TORUSMPI_COLL_SELECT_REGISTRY_H_
 #define TORUSMPI_COLL_SELECT_REGISTRY_H_
 
@@ -98,7 +100,8 @@ bool runs_forced(const Algorithm& alg, const Args& a, std::string* why);
 // the whole vector; blocks (allgather, alltoall, gather, scatter): one rank's block; allgatherv:
 // the average block. gatherv, scatterv, alltoallv, alltoallw and the neighbourhood v and w forms: 0,
 // as a rank knows its own counts only and every rank must choose alike; neighbor_allgather and
-// neighbor_alltoall: one block.
+// neighbor_alltoall: one block. Each collective's descriptor says (coll/collective.h); this reads
+// it (coll/collectives.cc).
 size_t selection_bytes(const Args& a);
 
 }  // namespace torusmpi::coll

@@ -1,5 +1,6 @@
 #include "coll/sim/calls.h"
 
+#include "coll/collective.h"
 #include "coll/select/select.h"
 
 namespace torusmpi::coll::sim {
@@ -24,6 +25,9 @@ std::vector<size_t> reversed_displs(const std::vector<size_t>& n) {
 }  // namespace
 
 std::unique_ptr<Call> make_call(const CallShape& s) {
+  const Collective& c = collective(s.coll);
+  // Which arrays the collective's arguments need: its descriptor says.
+  const CallArrays need = c.call_arrays;
   auto call = std::make_unique<Call>();
   call->shape = s;
   const int p = s.size;
@@ -37,8 +41,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
 
   const size_t* counts = nullptr;
   const size_t* displs = nullptr;
-  if (s.coll == Coll::kAllgatherv || s.coll == Coll::kGatherv || s.coll == Coll::kScatterv ||
-      s.coll == Coll::kReduceScatter) {
+  if (need == CallArrays::kPerRank || need == CallArrays::kPerRankAtRoot) {
     std::vector<size_t> n(p);
     for (int i = 0; i < p; ++i) n[i] = amount(s.count, i);
     displs = keep(reversed_displs(n));
@@ -48,7 +51,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
   // alltoallv/w: rank r sends m[r][j] to rank j; in place, the matrix is symmetric (each rank
   // sends back as much as it receives, from the same place).
   std::vector<const size_t*> scounts(p), sdispls(p), rcounts(p), rdispls(p);
-  bool all_to_all = s.coll == Coll::kAlltoallv || s.coll == Coll::kAlltoallw;
+  const bool all_to_all = need == CallArrays::kMatrix;
   if (all_to_all) {
     auto m = [&](int r, int j) {
       return s.in_place ? amount(s.count, r + j) : amount(s.count, r + 2 * j);
@@ -82,7 +85,8 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
   std::vector<std::vector<int>>& sources = call->sources;
   dests.resize(p);
   sources.resize(p);
-  const bool neighbors = coll_neighbor(s.coll);
+  const bool neighbors = need == CallArrays::kGraph || need == CallArrays::kGraphBlocks ||
+                         need == CallArrays::kGraphLayouts;
   if (neighbors) {
     for (int r = 0; r < p; ++r) dests[r] = {(r + 1) % p, (r + 2) % p, (r + 1) % p, r};
     for (int q = p - 1; q >= 0; --q) {
@@ -90,7 +94,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     }
   }
   std::vector<const size_t*> nsc(p), nsd(p);
-  if (neighbors) {
+  if (need == CallArrays::kGraphLayouts) {
     for (int r = 0; r < p; ++r) {
       // Per edge j of r: amount(count, r + 2j), placed in order with gaps.
       std::vector<size_t> sc(dests[r].size()), sd(dests[r].size());
@@ -121,7 +125,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     a.size = p;
     a.root = s.root;
     // MPI_IN_PLACE is the root's alone in rooted collectives.
-    a.in_place = s.in_place && (!coll_rooted(s.coll) || r == s.root);
+    a.in_place = s.in_place && (!c.rooted() || r == s.root);
     a.commutative = s.commutative;
     a.count = s.count;
     a.elem = s.elem;
@@ -129,7 +133,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     a.displs = displs;
     // Off the root, gatherv and scatterv know their own count only: the others read as 0, so
     // an algorithm that leans on them fails here rather than in a real run.
-    if ((s.coll == Coll::kGatherv || s.coll == Coll::kScatterv) && r != s.root) {
+    if (need == CallArrays::kPerRankAtRoot && r != s.root) {
       std::vector<size_t> own(p, 0);
       own[r] = counts[r];
       a.counts = keep(own);
@@ -149,29 +153,22 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
       a.indegree = static_cast<int>(sources[r].size());
       a.dests = dests[r].data();
       a.outdegree = static_cast<int>(dests[r].size());
-      // What each source sends along the edge: the receive layout follows it.
-      std::vector<size_t> rc(a.indegree), rd(a.indegree);
-      size_t at = 0;
+    }
+    if (need == CallArrays::kGraphBlocks || need == CallArrays::kGraphLayouts) {
+      // What each source sends along its edge (count elements, or its amount for that edge),
+      // laid out in reverse order with gaps, like the other vector collectives.
+      std::vector<size_t> rc(a.indegree);
       for (int i = 0; i < a.indegree; ++i) {
         const int q = sources[r][i];
-        int k = 0;
-        for (int x = 0; x < i; ++x) k += sources[r][x] == q;
-        size_t j = 0;
-        for (int seen = 0; j < dests[q].size(); ++j) {
-          if (dests[q][j] == r && seen++ == k) break;
-        }
-        rc[i] = s.coll == Coll::kNeighborAllgatherv ? s.count : nsc[q][j];
+        const int j = collectives::dest_index(sources[r].data(), i, r, dests[q].data(),
+                                              static_cast<int>(dests[q].size()));
+        rc[i] = need == CallArrays::kGraphBlocks ? s.count : nsc[q][j];
       }
-      // Blocks in reverse order with a gap after each, like the other vector collectives.
-      for (int i = a.indegree - 1; i >= 0; --i) {
-        rd[i] = at;
-        at += rc[i] + i % 2;
-      }
-      if (s.coll == Coll::kNeighborAllgatherv) {
-        a.displs = keep(rd);
+      if (need == CallArrays::kGraphBlocks) {
+        a.displs = keep(reversed_displs(rc));
         a.counts = keep(rc);
       } else {
-        a.rdispls = keep(rd);
+        a.rdispls = keep(reversed_displs(rc));
         a.rcounts = keep(rc);
         a.sdispls = nsd[r];
         a.scounts = nsc[r];

@@ -4,23 +4,23 @@
 //    (a receive or send that can never match, under rendezvous semantics: a send waits for its
 //    receive, so a schedule that only works with eager buffering is reported);
 //  - tracks contributions: every byte of every buffer is known as "bytes [o, o+n) of rank r's
-//    send buffer" or "the reduction over ranks S of the vector at [o, o+n)", so at the end it
-//    checks that each output holds exactly what the collective defines, each rank counted once,
-//    in rank order for non-commutative ops, and that nothing outside the outputs was written;
+//    send buffer" or "the reduction over ranks S of the vector at [o, o+n)" (contrib.h), so at
+//    the end it checks that each output holds exactly what the collective defines (its
+//    descriptor's expect(), coll/collective.h), each rank counted once, in rank order for
+//    non-commutative ops, and that nothing outside the outputs was written;
 //  - checks each step's ops for races (a write overlapping another op's read or write), reads
 //    of undefined data into reductions, writes to send buffers, accesses outside a buffer;
 //  - predicts time with an alpha-beta-gamma model (per-message latency, per-byte transfer with
 //    each rank's send and receive ports serialized, per-byte reduction and copy);
-//  - or, given an emulated machine and the ranks' placement, routes each message between chips
-//    over the links of its dimension-order route (topo::route): it starts once both sides are
-//    ready and the sender's and receiver's ports are free, holds each link of the route for
-//    bytes / link bandwidth as soon as that link is free (each link serves messages first come,
-//    first served; the bytes flow through the route pipelined), and ends when the last link is
-//    done with it plus software alpha + hops * link latency; an idle route gives alpha +
-//    hops * latency + bytes / bandwidth. Messages within a chip use the chip's figures, messages
-//    between instances their chips' network interfaces. Messages reach the links in the order
-//    they become ready (ranks advance in time order), so contention on a shared link shows as
-//    queueing; the bytes each link carried are counted.
+//  - or, given an emulated machine and the ranks' placement, times each message with the
+//    machine's timing model (topo/timing.h, which link pacing in pml/shm follows too): it starts
+//    once both sides are ready and the sender's and receiver's ports are free, its bytes pass the
+//    links of its dimension-order route, or the two chips' network interfaces between instances,
+//    each a first-come, first-served server, and it ends when the last of them is done plus
+//    software alpha and the latency of the way (hops * link latency, or the network's); messages
+//    within a chip use the chip's figures. Messages reach the links in the order they become
+//    ready (ranks advance in time order), so contention on a shared link shows as queueing; the
+//    bytes each link carried are counted.
 #ifndef TORUSMPI_COLL_SIM_SIM_H_
 #define TORUSMPI_COLL_SIM_SIM_H_
 
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "coll/collective.h"
 #include "coll/sched/schedule.h"
 #include "topo/machine.h"
 
@@ -79,9 +80,10 @@ Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>&
 using BuildFn = std::function<void(Builder&, const Args&)>;
 Result run(const std::vector<Args>& args, const BuildFn& build, const Costs& costs = Costs{});
 
-// The size of each buffer of a call, as MPI defines it; kUnavailable when the call has no such
-// buffer on this rank (the send buffer of an in-place call, recvbuf of reduce off the root).
-constexpr uint64_t kUnavailable = ~uint64_t{0};
+// The size of each buffer of a call, as MPI defines it (the collective's descriptor says, see
+// coll/collective.h); kUnavailable when the call has no such buffer on this rank (the send
+// buffer of an in-place call, recvbuf of reduce off the root). Scratch: 0 (the schedule's).
+constexpr uint64_t kUnavailable = kNoBuffer;
 uint64_t buffer_bytes(const Args& a, Buf buf);
 
 }  // namespace torusmpi::coll::sim

@@ -7,6 +7,8 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "topo/timing.h"
+
 namespace torusmpi::pml::shm {
 
 int link_slots(const topo::Machine& m) {
@@ -58,39 +60,6 @@ void Links::attach(const topo::Machine& m, int me, const std::vector<int>& local
   stream_rreq_.assign(n, 0);
   stream_free_.assign(n, 0);
   held_count_ = 0;
-  size_t longest = 0;
-  for (int j = 0; j < n; ++j) longest = std::max<size_t>(longest, hops_to(j));
-  seen_.assign(longest, 0);
-}
-
-// Takes every link of the route from `start` on, where start is the first time at or after
-// `ready` that all of them are free. Lock-free: the links' busy-until times are read, then
-// swapped one by one for the new end; a sender that lost a race on one link gives back those it
-// had taken and tries again. A link given back after another sender queued behind it stays
-// taken: that delays the other sender, never makes anything early.
-uint64_t Links::reserve(const uint32_t* ids, int n, uint64_t ready, uint64_t busy_ns) {
-  for (;;) {
-    uint64_t start = ready;
-    for (int i = 0; i < n; ++i) {
-      seen_[i] = slots_[ids[i]].busy_until.load(std::memory_order_acquire);
-      start = std::max(start, seen_[i]);
-    }
-    const uint64_t end = start + busy_ns;
-    int taken = 0;
-    for (; taken < n; ++taken) {
-      uint64_t expect = seen_[taken];
-      if (!slots_[ids[taken]].busy_until.compare_exchange_strong(expect, end,
-                                                                 std::memory_order_acq_rel)) {
-        break;
-      }
-    }
-    if (taken == n) return start;
-    for (int i = 0; i < taken; ++i) {
-      uint64_t expect = end;
-      slots_[ids[i]].busy_until.compare_exchange_strong(expect, seen_[i],
-                                                        std::memory_order_acq_rel);
-    }
-  }
 }
 
 bool Links::may_send(int j, const FragHeader& h, size_t len) {
@@ -103,10 +72,15 @@ bool Links::may_send(int j, const FragHeader& h, size_t len) {
   if (chunk && h.size > 0 && h.rreq == stream_rreq_[j]) ready = std::min(now, stream_free_[j]);
   const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(len) * ns_per_byte_));
   // A fragment without payload (a match header, a control) occupies no link: it pays the hops.
-  const uint64_t start = busy > 0 ? reserve(&to_ids_[to_begin_[j]], hops, ready, busy) : ready;
-  due_[j] = start + busy + hop_ns_ * static_cast<uint64_t>(hops);
+  uint64_t through = ready, first_done = ready;
+  if (busy > 0) {
+    const uint32_t* ids = &to_ids_[to_begin_[j]];
+    through = topo::pass_route(
+        hops, ready, busy, [&](int i) { return &slots_[ids[i]].busy_until; }, &first_done);
+  }
+  due_[j] = through + hop_ns_ * static_cast<uint64_t>(hops);
   stream_rreq_[j] = chunk ? h.rreq : 0;
-  stream_free_[j] = start + busy;
+  stream_free_[j] = first_done;
   held_[j] = 1;
   ++held_count_;
   return now >= due_[j];

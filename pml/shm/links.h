@@ -9,11 +9,12 @@
 // its counters to the slots in the shared segment. A host-model job (no emulation) has no routes
 // and the transport skips all of this behind one flag.
 //
-// Pacing keeps each link's busy-until time in its shared slot (one cache line per link, so
-// senders on different links do not share a line). A fragment of b bytes offered at time t on a
-// route of h links of latency a and bandwidth B:
-//   start   = max(t, the time every link of the route is free)
-//   arrival = start + b/B + h*a          (each link then busy until start + b/B)
+// Pacing follows the machine's timing model (topo/timing.h), the simulator's: each link is a
+// first-come, first-served server whose busy-until time sits in its shared slot (one cache line
+// per link, so senders on different links do not share a line). A fragment of b bytes offered at
+// time t on a route of h links of latency a and bandwidth B passes each link, for b/B, as soon
+// as that link is free from t on (each slot: atomic max-then-add), and
+//   arrival = (when the last link is done with it) + h*a      (t + b/B + h*a on an idle route)
 // Until its arrival the fragment stays with the sender: the transport refuses it and the pml
 // offers it again after polling, so the caller never blocks and a waiting rank sleeps until the
 // earliest arrival (next_due) instead of spinning. Chunks of one pipelined message are ready
@@ -68,8 +69,9 @@ class Links {
   }
 
   // Pacing: true when the fragment (len payload bytes) to local peer j may be handed over now;
-  // false when it must wait (the first call reserves its route's links and fixes its arrival;
-  // the calls after it, for the same fragment, compare the clock). sent(j) once it is handed.
+  // false when it must wait (the first call takes its turn on its route's links and fixes its
+  // arrival; the calls after it, for the same fragment, compare the clock). sent(j) once it is
+  // handed.
   bool may_send(int j, const FragHeader& h, size_t len);
   void sent(int j) {
     held_[j] = 0;
@@ -86,8 +88,6 @@ class Links {
   void print(FILE* out) const;
 
  private:
-  uint64_t reserve(const uint32_t* ids, int n, uint64_t ready, uint64_t busy_ns);
-
   topo::Machine m_;
   LinkSlot* slots_ = nullptr;
   bool accounting_ = false;
@@ -105,7 +105,6 @@ class Links {
   std::vector<uint64_t> stream_rreq_;
   std::vector<uint64_t> stream_free_;
   int held_count_ = 0;
-  std::vector<uint64_t> seen_;  // scratch for reserve()
 };
 
 }  // namespace torusmpi::pml::shm

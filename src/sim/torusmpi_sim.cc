@@ -10,6 +10,7 @@
 //   torusmpi_sim --collective alltoall --ranks 1000 --bytes 1K --algorithm bruck
 //   torusmpi_sim --instance trn2.48xl --collective allreduce --bytes 8:1G
 //   torusmpi_sim --instance trn2.48xl --instances 2 --collective allreduce --bytes 8:1G --nics
+//   torusmpi_sim --calibrate > coll/select/calibration.def
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "coll/collective.h"
 #include "coll/select/registry.h"
 #include "coll/select/select.h"
+#include "coll/sim/calibrate.h"
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
 #include "core/params.h"
@@ -35,6 +38,7 @@ constexpr char kUsage[] =
     "                    [--root R] [--in-place] [--non-commutative] [--elem N]\n"
     "                    [--oversubscribed] [--alpha S] [--beta S] [--gamma S]\n"
     "       torusmpi_sim --instance MODEL [--instances N] [--ranks P] --collective C ...\n"
+    "       torusmpi_sim --calibrate\n"
     "\n"
     "Simulates every rank's schedule of one collective call (no processes, any rank count),\n"
     "checks the result (every output holds exactly the contributions the collective defines),\n"
@@ -71,6 +75,10 @@ constexpr char kUsage[] =
     "                     bytes=<N>' line per chip of every instance, as TORUSMPI_STATS=1\n"
     "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
     "                     moved, per byte reduced (not with --instance)\n"
+    "  --calibrate        alone: writes the cost model's calibration, the factors on the\n"
+    "                     torus algorithms' per-byte terms, as coll/select/calibration.def\n"
+    "                     holds it, from allreduce simulated on trn2.48xl and trn2u (each\n"
+    "                     point's ratio on stderr)\n"
     "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
 
 struct Options {
@@ -214,41 +222,15 @@ bool parse(int argc, char** argv, Options* o) {
   return true;
 }
 
-// nccl-tests' factors: the bytes algbw counts, and busbw / algbw.
-bool block_collective(Coll c) {
-  return c == Coll::kAllgather || c == Coll::kAllgatherv || c == Coll::kAlltoall ||
-         c == Coll::kAlltoallv || c == Coll::kAlltoallw || c == Coll::kGather ||
-         c == Coll::kGatherv || c == Coll::kScatter || c == Coll::kScatterv;
-}
-double bus_factor(Coll c, int p) {
-  double n = p;
-  switch (c) {
-    case Coll::kAllreduce:
-      return 2 * (n - 1) / n;
-    case Coll::kAllgather:
-    case Coll::kAllgatherv:
-    case Coll::kReduceScatter:
-    case Coll::kReduceScatterBlock:
-    case Coll::kAlltoall:
-    case Coll::kAlltoallv:
-    case Coll::kAlltoallw:
-      return (n - 1) / n;
-    default:
-      return 1;
-  }
-}
-
-// Elements per rank's count for a size in bytes (see the usage text).
-size_t count_for(Coll c, size_t bytes, size_t elem, int p) {
-  if (c == Coll::kReduceScatter || c == Coll::kReduceScatterBlock) return bytes / elem / p;
-  return bytes / elem;
-}
+// busbw / algbw (nccl-tests' factor), as the collective's descriptor gives it.
+double bus_factor(const Options& o) { return coll::collective(o.coll).bus_factor(o.ranks); }
 
 coll::sim::CallShape shape_for(const Options& o, size_t bytes) {
   coll::sim::CallShape shape;
   shape.coll = o.coll;
   shape.size = o.ranks;
-  shape.count = count_for(o.coll, bytes, o.elem, o.ranks);
+  // Elements per rank's count for a size in bytes (see the usage text).
+  shape.count = coll::collective(o.coll).count_for(bytes, o.elem, o.ranks);
   shape.elem = o.elem;
   shape.root = o.root;
   shape.in_place = o.in_place;
@@ -287,7 +269,7 @@ bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& al
   }
   *r = coll::sim::run(
       call.args, [&alg](coll::Builder& b, const coll::Args& a) { alg.build(b, a); }, costs);
-  const double moved = static_cast<double>(bytes) * (block_collective(o.coll) ? o.ranks : 1);
+  const double moved = coll::collective(o.coll).algbw_bytes(bytes, o.ranks);
   *algbw = r->time > 0 ? moved / r->time / 1e9 : 0;
   return true;
 }
@@ -336,7 +318,7 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
       if (!simulate(o, *call, *alg, bytes, costs, &r, &algbw)) continue;
       std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10s %14llu\n",
                   pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
-                  r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
+                  r.time * 1e6, algbw, algbw * bus_factor(o),
                   link_text(mach, r.busiest_link).c_str(),
                   static_cast<unsigned long long>(r.busiest_bytes));
       wrong += !r.ok;
@@ -353,7 +335,24 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
   return wrong == 0 ? 0 : 1;
 }
 
+// --calibrate: the calibration.def the simulator gives now (coll/sim/calibrate.h).
+int calibrate() {
+  const std::vector<coll::sim::Calibrated> values = coll::sim::calibrate();
+  if (values.empty()) return 1;
+  const std::vector<std::string> points = coll::sim::calibration_points();
+  for (const coll::sim::Calibrated& c : values) {
+    std::fprintf(stderr, "# %s (allreduce %s):", c.name, c.token);
+    for (size_t i = 0; i < c.points.size() && i < points.size(); ++i) {
+      std::fprintf(stderr, " %s %.4f;", points[i].c_str(), c.points[i]);
+    }
+    std::fprintf(stderr, " mean %.4f\n", c.value);
+  }
+  std::fputs(coll::sim::calibration_def(values).c_str(), stdout);
+  return 0;
+}
+
 int run(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--calibrate") == 0) return calibrate();
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fputs(kUsage, stderr);
@@ -410,7 +409,7 @@ int run(int argc, char** argv) {
       if (!simulate(o, *call, *alg, bytes, costs, &r, &algbw)) continue;
       std::printf("%c %-10zu %-20s %6s %12.2f %12.3f %12.3f %10llu %7zu\n",
                   pick.alg == alg ? '*' : ' ', bytes, alg->token, r.ok ? "ok" : "WRONG",
-                  r.time * 1e6, algbw, algbw * bus_factor(o.coll, o.ranks),
+                  r.time * 1e6, algbw, algbw * bus_factor(o),
                   static_cast<unsigned long long>(r.messages), r.max_steps);
       wrong += !r.ok;
       if (!r.ok) std::printf("    %s\n", r.error.c_str());

@@ -1,0 +1,255 @@
+// The simulator's contribution tracking: what every byte of every buffer holds, as "bytes [o, o+n)
+// of rank r's send buffer" or "the reduction over ranks S of the vector at [o, o+n)", never the
+// data itself. Sets (of ranks, joined by reductions), Piece and SegMap (a buffer's runs of bytes
+// of one meaning), and ExpectedRecv, which turns a descriptor's expected result (expect.h) into
+// them. The simulator (sim.cc) moves and combines these as schedules run and compares them.
+#ifndef TORUSMPI_COLL_SIM_CONTRIB_H_
+#define TORUSMPI_COLL_SIM_CONTRIB_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory_resource>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "coll/coll.h"
+#include "coll/sim/expect.h"
+
+namespace torusmpi::coll::sim {
+
+// What a byte range holds: whose data (a key) and from where in it (an origin offset), and for
+// reductions, over which ranks (a set).
+enum KeyKind : uint32_t {
+  kVec = 0,     // the vector a reduction combines: every rank's send holds a contribution to it
+  kSendOf = 1,  // rank r's send buffer (data that moves, and the root's bcast buffer)
+  kRecvOf = 2,  // rank r's receive buffer as it was before the call
+};
+inline uint32_t make_key(KeyKind kind, int rank) {
+  return (static_cast<uint32_t>(kind) << 24) | rank;
+}
+inline KeyKind key_kind(uint32_t key) { return static_cast<KeyKind>(key >> 24); }
+inline int key_rank(uint32_t key) { return static_cast<int>(key & 0xffffff); }
+
+using Intervals = std::vector<std::pair<int, int>>;  // sorted, disjoint, not adjacent
+
+// Sets of ranks as ints. A cyclic run lo..hi (lo > hi: it wraps past rank p-1; what most
+// reductions hold, rings included) is the int itself, with the top bit set: joining two adjacent
+// runs is arithmetic. Other sets are interned: an index into a table, and joining them is a lookup
+// once it has been seen. Every set has one form, so equal sets have equal ints.
+class Sets {
+ public:
+  explicit Sets(int p) : p_(p) { make({}); }  // id 0: the empty set, carried by data that moves
+
+  // What join() gives when the two sets cannot be joined (never a set: bit 30 of a run is 0).
+  static constexpr int kFail = -1;
+
+  int range(int lo, int hi) { return lo > hi ? 0 : make({{lo, hi}}); }
+
+  // The set of `left op right`: kFail when a rank would count twice (why says which), or, for a
+  // non-commutative op, when left is not the run of ranks just below right's.
+  int join(int left, int right, bool ordered, std::string* why) {
+    if (is_run(left) && is_run(right)) {
+      int total = length(left) + length(right);
+      bool left_first = next(hi_of(left)) == lo_of(right);
+      bool right_first = next(hi_of(right)) == lo_of(left);
+      if (ordered) {
+        // Rank order: left ends just below where right starts, and neither wraps.
+        if (left_first && lo_of(left) <= hi_of(left) && lo_of(right) <= hi_of(right) &&
+            hi_of(left) < lo_of(right))
+          return run(lo_of(left), hi_of(right));
+      } else if (total <= p_ && (left_first || right_first)) {
+        if (total == p_) return run(0, p_ - 1);
+        return left_first ? run(lo_of(left), hi_of(right)) : run(lo_of(right), hi_of(left));
+      }
+    }
+    // Both ids whole: a run's top bit shifted out of the key made a run share its entry with
+    // the interned set of the same low bits, and the join took the other's result.
+    const uint64_t k =
+        (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+    auto it = joins_[ordered].find(k);
+    if (it != joins_[ordered].end()) {
+      if (it->second == kFail) *why = why_[ordered][k];
+      return it->second;
+    }
+    int id = compute_join(left, right, ordered, why);
+    joins_[ordered].emplace(k, id);
+    if (id == kFail) why_[ordered][k] = *why;
+    return id;
+  }
+
+  std::string text(int id) const;
+
+ private:
+  static constexpr int kRunLimit = 1 << 15;  // runs of ranks below this fit in an int
+  static constexpr uint32_t kRunBit = 1u << 31;
+  static bool is_run(int id) { return static_cast<uint32_t>(id) & kRunBit; }
+  static int lo_of(int id) { return static_cast<int>((static_cast<uint32_t>(id) >> 15) & 0x7fff); }
+  static int hi_of(int id) { return static_cast<int>(static_cast<uint32_t>(id) & 0x7fff); }
+  static int run(int lo, int hi) {
+    return static_cast<int>(kRunBit | static_cast<uint32_t>(lo) << 15 | static_cast<uint32_t>(hi));
+  }
+  int next(int r) const { return r + 1 == p_ ? 0 : r + 1; }
+  int length(int id) const { return (hi_of(id) - lo_of(id) + p_) % p_ + 1; }
+
+  int make(const Intervals& v);
+  Intervals get(int id) const;
+  int compute_join(int left, int right, bool ordered, std::string* why);
+
+  struct Hash {
+    size_t operator()(const Intervals& v) const {
+      size_t h = v.size();
+      for (const auto& [lo, hi] : v) h = h * 1000003u ^ (static_cast<size_t>(lo) << 20 ^ hi);
+      return h;
+    }
+  };
+  int p_;
+  std::vector<Intervals> sets_;
+  std::unordered_map<Intervals, int, Hash> ids_;
+  std::unordered_map<uint64_t, int> joins_[2];  // by ordered
+  std::unordered_map<uint64_t, std::string> why_[2];
+};
+
+// A run of bytes with one meaning; origin is the offset, in the key's data, of its first byte.
+struct Piece {
+  uint64_t off = 0;  // relative to the range read
+  uint64_t len = 0;
+  bool defined = false;
+  uint32_t key = 0;
+  int set = 0;
+  uint64_t origin = 0;
+};
+
+inline bool continues(const Piece& a, const Piece& b) {
+  return a.defined && b.defined && a.key == b.key && a.set == b.set &&
+         a.origin + a.len == b.origin && a.off + a.len == b.off;
+}
+
+// What bytes [at, at+len) of piece x hold, in words ("rank 3's send bytes [0, 8)").
+std::string describe(const Sets& sets, const Piece& x, uint64_t at, uint64_t len);
+
+// What every byte of one buffer holds: segments by start; bytes in none are undefined.
+class SegMap {
+ public:
+  // Nodes come from the simulation's pool: a million-message run makes and drops millions of
+  // them, and the pool hands them back at once when the run ends.
+  explicit SegMap(std::pmr::memory_resource* pool = std::pmr::get_default_resource()) : m_(pool) {}
+
+  struct Seg {
+    uint64_t end;
+    uint32_t key;
+    int set;
+    uint64_t origin;
+  };
+
+  void fill(uint64_t start, uint64_t len, uint32_t key, int set, uint64_t origin) {
+    if (len == 0) return;
+    write(start, len, {Piece{0, len, true, key, set, origin}});
+  }
+
+  // The pieces covering [start, start+len), gaps included as undefined pieces, into *out.
+  const std::vector<Piece>& read(uint64_t start, uint64_t len, std::vector<Piece>* pieces) const {
+    std::vector<Piece>& out = *pieces;
+    out.clear();
+    uint64_t end = start + len, pos = start;
+    auto it = m_.upper_bound(start);
+    if (it != m_.begin()) --it;
+    for (; it != m_.end() && it->first < end && pos < end; ++it) {
+      const Seg& s = it->second;
+      if (s.end <= pos) continue;
+      if (it->first > pos) {
+        out.push_back(Piece{pos - start, it->first - pos, false, 0, 0, 0});
+        pos = it->first;
+      }
+      uint64_t e = std::min(s.end, end);
+      out.push_back(Piece{pos - start, e - pos, true, s.key, s.set, s.origin + (pos - it->first)});
+      pos = e;
+    }
+    if (pos < end) out.push_back(Piece{pos - start, end - pos, false, 0, 0, 0});
+    return out;
+  }
+
+  // Replaces [start, start+len) with pieces (offsets relative to start).
+  void write(uint64_t start, uint64_t len, const std::vector<Piece>& pieces) {
+    if (len == 0) return;
+    uint64_t end = start + len;
+    // Whole blocks overwritten by one piece are the common case: no node to make or drop.
+    if (pieces.size() == 1 && pieces[0].defined) {
+      auto it = m_.find(start);
+      if (it != m_.end() && it->second.end == end) {
+        it->second = Seg{end, pieces[0].key, pieces[0].set, pieces[0].origin};
+        merge_around(start, end);
+        return;
+      }
+    }
+    split(start);
+    split(end);
+    m_.erase(m_.lower_bound(start), m_.lower_bound(end));
+    for (const Piece& p : pieces) {
+      if (p.defined && p.len > 0)
+        m_[start + p.off] = Seg{start + p.off + p.len, p.key, p.set, p.origin};
+    }
+    merge_around(start, end);
+  }
+
+ private:
+  void split(uint64_t pos) {
+    auto it = m_.upper_bound(pos);
+    if (it == m_.begin()) return;
+    --it;
+    Seg& s = it->second;
+    if (it->first < pos && pos < s.end) {
+      Seg right{s.end, s.key, s.set, s.origin + (pos - it->first)};
+      s.end = pos;
+      m_.emplace(pos, right);
+    }
+  }
+  // Joins segments that continue each other, from the one before start to the one after end.
+  void merge_around(uint64_t start, uint64_t end) {
+    auto it = m_.lower_bound(start);
+    if (it != m_.begin()) --it;
+    while (it != m_.end()) {
+      auto next = std::next(it);
+      if (next == m_.end() || it->first > end) break;
+      Seg& a = it->second;
+      const Seg& b = next->second;
+      if (a.end == next->first && a.key == b.key && a.set == b.set &&
+          a.origin + (a.end - it->first) == b.origin) {
+        a.end = b.end;
+        m_.erase(next);
+      } else {
+        it = next;
+      }
+    }
+  }
+
+  std::pmr::map<uint64_t, Seg> m_;
+};
+
+// A descriptor's expected result (expect.h) for one rank's receive buffer, written into `want`
+// (which starts as the buffer was before the call) and `skip` (ranges [lo, hi) MPI leaves
+// undefined); args[q] is rank q's call.
+class ExpectedRecv final : public Expect {
+ public:
+  ExpectedRecv(Sets* sets, const std::vector<Args>* args, SegMap* want,
+               std::vector<std::pair<uint64_t, uint64_t>>* skip)
+      : sets_(sets), args_(args), want_(want), skip_(skip) {}
+
+  void data(uint64_t at, uint64_t len, int rank, uint64_t origin) override;
+  void reduction(uint64_t at, uint64_t len, int lo, int hi, uint64_t origin) override;
+  void skip(uint64_t lo, uint64_t hi) override;
+  const Args& args(int rank) const override;
+
+ private:
+  Sets* sets_;
+  const std::vector<Args>* args_;
+  SegMap* want_;
+  std::vector<std::pair<uint64_t, uint64_t>>* skip_;
+};
+
+}  // namespace torusmpi::coll::sim
+
+#endif  // TORUSMPI_COLL_SIM_CONTRIB_H_
