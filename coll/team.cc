@@ -17,7 +17,8 @@ void Team::place() {
   // and so is this host's oversubscription, as for the host alone; an emulated instance is
   // priced as the instance would run, whatever this host's cores.
   modelled_ = m.emulated() || m.instances > 1;
-  if (modelled_) model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
+  if (modelled_)
+    model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
   placed_ = true;
 }
 
@@ -50,7 +51,8 @@ namespace {
 // sdispls).
 constexpr int kArrays = 6;
 const size_t* array_of(const Args& a, int i) {
-  const size_t* const all[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
+  const size_t* const all[kArrays] = {a.counts,  a.displs,  a.scounts,
+                                      a.sdispls, a.rcounts, a.rdispls};
   return all[i];
 }
 int array_len(const Args& a, int i) {
@@ -117,8 +119,17 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   if (alg == nullptr) return Status::kErrArg;
   if (cache_.size() >= kMaxEntries) cache_.clear();
   auto e = std::make_unique<Entry>();
-  *e = Entry{a->coll, a->in_place, a->commutative, a->root, a->count, a->elem, {}, 0, alg,
-             std::make_shared<Schedule>(), params::generation()};
+  *e = Entry{a->coll,
+             a->in_place,
+             a->commutative,
+             a->root,
+             a->count,
+             a->elem,
+             {},
+             0,
+             alg,
+             std::make_shared<Schedule>(),
+             params::generation()};
   for (int i = 0; coll_vector(a->coll) && i < kArrays; ++i) {
     const size_t* v = array_of(*a, i);
     if (v == nullptr) continue;

@@ -67,9 +67,9 @@ class Team {
   const pml::Comm* comm_;
   bool placed_ = false;
   bool modelled_ = false;  // model_ holds the placement's figures (emulated, or host instances)
-  TopoView view_;      // every builder's Args::topo on an emulated machine
-  TorusModel torus_;   // model_.torus points here
-  Model model_{};      // emulated machines; the host's follows oversubscription at each choice
+  TopoView view_;          // every builder's Args::topo on an emulated machine
+  TorusModel torus_;       // model_.torus points here
+  Model model_{};          // emulated machines; the host's follows oversubscription at each choice
   uint32_t seq_ = 0;
   const Algorithm* last_ = nullptr;
   std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;

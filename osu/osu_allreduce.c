@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   int rc = osu_start(&kBench, &argc, &argv, &o);
   if (rc >= 0) return rc;
 
-  struct state s = {.o = &o, .sbuf = osu_alloc_buf(&o, o.max_size), .rbuf = osu_alloc_buf(&o, o.max_size)};
+  struct state s = {
+      .o = &o, .sbuf = osu_alloc_buf(&o, o.max_size), .rbuf = osu_alloc_buf(&o, o.max_size)};
   const struct osu_coll_ops ops = {prepare, fill, call, check};
   long errors = osu_coll_run(&kBench, &o, &ops, &s);
   osu_free_buf(&o, s.sbuf);

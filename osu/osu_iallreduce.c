@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
   int rc = osu_start(&kBench, &argc, &argv, &o);
   if (rc >= 0) return rc;
 
-  struct state s = {.o = &o, .sbuf = osu_alloc_buf(&o, o.max_size), .rbuf = osu_alloc_buf(&o, o.max_size)};
+  struct state s = {
+      .o = &o, .sbuf = osu_alloc_buf(&o, o.max_size), .rbuf = osu_alloc_buf(&o, o.max_size)};
   long all_errors = 0;
   osu_print_nbc_header(&kBench, &o);
 

@@ -64,11 +64,12 @@ static void usage(const struct osu_bench* b, FILE* out) {
         "                                bytes (count = size / sizeof type)\n"
         "  -c, --validation              check the received data: adds a Validation column,\n"
         "                                exit status 1 on a failure\n");
-  fprintf(out,
-          "  -d, --accelerator neuron      data buffers in torusmpi's emulated device memory%s\n",
-          (b->extra_opts & OSU_OPT_BUFFERS) ? ";\n                                then H|D H|D after the options place even and odd\n"
-                                              "                                ranks' buffers (default D D)"
-                                            : "");
+  fprintf(
+      out, "  -d, --accelerator neuron      data buffers in torusmpi's emulated device memory%s\n",
+      (b->extra_opts & OSU_OPT_BUFFERS)
+          ? ";\n                                then H|D H|D after the options place even and odd\n"
+            "                                ranks' buffers (default D D)"
+          : "");
   if (b->bus != OSU_BUS_NONE)
     fprintf(out, "  -a, --show-algorithm          add the algorithm torusmpi ran for each size\n");
   if (b->full_usage)
@@ -230,7 +231,8 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
     }
   }
   if (places == 1) {
-    if (err) fprintf(err, "%s: give the places of both sides' buffers (H|D H|D), or none\n", b->name);
+    if (err)
+      fprintf(err, "%s: give the places of both sides' buffers (H|D H|D), or none\n", b->name);
     goto bad;
   }
   return -1;
@@ -359,8 +361,7 @@ static size_t g_stage_bytes;
 
 static int is_device(const struct osu_options* o, const void* buf) {
   int kind = 0;
-  return o->device && g_ext.pointer_kind(buf, &kind, NULL) == MPI_SUCCESS &&
-         kind == kMemoryDevice;
+  return o->device && g_ext.pointer_kind(buf, &kind, NULL) == MPI_SUCCESS && kind == kMemoryDevice;
 }
 
 /* Where to write or read `bytes` of buf from host code: buf itself, or the host copy (holding

@@ -32,9 +32,10 @@ enum osu_bus {
 };
 
 /* Options a benchmark takes beyond the common ones (-m -i -x -T -c -f -d -a -h). */
-#define OSU_OPT_WINDOW 0x1  /* -W window */
-#define OSU_OPT_BUFFERS 0x2 /* point-to-point: two positional H|D, the buffers' places on even and
-                               odd ranks (rank 0 and rank 1), as the OSU benchmarks' "D D" */
+#define OSU_OPT_WINDOW 0x1 /* -W window */
+#define OSU_OPT_BUFFERS                                                      \
+  0x2 /* point-to-point: two positional H|D, the buffers' places on even and \
+         odd ranks (rank 0 and rank 1), as the OSU benchmarks' "D D" */
 
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
@@ -58,9 +59,9 @@ struct osu_bench {
 /* What the OSU Micro-Benchmarks' collective benchmarks default to: sizes 1 B to 1 MiB, 1000
  * iterations and 100 warm-up up to 8 KiB, 100 and 10 above; -f figures over ranks. A benchmark's
  * struct osu_bench starts with it: { OSU_COLL_DEFAULTS, .name = ..., .title = ..., .bus = ... }. */
-#define OSU_COLL_DEFAULTS                                                                      \
-  .metric = OSU_LATENCY, .min_ranks = 1, .min_size = 1, .max_size = 1 << 20, .iters = 1000,    \
-  .warmup = 100, .iters_large = 100, .warmup_large = 10, .large_size = 8192,                   \
+#define OSU_COLL_DEFAULTS                                                                   \
+  .metric = OSU_LATENCY, .min_ranks = 1, .min_size = 1, .max_size = 1 << 20, .iters = 1000, \
+  .warmup = 100, .iters_large = 100, .warmup_large = 10, .large_size = 8192,                \
   .full_what = "over ranks"
 
 struct osu_options {
@@ -77,8 +78,8 @@ struct osu_options {
    * a collective, or by the positional "H|D H|D" of a point-to-point benchmark (even ranks take
    * the first, odd ranks the second; without them "D D"). Other MPI libraries have no device
    * memory: -d neuron then fails with a message. */
-  int device;     /* -d neuron given */
-  char where[2];  /* 'H' or 'D' for even and odd ranks */
+  int device;         /* -d neuron given */
+  char where[2];      /* 'H' or 'D' for even and odd ranks */
   int show_algorithm; /* -a: collectives add an Algorithm column (torusmpi only) */
 };
 

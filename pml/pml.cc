@@ -20,7 +20,7 @@ namespace torusmpi::pml {
 // A matched fragment (kEager or kRts) that arrived before its receive; improbe hands it out.
 struct Message {
   FragHeader h;
-  int peer = 0;            // job rank of the sender
+  int peer = 0;             // job rank of the sender
   uint8_t* data = nullptr;  // kEager: the payload (h.size bytes); kRts: a remote key; malloc'd
   size_t len = 0;           // bytes at data
   Message* next_ = nullptr;
@@ -116,8 +116,8 @@ class BouncePool {
 
 struct Peer {
   Transport* transport = nullptr;
-  bool network = false;  // transport->network(): its arrivals count as NIC bytes
-  size_t eager_limit = 0;  // TORUSMPI_EAGER_LIMIT, capped by the transport's fragment size
+  bool network = false;        // transport->network(): its arrivals count as NIC bytes
+  size_t eager_limit = 0;      // TORUSMPI_EAGER_LIMIT, capped by the transport's fragment size
   std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
 };
 
@@ -535,8 +535,7 @@ bool iprobe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info
   return true;
 }
 
-bool improbe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info,
-             Message** msg) {
+bool improbe(const Comm& comm, uint32_t ctx, int source, int tag, ProbeInfo* info, Message** msg) {
   progress::Lock lock;
   if (!iprobe(comm, ctx, source, tag, info)) return false;
   *msg = find_unexpected(ctx, source, tag);

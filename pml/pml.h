@@ -59,7 +59,7 @@ struct Request {
   // Results, valid once done.
   int source = 0;  // sender's rank in the communicator (receives)
   int tag = 0;
-  size_t bytes = 0;  // bytes received (at most the buffer's capacity) or sent
+  size_t bytes = 0;          // bytes received (at most the buffer's capacity) or sent
   size_t message_bytes = 0;  // receives: the whole message's size (more than bytes if truncated)
   Status error = Status::kOk;
   bool cancelled = false;
@@ -80,9 +80,9 @@ struct Request {
   int match_source_ = kAnySource;
   int match_tag_ = kAnyTag;
   uint8_t* buf_ = nullptr;
-  size_t capacity_ = 0;     // receive buffer size, or send size
-  size_t received_ = 0;     // pipelined receives: bytes arrived so far, excess included
-  size_t total_ = 0;        // pipelined receives: the message's full size
+  size_t capacity_ = 0;      // receive buffer size, or send size
+  size_t received_ = 0;      // pipelined receives: bytes arrived so far, excess included
+  size_t total_ = 0;         // pipelined receives: the message's full size
   Request* next_ = nullptr;  // posted-receive queue
   Request* prev_ = nullptr;
 };
@@ -97,7 +97,8 @@ Status finalize();
 // comm.coll_context()). The buffer must stay unchanged until the request is done.
 Status isend(const Comm& comm, uint32_t context, const void* buf, size_t bytes, int dest, int tag,
              SendMode mode, Request* req);
-// Posts a receive of at most `capacity` bytes from `source` (or kAnySource) with `tag` (or kAnyTag).
+// Posts a receive of at most `capacity` bytes from `source` (or kAnySource) with `tag` (or
+// kAnyTag).
 Status irecv(const Comm& comm, uint32_t context, void* buf, size_t capacity, int source, int tag,
              Request* req);
 

@@ -19,7 +19,7 @@ enum class FragType : uint8_t {
   kData,       // a chunk of a rendezvous message, at offset `size`
 };
 
-constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
+constexpr uint8_t kFlagSync = 1;    // kEager: the sender waits for kAck
 constexpr uint8_t kFlagDevice = 2;  // kRts: the sender's buffer is device memory (no read_remote)
 
 struct FragHeader {

@@ -1,5 +1,5 @@
-// allgather instance_direct: every rank's block first goes to the ranks at the same place in the other
-// instances, over a direct exchange among the N instances, one step (each NIC carries its own
+// allgather instance_direct: every rank's block first goes to the ranks at the same place in the
+// other instances, over a direct exchange among the N instances, one step (each NIC carries its own
 // chip's blocks), then each instance gathers what its ranks hold with its torus-aware stages.
 //
 // Cost = a_e + (N-1) n c b_e + T_ag(q) on blocks of N n,
@@ -35,8 +35,7 @@ extern const Algorithm kAllgatherInstanceDirect = {
     "direct exchange across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_direct(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_allgather(b, a, {s});
 }
 

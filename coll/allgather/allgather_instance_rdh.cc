@@ -36,8 +36,7 @@ extern const Algorithm kAllgatherInstanceRdh = {
     "recursive doubling across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_rdh(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
   patterns::staged_allgather(b, a, {s});
 }
 

@@ -1,6 +1,6 @@
-// allgather instance_ring: every rank's block first goes to the ranks at the same place in the other
-// instances, over a ring of the N instances (each NIC carries its own chip's blocks), then each
-// instance gathers what its ranks hold with its torus-aware stages.
+// allgather instance_ring: every rank's block first goes to the ranks at the same place in the
+// other instances, over a ring of the N instances (each NIC carries its own chip's blocks), then
+// each instance gathers what its ranks hold with its torus-aware stages.
 //
 // Cost = (N-1) a_e + (N-1) n c b_e + T_ag(q) on blocks of N n,
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -35,8 +35,7 @@ extern const Algorithm kAllgatherInstanceRing = {
     "ring across the instances per place, then the instance's own allgather"};
 
 void allgather_instance_ring(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_allgather(b, a, {s});
 }
 

@@ -1,7 +1,7 @@
 // allreduce direct: in one step every rank sends block j of its vector to rank j; rank j
 // folds what it gets in rank order (patterns/direct.h) and, in one more step, sends its reduced
-// block to everyone. Two message steps whatever p: for small vectors (Neuron uses a mesh algorithm under
-// about 1 MB), at the price of p-1 messages in flight per port.
+// block to everyone. Two message steps whatever p: for small vectors (Neuron uses a mesh algorithm
+// under about 1 MB), at the price of p-1 messages in flight per port.
 //
 // Cost = 2(p-1) a + 2((p-1)/p) n b + ((p-1)/p) n g with the p-1 messages of a step overlapping:
 // on the torus 2 a + 2((p-1)/p) n b_link + ((p-1)/p) n g, each link carrying its share.

@@ -1,6 +1,6 @@
-// allreduce instance_direct: a reduce-scatter inside each instance (its torus-aware stages), then an
-// allreduce of each rank's piece among the ranks holding the same piece in every instance, over a
-// direct exchange among the N instances, one step, then an allgather inside each instance.
+// allreduce instance_direct: a reduce-scatter inside each instance (its torus-aware stages), then
+// an allreduce of each rank's piece among the ranks holding the same piece in every instance, over
+// a direct exchange among the N instances, one step, then an allgather inside each instance.
 //
 // Cost = T_rs(q) + T_ag(q) + 2 a_e + 2((N-1)/N)(n/q) c b_e + ((N-1)/N)(n/q) g,
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -38,8 +38,7 @@ extern const Algorithm kAllreduceInstanceDirect = {
     "allgather in each instance"};
 
 void allreduce_instance_direct(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_allreduce(b, a, {s});
 }
 

@@ -37,8 +37,7 @@ extern const Algorithm kAllreduceInstanceRdh = {
     "instances, allgather in each instance"};
 
 void allreduce_instance_rdh(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
   patterns::staged_allreduce(b, a, {s});
 }
 

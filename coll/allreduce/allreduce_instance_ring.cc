@@ -37,8 +37,7 @@ extern const Algorithm kAllreduceInstanceRing = {
     "in each instance"};
 
 void allreduce_instance_ring(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_allreduce(b, a, {s});
 }
 

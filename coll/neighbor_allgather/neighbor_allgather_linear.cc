@@ -31,8 +31,13 @@ extern const Algorithm kNeighborAllgatherLinear = {Coll::kNeighborAllgather,
 void neighbor_allgather_linear(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   patterns::neighbor_exchange(
-      b, a, [&](int) { return std::pair<uint64_t, uint64_t>{0, n}; },
-      [&](int i) { return std::pair<uint64_t, uint64_t>{i * n, n}; });
+      b, a,
+      [&](int) {
+        return std::pair<uint64_t, uint64_t>{0, n};
+      },
+      [&](int i) {
+        return std::pair<uint64_t, uint64_t>{i * n, n};
+      });
 }
 
 }  // namespace torusmpi::coll

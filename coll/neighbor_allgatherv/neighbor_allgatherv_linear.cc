@@ -30,8 +30,13 @@ extern const Algorithm kNeighborAllgathervLinear = {Coll::kNeighborAllgatherv,
 void neighbor_allgatherv_linear(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes(), e = a.elem;
   patterns::neighbor_exchange(
-      b, a, [&](int) { return std::pair<uint64_t, uint64_t>{0, n}; },
-      [&](int i) { return std::pair<uint64_t, uint64_t>{a.displs[i] * e, a.counts[i] * e}; });
+      b, a,
+      [&](int) {
+        return std::pair<uint64_t, uint64_t>{0, n};
+      },
+      [&](int i) {
+        return std::pair<uint64_t, uint64_t>{a.displs[i] * e, a.counts[i] * e};
+      });
 }
 
 }  // namespace torusmpi::coll

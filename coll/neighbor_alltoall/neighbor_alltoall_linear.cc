@@ -31,8 +31,13 @@ extern const Algorithm kNeighborAlltoallLinear = {Coll::kNeighborAlltoall,
 void neighbor_alltoall_linear(Builder& b, const Args& a) {
   const uint64_t n = a.block_bytes();
   patterns::neighbor_exchange(
-      b, a, [&](int j) { return std::pair<uint64_t, uint64_t>{j * n, n}; },
-      [&](int i) { return std::pair<uint64_t, uint64_t>{i * n, n}; });
+      b, a,
+      [&](int j) {
+        return std::pair<uint64_t, uint64_t>{j * n, n};
+      },
+      [&](int i) {
+        return std::pair<uint64_t, uint64_t>{i * n, n};
+      });
 }
 
 }  // namespace torusmpi::coll

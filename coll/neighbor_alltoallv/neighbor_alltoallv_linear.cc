@@ -32,8 +32,12 @@ void neighbor_alltoallv_linear(Builder& b, const Args& a) {
   const uint64_t e = a.elem;
   patterns::neighbor_exchange(
       b, a,
-      [&](int j) { return std::pair<uint64_t, uint64_t>{a.sdispls[j] * e, a.scounts[j] * e}; },
-      [&](int i) { return std::pair<uint64_t, uint64_t>{a.rdispls[i] * e, a.rcounts[i] * e}; });
+      [&](int j) {
+        return std::pair<uint64_t, uint64_t>{a.sdispls[j] * e, a.scounts[j] * e};
+      },
+      [&](int i) {
+        return std::pair<uint64_t, uint64_t>{a.rdispls[i] * e, a.rcounts[i] * e};
+      });
 }
 
 }  // namespace torusmpi::coll

@@ -108,55 +108,81 @@ void op_minloc(void* o, const void* i, size_t n) {
 template <class T>
 ReduceFn integer_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kMax: return op_max<T>;
-    case ReduceOp::kMin: return op_min<T>;
-    case ReduceOp::kSum: return op_sum<T>;
-    case ReduceOp::kProd: return op_prod<T>;
-    case ReduceOp::kLand: return op_land<T>;
-    case ReduceOp::kLor: return op_lor<T>;
-    case ReduceOp::kLxor: return op_lxor<T>;
-    case ReduceOp::kBand: return op_band<T>;
-    case ReduceOp::kBor: return op_bor<T>;
-    case ReduceOp::kBxor: return op_bxor<T>;
-    default: return nullptr;
+    case ReduceOp::kMax:
+      return op_max<T>;
+    case ReduceOp::kMin:
+      return op_min<T>;
+    case ReduceOp::kSum:
+      return op_sum<T>;
+    case ReduceOp::kProd:
+      return op_prod<T>;
+    case ReduceOp::kLand:
+      return op_land<T>;
+    case ReduceOp::kLor:
+      return op_lor<T>;
+    case ReduceOp::kLxor:
+      return op_lxor<T>;
+    case ReduceOp::kBand:
+      return op_band<T>;
+    case ReduceOp::kBor:
+      return op_bor<T>;
+    case ReduceOp::kBxor:
+      return op_bxor<T>;
+    default:
+      return nullptr;
   }
 }
 
 template <class T>
 ReduceFn float_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kMax: return op_max<T>;
-    case ReduceOp::kMin: return op_min<T>;
-    case ReduceOp::kSum: return op_sum<T>;
-    case ReduceOp::kProd: return op_prod<T>;
-    default: return nullptr;
+    case ReduceOp::kMax:
+      return op_max<T>;
+    case ReduceOp::kMin:
+      return op_min<T>;
+    case ReduceOp::kSum:
+      return op_sum<T>;
+    case ReduceOp::kProd:
+      return op_prod<T>;
+    default:
+      return nullptr;
   }
 }
 
 template <class T>
 ReduceFn complex_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return op_sum<std::complex<T>>;
-    case ReduceOp::kProd: return op_prod<std::complex<T>>;
-    default: return nullptr;
+    case ReduceOp::kSum:
+      return op_sum<std::complex<T>>;
+    case ReduceOp::kProd:
+      return op_prod<std::complex<T>>;
+    default:
+      return nullptr;
   }
 }
 
 template <class P>
 ReduceFn pair_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kMaxloc: return op_maxloc<P>;
-    case ReduceOp::kMinloc: return op_minloc<P>;
-    default: return nullptr;
+    case ReduceOp::kMaxloc:
+      return op_maxloc<P>;
+    case ReduceOp::kMinloc:
+      return op_minloc<P>;
+    default:
+      return nullptr;
   }
 }
 
 ReduceFn bool_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kLand: return op_land<bool>;
-    case ReduceOp::kLor: return op_lor<bool>;
-    case ReduceOp::kLxor: return op_lxor<bool>;
-    default: return nullptr;
+    case ReduceOp::kLand:
+      return op_land<bool>;
+    case ReduceOp::kLor:
+      return op_lor<bool>;
+    case ReduceOp::kLxor:
+      return op_lxor<bool>;
+    default:
+      return nullptr;
   }
 }
 
@@ -164,51 +190,99 @@ ReduceFn bool_fn(ReduceOp op) {
 
 ReduceFn reduce_fn(ReduceOp op, Elem elem) {
   switch (elem) {
-    case Elem::kI8: return integer_fn<int8_t>(op);
-    case Elem::kI16: return integer_fn<int16_t>(op);
-    case Elem::kI32: return integer_fn<int32_t>(op);
-    case Elem::kI64: return integer_fn<int64_t>(op);
-    case Elem::kU8: return integer_fn<uint8_t>(op);
-    case Elem::kU16: return integer_fn<uint16_t>(op);
-    case Elem::kU32: return integer_fn<uint32_t>(op);
-    case Elem::kU64: return integer_fn<uint64_t>(op);
-    case Elem::kF32: return float_fn<float>(op);
-    case Elem::kF64: return float_fn<double>(op);
-    case Elem::kLongDouble: return float_fn<long double>(op);
-    case Elem::kComplexF32: return complex_fn<float>(op);
-    case Elem::kComplexF64: return complex_fn<double>(op);
-    case Elem::kComplexLongDouble: return complex_fn<long double>(op);
-    case Elem::kBool: return bool_fn(op);
-    case Elem::kFloatInt: return pair_fn<Pair<float, int>>(op);
-    case Elem::kDoubleInt: return pair_fn<Pair<double, int>>(op);
-    case Elem::kLongInt: return pair_fn<Pair<long, int>>(op);
-    case Elem::kIntInt: return pair_fn<Pair<int, int>>(op);
-    case Elem::kShortInt: return pair_fn<Pair<short, int>>(op);
-    case Elem::kLongDoubleInt: return pair_fn<Pair<long double, int>>(op);
-    case Elem::kFloatFloat: return pair_fn<Pair<float, float>>(op);
-    case Elem::kDoubleDouble: return pair_fn<Pair<double, double>>(op);
-    case Elem::kCount: break;
+    case Elem::kI8:
+      return integer_fn<int8_t>(op);
+    case Elem::kI16:
+      return integer_fn<int16_t>(op);
+    case Elem::kI32:
+      return integer_fn<int32_t>(op);
+    case Elem::kI64:
+      return integer_fn<int64_t>(op);
+    case Elem::kU8:
+      return integer_fn<uint8_t>(op);
+    case Elem::kU16:
+      return integer_fn<uint16_t>(op);
+    case Elem::kU32:
+      return integer_fn<uint32_t>(op);
+    case Elem::kU64:
+      return integer_fn<uint64_t>(op);
+    case Elem::kF32:
+      return float_fn<float>(op);
+    case Elem::kF64:
+      return float_fn<double>(op);
+    case Elem::kLongDouble:
+      return float_fn<long double>(op);
+    case Elem::kComplexF32:
+      return complex_fn<float>(op);
+    case Elem::kComplexF64:
+      return complex_fn<double>(op);
+    case Elem::kComplexLongDouble:
+      return complex_fn<long double>(op);
+    case Elem::kBool:
+      return bool_fn(op);
+    case Elem::kFloatInt:
+      return pair_fn<Pair<float, int>>(op);
+    case Elem::kDoubleInt:
+      return pair_fn<Pair<double, int>>(op);
+    case Elem::kLongInt:
+      return pair_fn<Pair<long, int>>(op);
+    case Elem::kIntInt:
+      return pair_fn<Pair<int, int>>(op);
+    case Elem::kShortInt:
+      return pair_fn<Pair<short, int>>(op);
+    case Elem::kLongDoubleInt:
+      return pair_fn<Pair<long double, int>>(op);
+    case Elem::kFloatFloat:
+      return pair_fn<Pair<float, float>>(op);
+    case Elem::kDoubleDouble:
+      return pair_fn<Pair<double, double>>(op);
+    case Elem::kCount:
+      break;
   }
   return nullptr;
 }
 
 size_t elem_stride(Elem elem) {
   switch (elem) {
-    case Elem::kI8: case Elem::kU8: case Elem::kBool: return 1;
-    case Elem::kI16: case Elem::kU16: return 2;
-    case Elem::kI32: case Elem::kU32: case Elem::kF32: return 4;
-    case Elem::kI64: case Elem::kU64: case Elem::kF64: case Elem::kComplexF32: return 8;
-    case Elem::kLongDouble: case Elem::kComplexF64: return 16;
-    case Elem::kComplexLongDouble: return sizeof(std::complex<long double>);
-    case Elem::kFloatInt: return sizeof(Pair<float, int>);
-    case Elem::kDoubleInt: return sizeof(Pair<double, int>);
-    case Elem::kLongInt: return sizeof(Pair<long, int>);
-    case Elem::kIntInt: return sizeof(Pair<int, int>);
-    case Elem::kShortInt: return sizeof(Pair<short, int>);
-    case Elem::kLongDoubleInt: return sizeof(Pair<long double, int>);
-    case Elem::kFloatFloat: return sizeof(Pair<float, float>);
-    case Elem::kDoubleDouble: return sizeof(Pair<double, double>);
-    case Elem::kCount: break;
+    case Elem::kI8:
+    case Elem::kU8:
+    case Elem::kBool:
+      return 1;
+    case Elem::kI16:
+    case Elem::kU16:
+      return 2;
+    case Elem::kI32:
+    case Elem::kU32:
+    case Elem::kF32:
+      return 4;
+    case Elem::kI64:
+    case Elem::kU64:
+    case Elem::kF64:
+    case Elem::kComplexF32:
+      return 8;
+    case Elem::kLongDouble:
+    case Elem::kComplexF64:
+      return 16;
+    case Elem::kComplexLongDouble:
+      return sizeof(std::complex<long double>);
+    case Elem::kFloatInt:
+      return sizeof(Pair<float, int>);
+    case Elem::kDoubleInt:
+      return sizeof(Pair<double, int>);
+    case Elem::kLongInt:
+      return sizeof(Pair<long, int>);
+    case Elem::kIntInt:
+      return sizeof(Pair<int, int>);
+    case Elem::kShortInt:
+      return sizeof(Pair<short, int>);
+    case Elem::kLongDoubleInt:
+      return sizeof(Pair<long double, int>);
+    case Elem::kFloatFloat:
+      return sizeof(Pair<float, float>);
+    case Elem::kDoubleDouble:
+      return sizeof(Pair<double, double>);
+    case Elem::kCount:
+      break;
   }
   return 0;
 }

@@ -1,6 +1,6 @@
 // Reduction kernels on host memory: inout[i] = in[i] op inout[i] for count elements, the order of
-// MPI_Reduce_local. The MPI layer maps its datatypes and ops onto Elem and ReduceOp (and refuses the
-// pairs MPI forbids); nothing here knows mpi.h.
+// MPI_Reduce_local. The MPI layer maps its datatypes and ops onto Elem and ReduceOp (and refuses
+// the pairs MPI forbids); nothing here knows mpi.h.
 #ifndef TORUSMPI_COLL_OPS_OPS_H_
 #define TORUSMPI_COLL_OPS_OPS_H_
 
@@ -11,21 +11,45 @@ namespace torusmpi::coll {
 
 // Element types, by their C layout. Pairs are the MINLOC/MAXLOC types: value then index.
 enum class Elem : uint8_t {
-  kI8, kI16, kI32, kI64,
-  kU8, kU16, kU32, kU64,
-  kF32, kF64, kLongDouble,
-  kComplexF32, kComplexF64, kComplexLongDouble,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF32,
+  kF64,
+  kLongDouble,
+  kComplexF32,
+  kComplexF64,
+  kComplexLongDouble,
   kBool,  // C _Bool / C++ bool: one byte, 0 or 1
-  kFloatInt, kDoubleInt, kLongInt, kIntInt, kShortInt, kLongDoubleInt,
-  kFloatFloat, kDoubleDouble,
+  kFloatInt,
+  kDoubleInt,
+  kLongInt,
+  kIntInt,
+  kShortInt,
+  kLongDoubleInt,
+  kFloatFloat,
+  kDoubleDouble,
   kCount
 };
 
 enum class ReduceOp : uint8_t {
-  kMax, kMin, kSum, kProd,
-  kLand, kLor, kLxor,
-  kBand, kBor, kBxor,
-  kMaxloc, kMinloc,
+  kMax,
+  kMin,
+  kSum,
+  kProd,
+  kLand,
+  kLor,
+  kLxor,
+  kBand,
+  kBor,
+  kBxor,
+  kMaxloc,
+  kMinloc,
   kCount
 };
 

@@ -1,8 +1,8 @@
-// Hierarchical orders for communicators that span instances (instance_ring, instance_rdh, instance_direct of
-// allreduce, allgather, reduce_scatter and reduce_scatter_block): staged rings (torus_rings.h)
-// whose first stages run inside each instance, over NeuronLink, and whose last stages join the
-// ranks that hold the same slot in every instance, over the network. The staged engine
-// (staged.h) then gives the order AWS Neuron uses:
+// Hierarchical orders for communicators that span instances (instance_ring, instance_rdh,
+// instance_direct of allreduce, allgather, reduce_scatter and reduce_scatter_block): staged rings
+// (torus_rings.h) whose first stages run inside each instance, over NeuronLink, and whose last
+// stages join the ranks that hold the same slot in every instance, over the network. The staged
+// engine (staged.h) then gives the order AWS Neuron uses:
 //   reduce-scatter: the stages in order      intra-instance first, then inter-instance
 //   allgather:      the stages backwards     inter-instance first, then intra-instance
 //   allreduce:      both                     intra reduce-scatter, inter allreduce of each

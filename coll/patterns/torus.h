@@ -24,10 +24,10 @@ namespace torusmpi::coll::patterns {
 
 struct TorusGrid {
   bool shaped = false;
-  int naxes = 1;                        // 1 + the torus's dimensions when shaped, else 1
+  int naxes = 1;                             // 1 + the torus's dimensions when shaped, else 1
   std::array<int, 4> extent = {1, 1, 1, 1};  // cores per chip, then x, y, z
-  std::vector<int> order;               // virtual rank -> rank of the communicator
-  std::vector<int> vrank;               // rank of the communicator -> virtual rank
+  std::vector<int> order;                    // virtual rank -> rank of the communicator
+  std::vector<int> vrank;                    // rank of the communicator -> virtual rank
 
   int size() const { return static_cast<int>(order.size()); }
   // The coordinate of virtual rank v on axis k, and v moved to coordinate c on axis k.
@@ -70,8 +70,9 @@ inline TorusGrid torus_grid(const TopoView* t, int size) {
                std::all_of(per_chip.begin(), per_chip.end(), [k](int n) { return n == k; });
     auto key = [&](int r) {
       // Shaped: chip in torus order; otherwise instance, then the chip's place on the snake.
-      long pos = g.shaped ? t->chip[r] : static_cast<long>(t->instance[r]) * chips +
-                                             snake_position(*t, t->chip[r]);
+      long pos = g.shaped
+                     ? t->chip[r]
+                     : static_cast<long>(t->instance[r]) * chips + snake_position(*t, t->chip[r]);
       return std::array<long, 3>{pos, t->core[r], r};
     };
     std::stable_sort(g.order.begin(), g.order.end(), [&](int a, int b) { return key(a) < key(b); });

@@ -1,7 +1,7 @@
-// reduce_scatter instance_direct: a reduce-scatter inside each instance (its torus-aware stages) leaves
-// each rank the blocks of its counterparts in every instance, reduced over its instance; then those
-// ranks reduce-scatter them over a direct exchange among the N instances, one step. Block q is
-// counts[q] elements (uneven, zeros allowed).
+// reduce_scatter instance_direct: a reduce-scatter inside each instance (its torus-aware stages)
+// leaves each rank the blocks of its counterparts in every instance, reduced over its instance;
+// then those ranks reduce-scatter them over a direct exchange among the N instances, one step.
+// Block q is counts[q] elements (uneven, zeros allowed).
 //
 // Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -36,8 +36,7 @@ extern const Algorithm kReduceScatterInstanceDirect = {
     "reduce-scatter in each instance, then direct exchanges across the instances per place"};
 
 void reduce_scatter_instance_direct(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_reduce_scatter_counts(b, a, {s});
 }
 

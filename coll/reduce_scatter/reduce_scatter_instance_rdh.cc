@@ -1,7 +1,8 @@
-// reduce_scatter instance_rdh: a reduce-scatter inside each instance (its torus-aware stages) leaves
-// each rank the blocks of its counterparts in every instance, reduced over its instance; then those
-// ranks reduce-scatter them over recursive halving/doubling between pairs of instances (the odd
-// rest of N as one direct exchange). Block q is counts[q] elements (uneven, zeros allowed).
+// reduce_scatter instance_rdh: a reduce-scatter inside each instance (its torus-aware stages)
+// leaves each rank the blocks of its counterparts in every instance, reduced over its instance;
+// then those ranks reduce-scatter them over recursive halving/doubling between pairs of instances
+// (the odd rest of N as one direct exchange). Block q is counts[q] elements (uneven, zeros
+// allowed).
 //
 // Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -35,8 +36,7 @@ extern const Algorithm kReduceScatterInstanceRdh = {
     "reduce-scatter in each instance, then recursive halving across the instances per place"};
 
 void reduce_scatter_instance_rdh(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
   patterns::staged_reduce_scatter_counts(b, a, {s});
 }
 

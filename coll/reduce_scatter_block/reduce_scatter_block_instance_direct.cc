@@ -1,6 +1,6 @@
-// reduce_scatter_block instance_direct: reduce_scatter over p blocks of count elements: a reduce-scatter
-// inside each instance (its torus-aware stages), then one among the ranks at the same place in
-// every instance, over a direct exchange among the N instances, one step.
+// reduce_scatter_block instance_direct: reduce_scatter over p blocks of count elements: a
+// reduce-scatter inside each instance (its torus-aware stages), then one among the ranks at the
+// same place in every instance, over a direct exchange among the N instances, one step.
 //
 // Cost = T_rs(q) + a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -32,8 +32,7 @@ extern const Algorithm kReduceScatterBlockInstanceDirect = {
     "reduce-scatter in each instance, then direct exchanges across the instances per place"};
 
 void reduce_scatter_block_instance_direct(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kDirect);
   patterns::staged_reduce_scatter_block(b, a, {s});
 }
 

@@ -1,7 +1,7 @@
-// reduce_scatter_block instance_rdh: reduce_scatter over p blocks of count elements: a reduce-scatter
-// inside each instance (its torus-aware stages), then one among the ranks at the same place in
-// every instance, over recursive halving/doubling between pairs of instances (the odd rest of N as
-// one direct exchange).
+// reduce_scatter_block instance_rdh: reduce_scatter over p blocks of count elements: a
+// reduce-scatter inside each instance (its torus-aware stages), then one among the ranks at the
+// same place in every instance, over recursive halving/doubling between pairs of instances (the odd
+// rest of N as one direct exchange).
 //
 // Cost = T_rs(q) + lg(N) a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -33,8 +33,7 @@ extern const Algorithm kReduceScatterBlockInstanceRdh = {
     "reduce-scatter in each instance, then recursive halving across the instances per place"};
 
 void reduce_scatter_block_instance_rdh(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kHalving);
   patterns::staged_reduce_scatter_block(b, a, {s});
 }
 

@@ -1,6 +1,6 @@
-// reduce_scatter_block instance_ring: reduce_scatter over p blocks of count elements: a reduce-scatter
-// inside each instance (its torus-aware stages), then one among the ranks at the same place in
-// every instance, over a ring of the N instances.
+// reduce_scatter_block instance_ring: reduce_scatter over p blocks of count elements: a
+// reduce-scatter inside each instance (its torus-aware stages), then one among the ranks at the
+// same place in every instance, over a ring of the N instances.
 //
 // Cost = T_rs(q) + (N-1) a_e + ((N-1)/N)(n/q)(c b_e + g),
 // q ranks per instance, N instances, c ranks per chip (they share the chip's NIC), a_e b_e one
@@ -31,8 +31,7 @@ extern const Algorithm kReduceScatterBlockInstanceRing = {
     "reduce-scatter in each instance, then rings across the instances per place"};
 
 void reduce_scatter_block_instance_ring(Builder& b, const Args& a) {
-  const patterns::StagedRing s =
-      patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
+  const patterns::StagedRing s = patterns::hier_stages(a.topo, a.size, patterns::NetKind::kRing);
   patterns::staged_reduce_scatter_block(b, a, {s});
 }
 

@@ -108,10 +108,10 @@ void Exec::post_step() {
         req->on_complete = message_done;
         ++pending_;
         st = op.type == OpType::kRecv
-                 ? pml::irecv(*args_.comm, context, resolve(op.dst_buf, op.dst), op.bytes,
-                              op.peer, args_.tag, req)
-                 : pml::isend(*args_.comm, context, resolve(op.src_buf, op.src), op.bytes,
-                              op.peer, args_.tag, pml::SendMode::kStandard, req);
+                 ? pml::irecv(*args_.comm, context, resolve(op.dst_buf, op.dst), op.bytes, op.peer,
+                              args_.tag, req)
+                 : pml::isend(*args_.comm, context, resolve(op.src_buf, op.src), op.bytes, op.peer,
+                              args_.tag, pml::SendMode::kStandard, req);
         ++req;
         if (st != Status::kOk) {
           --pending_;

@@ -26,8 +26,8 @@ class Exec;
 struct RunArgs {
   const void* send = nullptr;
   void* recv = nullptr;
-  Reduction reduce;           // reductions only
-  size_t elem = 1;            // bytes per element of reduce
+  Reduction reduce;  // reductions only
+  size_t elem = 1;   // bytes per element of reduce
   const pml::Comm* comm = nullptr;
   int tag = 0;
   // Runs once as the run ends (status: how it went), before done() turns true, under the

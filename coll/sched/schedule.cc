@@ -50,12 +50,12 @@ std::string op_text(const Op& op) {
   char text[160];
   switch (op.type) {
     case OpType::kSend:
-      std::snprintf(text, sizeof text, "send(%d, %s, %llu)", op.peer, buf_text(op.src_ref()).c_str(),
-                    static_cast<unsigned long long>(op.bytes));
+      std::snprintf(text, sizeof text, "send(%d, %s, %llu)", op.peer,
+                    buf_text(op.src_ref()).c_str(), static_cast<unsigned long long>(op.bytes));
       break;
     case OpType::kRecv:
-      std::snprintf(text, sizeof text, "recv(%d, %s, %llu)", op.peer, buf_text(op.dst_ref()).c_str(),
-                    static_cast<unsigned long long>(op.bytes));
+      std::snprintf(text, sizeof text, "recv(%d, %s, %llu)", op.peer,
+                    buf_text(op.dst_ref()).c_str(), static_cast<unsigned long long>(op.bytes));
       break;
     case OpType::kCopy:
     case OpType::kReduce:

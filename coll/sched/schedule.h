@@ -62,8 +62,12 @@ class Builder {
 
   // Peers are ranks of the group the builder works in (see Group); zero-byte messages are real
   // messages (a barrier is made of them).
-  void send(int peer, BufRef src, uint64_t bytes) { add({OpType::kSend, src.buf, src.buf, map(peer), 0, src.offset, bytes}); }
-  void recv(int peer, BufRef dst, uint64_t bytes) { add({OpType::kRecv, dst.buf, dst.buf, map(peer), dst.offset, 0, bytes}); }
+  void send(int peer, BufRef src, uint64_t bytes) {
+    add({OpType::kSend, src.buf, src.buf, map(peer), 0, src.offset, bytes});
+  }
+  void recv(int peer, BufRef dst, uint64_t bytes) {
+    add({OpType::kRecv, dst.buf, dst.buf, map(peer), dst.offset, 0, bytes});
+  }
   // Copies and reductions of nothing are dropped, and so is a copy onto itself.
   void copy(BufRef dst, BufRef src, uint64_t bytes) {
     if (bytes == 0 || (dst.buf == src.buf && dst.offset == src.offset)) return;

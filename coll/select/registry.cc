@@ -126,11 +126,8 @@ constexpr struct {
   const char* old_token;
   const char* token;
 } kAliases[] = {
-    {"mesh", "direct"},
-    {"chip_hier", "chip_ring"},
-    {"hier_ring", "instance_ring"},
-    {"hier_rdh", "instance_rdh"},
-    {"hier_mesh", "instance_direct"},
+    {"mesh", "direct"},           {"chip_hier", "chip_ring"},       {"hier_ring", "instance_ring"},
+    {"hier_rdh", "instance_rdh"}, {"hier_mesh", "instance_direct"},
 };
 
 const Algorithm* find_algorithm(Coll c, const std::string& token) {

@@ -98,8 +98,8 @@ bool runs_forced(const Algorithm& alg, const Args& a, std::string* why);
 // The message size selection works with: what the OSU benchmark of the collective calls its
 // size. Vectors (bcast, reduce, allreduce, scan, exscan, reduce_scatter, reduce_scatter_block):
 // the whole vector; blocks (allgather, alltoall, gather, scatter): one rank's block; allgatherv:
-// the average block. gatherv, scatterv, alltoallv, alltoallw and the neighbourhood v and w forms: 0,
-// as a rank knows its own counts only and every rank must choose alike; neighbor_allgather and
+// the average block. gatherv, scatterv, alltoallv, alltoallw and the neighbourhood v and w forms:
+// 0, as a rank knows its own counts only and every rank must choose alike; neighbor_allgather and
 // neighbor_alltoall: one block. Each collective's descriptor says (coll/collective.h); this reads
 // it (coll/collectives.cc).
 size_t selection_bytes(const Args& a);

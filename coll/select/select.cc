@@ -59,12 +59,11 @@ std::string param_text(Coll c, const char* suffix) {
   return "";
 }
 
-const Algorithm* token(Coll c, const std::string& t, const std::string& where,
-                       std::string* error) {
+const Algorithm* token(Coll c, const std::string& t, const std::string& where, std::string* error) {
   const Algorithm* a = find_algorithm(c, t);
   if (a == nullptr) {
-    *error = where + ": " + coll_name(c) + " has no algorithm '" + t + "' (it has: " +
-             tokens_of(c) + ")";
+    *error = where + ": " + coll_name(c) + " has no algorithm '" + t +
+             "' (it has: " + tokens_of(c) + ")";
   }
   return a;
 }
@@ -118,7 +117,8 @@ bool rule_size(const json::Value& v, size_t* out) {
     *out = kNoLimit;
     return true;
   }
-  if (v.type != json::Value::Type::kNumber || v.number < 0 || v.number != static_cast<double>(static_cast<uint64_t>(v.number)))
+  if (v.type != json::Value::Type::kNumber || v.number < 0 ||
+      v.number != static_cast<double>(static_cast<uint64_t>(v.number)))
     return false;
   *out = static_cast<size_t>(v.number);
   return true;
@@ -148,8 +148,8 @@ bool load_rules(const std::string& file, std::string* error) {
   }
   for (size_t i = 0; i < list->items.size(); ++i) {
     const json::Value& item = list->items[i];
-    std::string where = file + ": rule " + std::to_string(i) + " (line " +
-                        std::to_string(item.line) + ")";
+    std::string where =
+        file + ": rule " + std::to_string(i) + " (line " + std::to_string(item.line) + ")";
     if (item.type != json::Value::Type::kObject) {
       *error = where + ": a rule is an object, not a " + json::type_name(item.type);
       return false;
@@ -174,7 +174,8 @@ bool load_rules(const std::string& file, std::string* error) {
       if (key == "collective" || key == "algorithm") {
         continue;
       } else if (key == "comm_size_min" || key == "comm_size_max") {
-        ok = rule_size(v, &size) && (size == kNoLimit || size <= static_cast<size_t>(std::numeric_limits<int>::max()));
+        ok = rule_size(v, &size) &&
+             (size == kNoLimit || size <= static_cast<size_t>(std::numeric_limits<int>::max()));
         int n = size == kNoLimit ? std::numeric_limits<int>::max() : static_cast<int>(size);
         (key == "comm_size_min" ? r.comm_size_min : r.comm_size_max) = n;
       } else if (key == "msg_size_min" || key == "msg_size_max") {

@@ -1,5 +1,6 @@
 // Choosing a collective's algorithm, in this order:
-//   1. forced: TORUSMPI_<COLL>_ALGORITHM=<token>, or by size, TORUSMPI_<COLL>="tok:0-4096;tok:4097-max"
+//   1. forced: TORUSMPI_<COLL>_ALGORITHM=<token>, or by size,
+//   TORUSMPI_<COLL>="tok:0-4096;tok:4097-max"
 //   2. the first matching rule of the JSON file TORUSMPI_COLL_RULES
 //   3. the cost model (registry costs with this machine's figures, model.h), cheapest first
 //   4. the collective's fallback

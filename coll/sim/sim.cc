@@ -42,16 +42,21 @@ struct RankState {
   size_t step = 0;
   int pending = 0;
   bool done = false;
-  double t = 0;         // when the current step started
-  double step_end = 0;  // when its last op ends, so far
+  double t = 0;                 // when the current step started
+  double step_end = 0;          // when its last op ends, so far
   std::vector<uint64_t> heard;  // barrier: ranks known to have entered
 };
 
 class Sim {
  public:
   Sim(const std::vector<Schedule>& s, const std::vector<Args>& a, const Costs& c)
-      : p_(static_cast<int>(a.size())), costs_(c), args_(a), out_free_(a.size(), 0),
-        in_free_(a.size(), 0), pairs_(&pool_), sets_(static_cast<int>(a.size())) {
+      : p_(static_cast<int>(a.size())),
+        costs_(c),
+        args_(a),
+        out_free_(a.size(), 0),
+        in_free_(a.size(), 0),
+        pairs_(&pool_),
+        sets_(static_cast<int>(a.size())) {
     ranks_.reserve(a.size());
     for (int r = 0; r < p_; ++r) {
       ranks_.emplace_back(&pool_);
@@ -198,13 +203,15 @@ class Sim {
     int b = static_cast<int>(ref.buf);
     if (bytes == 0) return true;  // touches nothing: a barrier's messages may name any buffer
     if (st.size[b] == kUnavailable) {
-      return fail_op(r, op, std::string("this call has no ") + kBufNames[b] + " buffer on rank " +
-                                std::to_string(r));
+      return fail_op(
+          r, op,
+          std::string("this call has no ") + kBufNames[b] + " buffer on rank " + std::to_string(r));
     }
     if (ref.offset + bytes > st.size[b]) {
-      return fail_op(r, op, "bytes [" + std::to_string(ref.offset) + ", " +
-                                std::to_string(ref.offset + bytes) + ") are outside the " +
-                                kBufNames[b] + " buffer of " + std::to_string(st.size[b]) + " B");
+      return fail_op(r, op,
+                     "bytes [" + std::to_string(ref.offset) + ", " +
+                         std::to_string(ref.offset + bytes) + ") are outside the " + kBufNames[b] +
+                         " buffer of " + std::to_string(st.size[b]) + " B");
     }
     if (write && ref.buf == Buf::kSend) return fail_op(r, op, "writes into the send buffer");
     return true;
@@ -230,8 +237,12 @@ class Sim {
         acc.push_back({static_cast<int>(ref.buf), ref.offset, ref.offset + op.bytes, write, k});
       };
       switch (op.type) {
-        case OpType::kSend: add(op.src_ref(), false); break;
-        case OpType::kRecv: add(op.dst_ref(), true); break;
+        case OpType::kSend:
+          add(op.src_ref(), false);
+          break;
+        case OpType::kRecv:
+          add(op.dst_ref(), true);
+          break;
         case OpType::kCopy:
         case OpType::kReduce:
           if (op.src_buf == op.dst_buf && op.src < op.dst + op.bytes && op.dst < op.src + op.bytes)
@@ -254,11 +265,14 @@ class Sim {
         hi_any = hi_write = 0;
       }
       uint32_t other = ~0u;
-      if (x.lo < hi_write) other = op_write;
-      else if (x.write && x.lo < hi_any) other = op_any;
+      if (x.lo < hi_write)
+        other = op_write;
+      else if (x.write && x.lo < hi_any)
+        other = op_any;
       if (other != ~0u) {
-        return fail_op(r, s.ops[x.op], "races with " + op_text(s.ops[other]) +
-                                           " in the same step (ops of a step run at once)");
+        return fail_op(r, s.ops[x.op],
+                       "races with " + op_text(s.ops[other]) +
+                           " in the same step (ops of a step run at once)");
       }
       if (x.hi > hi_any) hi_any = x.hi, op_any = x.op;
       if (x.write && x.hi > hi_write) hi_write = x.hi, op_write = x.op;
@@ -324,11 +338,13 @@ class Sim {
     RankState& st = ranks_[r];
     const Args& a = *st.a;
     if (a.elem == 0 || op.bytes % a.elem != 0) {
-      return fail_op(r, op, "reduces " + std::to_string(op.bytes) + " B, not whole elements of " +
-                                std::to_string(a.elem) + " B");
+      return fail_op(r, op,
+                     "reduces " + std::to_string(op.bytes) + " B, not whole elements of " +
+                         std::to_string(a.elem) + " B");
     }
     SegMap& dstmap = st.buf[static_cast<int>(op.dst_buf)];
-    const std::vector<Piece>& in = st.buf[static_cast<int>(op.src_buf)].read(op.src, op.bytes, &in_);
+    const std::vector<Piece>& in =
+        st.buf[static_cast<int>(op.src_buf)].read(op.src, op.bytes, &in_);
     const std::vector<Piece>& io = dstmap.read(op.dst, op.bytes, &io_);
     std::vector<Piece>& out = out_;
     out.clear();
@@ -339,18 +355,22 @@ class Sim {
       const Piece& y = io[j];
       uint64_t end = std::min(x.off + x.len, y.off + y.len);
       if (!x.defined || !y.defined) {
-        return fail_op(r, op, "reduces undefined bytes at offset " + std::to_string(pos) +
-                                  " (nothing was received or copied there)");
+        return fail_op(r, op,
+                       "reduces undefined bytes at offset " + std::to_string(pos) +
+                           " (nothing was received or copied there)");
       }
       uint64_t xo = x.origin + (pos - x.off), yo = y.origin + (pos - y.off);
       if (x.key != y.key || xo != yo || key_kind(x.key) != kVec) {
-        return fail_op(r, op, "combines " + describe(x, pos, end - pos) + " with " +
-                                  describe(y, pos, end - pos));
+        return fail_op(
+            r, op,
+            "combines " + describe(x, pos, end - pos) + " with " + describe(y, pos, end - pos));
       }
       std::string why;
       int set = sets_.join(x.set, y.set, !a.commutative, &why);
-      if (set == Sets::kFail) return fail_op(r, op, why + " at vector bytes [" + std::to_string(xo) + ", " +
-                                             std::to_string(xo + end - pos) + ")");
+      if (set == Sets::kFail)
+        return fail_op(r, op,
+                       why + " at vector bytes [" + std::to_string(xo) + ", " +
+                           std::to_string(xo + end - pos) + ")");
       Piece piece{pos, end - pos, true, x.key, set, xo};
       if (!out.empty() && continues(out.back(), piece)) {
         out.back().len += piece.len;
@@ -382,8 +402,9 @@ class Sim {
     const Op& sop = from.s->ops[s.op];
     const Op& rop = to.s->ops[v.op];
     if (sop.bytes != rop.bytes) {
-      fail_op(v.rank, rop, "matches " + op_text(sop) + " of rank " + std::to_string(s.rank) +
-                               ", whose size differs");
+      fail_op(v.rank, rop,
+              "matches " + op_text(sop) + " of rank " + std::to_string(s.rank) +
+                  ", whose size differs");
       return;
     }
     to.buf[static_cast<int>(rop.dst_buf)].write(
@@ -439,7 +460,8 @@ class Sim {
         stuck += (stuck.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
                  " in step " + std::to_string(st.step);
         uint32_t begin = st.s->step_begin(st.step);
-        stuck += " (" + op_text(st.s->ops[begin]) + (st.s->step_end[st.step] - begin > 1 ? ", ..." : "") + ")";
+        stuck += " (" + op_text(st.s->ops[begin]) +
+                 (st.s->step_end[st.step] - begin > 1 ? ", ..." : "") + ")";
       }
     }
     // A message that never matches leaves its rank in its step (a send waits for its receive):
@@ -492,9 +514,8 @@ class Sim {
                   (!x.defined || (x.key == y.key && x.set == y.set &&
                                   x.origin + (pos - x.off) == y.origin + (pos - y.off)));
       if (!skipped && !same) {
-        fail(r, "receive bytes [" + std::to_string(pos) + ", " + std::to_string(end) +
-                    ") hold " + describe(x, pos, end - pos) + "; expected " +
-                    describe(y, pos, end - pos));
+        fail(r, "receive bytes [" + std::to_string(pos) + ", " + std::to_string(end) + ") hold " +
+                    describe(x, pos, end - pos) + "; expected " + describe(y, pos, end - pos));
         return;
       }
       pos = end;

@@ -42,10 +42,10 @@ namespace torusmpi::coll::sim {
 // rank of the call; both must outlive the run). machine_costs() fills them as the library's cost
 // model counts them.
 struct Costs {
-  double alpha = 1e-6;             // per message
-  double beta = 1.0 / 10e9;        // per byte on a link
-  double gamma = 1.0 / 5e9;        // per byte reduced
-  double copy = 1.0 / 10e9;        // per byte copied locally
+  double alpha = 1e-6;       // per message
+  double beta = 1.0 / 10e9;  // per byte on a link
+  double gamma = 1.0 / 5e9;  // per byte reduced
+  double copy = 1.0 / 10e9;  // per byte copied locally
   const topo::Machine* machine = nullptr;
   const TopoView* view = nullptr;
 };
@@ -58,8 +58,8 @@ struct Result {
   std::string error;  // the first problem found, naming the rank, step and op
   double time = 0;    // predicted seconds, until the last rank is done
   uint64_t messages = 0;
-  uint64_t bytes = 0;      // bytes sent, all ranks together
-  size_t max_steps = 0;    // steps of the longest schedule
+  uint64_t bytes = 0;    // bytes sent, all ranks together
+  size_t max_steps = 0;  // steps of the longest schedule
   // With a machine: bytes each directed link carried, indexed by instance * link_count + link_id
   // (topo::link_id), and the busiest one (-1: no link was used).
   std::vector<uint64_t> link_bytes;

@@ -37,7 +37,9 @@ constexpr uint64_t kSkipKind = uint64_t{1} << 32;
 constexpr size_t kRecordOverhead = sizeof(uint64_t) + sizeof(FragHeader);
 constexpr uint64_t kLine = 64;
 
-inline uint64_t record_bytes(size_t len) { return (kRecordOverhead + len + kLine - 1) & ~(kLine - 1); }
+inline uint64_t record_bytes(size_t len) {
+  return (kRecordOverhead + len + kLine - 1) & ~(kLine - 1);
+}
 
 // The largest payload a ring of `cap` bytes takes: a quarter of it, so that several records are
 // in flight and a record always fits after waiting.
@@ -61,7 +63,7 @@ class RingWriter {
   bool push(const FragHeader& h, const void* payload, size_t len) {
     uint64_t need = record_bytes(len);
     uint64_t off = tail_ & (cap_ - 1);
-    uint64_t gap = cap_ - off;  // bytes to the end of the ring
+    uint64_t gap = cap_ - off;                                   // bytes to the end of the ring
     uint64_t total = (need <= gap ? need : gap + need) + kLine;  // + the line cleared ahead
     if (tail_ + total - head_cache_ > cap_) {
       head_cache_ = ctl_->head.load(std::memory_order_acquire);

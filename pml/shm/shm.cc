@@ -38,9 +38,9 @@ constexpr char kKey[] = "torusmpi.shm";
 constexpr uint64_t kAllRingsBudget = uint64_t{512} << 20;
 constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // Chunks of a pipelined rendezvous: the sender fills one while the receiver empties the one before,
-// so both cores copy at once. Measured on 2 cores, 1 MiB messages: 64 KiB chunks through 1 MiB rings
-// take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by page).
-// Rings too small for such chunks (many ranks on a node) use the single copy instead.
+// so both cores copy at once. Measured on 2 cores, 1 MiB messages: 64 KiB chunks through 1 MiB
+// rings take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by
+// page). Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
@@ -184,8 +184,8 @@ class ShmTransport final : public Transport {
       if (n <= 0) {
         // EPERM: the kernel's ptrace policy forbids it (yama, containers). From now on this
         // process pipelines its rendezvous receives through the rings, small as they are.
-        log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies",
-                  peer, strerror(errno));
+        log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies", peer,
+                  strerror(errno));
         single_copy_ = false;
         return false;
       }
@@ -343,8 +343,8 @@ class ShmTransport final : public Transport {
 };
 
 struct State {
-  int fd = -1;        // the first local rank's: kept open until every rank has mapped
-  std::string name;   // named segments: unlinked once every rank has mapped
+  int fd = -1;       // the first local rank's: kept open until every rank has mapped
+  std::string name;  // named segments: unlinked once every rank has mapped
   std::unique_ptr<ShmTransport> transport;
 };
 
@@ -385,7 +385,8 @@ Status create(const boot::JobInfo& job, std::string* error) {
   }
   loc.fd = st.fd;
   if (ftruncate(st.fd, static_cast<off_t>(bytes)) != 0) {
-    *error = errno_text(("shm: cannot size the segment to " + std::to_string(bytes) + " B").c_str());
+    *error =
+        errno_text(("shm: cannot size the segment to " + std::to_string(bytes) + " B").c_str());
     return Status::kErrNoMem;
   }
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, st.fd, 0);

@@ -30,32 +30,32 @@ namespace torusmpi::pml::ucx {
 namespace {
 
 // The UCX calls this transport makes, from libucp (opened at run time: see pml/net.h).
-#define TORUSMPI_UCX_CALLS(X) \
-  X(ucp_am_data_release) \
-  X(ucp_am_send_nbx) \
-  X(ucp_cleanup) \
-  X(ucp_config_modify) \
-  X(ucp_config_read) \
-  X(ucp_config_release) \
-  X(ucp_ep_close_nbx) \
-  X(ucp_ep_create) \
-  X(ucp_ep_rkey_unpack) \
-  X(ucp_get_nbx) \
-  X(ucp_init_version) \
-  X(ucp_mem_map) \
-  X(ucp_mem_unmap) \
-  X(ucp_request_check_status) \
-  X(ucp_request_free) \
-  X(ucp_rkey_buffer_release) \
-  X(ucp_rkey_destroy) \
-  X(ucp_rkey_pack) \
-  X(ucp_worker_arm) \
-  X(ucp_worker_create) \
-  X(ucp_worker_destroy) \
-  X(ucp_worker_get_address) \
-  X(ucp_worker_get_efd) \
-  X(ucp_worker_progress) \
-  X(ucp_worker_release_address) \
+#define TORUSMPI_UCX_CALLS(X)       \
+  X(ucp_am_data_release)            \
+  X(ucp_am_send_nbx)                \
+  X(ucp_cleanup)                    \
+  X(ucp_config_modify)              \
+  X(ucp_config_read)                \
+  X(ucp_config_release)             \
+  X(ucp_ep_close_nbx)               \
+  X(ucp_ep_create)                  \
+  X(ucp_ep_rkey_unpack)             \
+  X(ucp_get_nbx)                    \
+  X(ucp_init_version)               \
+  X(ucp_mem_map)                    \
+  X(ucp_mem_unmap)                  \
+  X(ucp_request_check_status)       \
+  X(ucp_request_free)               \
+  X(ucp_rkey_buffer_release)        \
+  X(ucp_rkey_destroy)               \
+  X(ucp_rkey_pack)                  \
+  X(ucp_worker_arm)                 \
+  X(ucp_worker_create)              \
+  X(ucp_worker_destroy)             \
+  X(ucp_worker_get_address)         \
+  X(ucp_worker_get_efd)             \
+  X(ucp_worker_progress)            \
+  X(ucp_worker_release_address)     \
   X(ucp_worker_set_am_recv_handler) \
   X(ucs_status_string)
 

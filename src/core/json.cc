@@ -22,8 +22,8 @@ class Parser {
   static constexpr int kMaxDepth = 64;
 
   bool fail(const std::string& what) {
-    *error_ = "line " + std::to_string(line_) + ", column " + std::to_string(pos_ - line_start_ + 1) +
-              ": " + what;
+    *error_ = "line " + std::to_string(line_) + ", column " +
+              std::to_string(pos_ - line_start_ + 1) + ": " + what;
     return false;
   }
 
@@ -93,12 +93,26 @@ class Parser {
       if (pos_ >= s_.size()) break;
       char e = s_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out->push_back(e); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           if (pos_ + 4 > s_.size()) return fail("short \\u escape");
           unsigned long code = std::strtoul(s_.substr(pos_, 4).c_str(), nullptr, 16);
@@ -180,12 +194,18 @@ class Parser {
 
 const char* type_name(Value::Type t) {
   switch (t) {
-    case Value::Type::kNull: return "null";
-    case Value::Type::kBool: return "boolean";
-    case Value::Type::kNumber: return "number";
-    case Value::Type::kString: return "string";
-    case Value::Type::kArray: return "array";
-    case Value::Type::kObject: return "object";
+    case Value::Type::kNull:
+      return "null";
+    case Value::Type::kBool:
+      return "boolean";
+    case Value::Type::kNumber:
+      return "number";
+    case Value::Type::kString:
+      return "string";
+    case Value::Type::kArray:
+      return "array";
+    case Value::Type::kObject:
+      return "object";
   }
   return "?";
 }

@@ -15,10 +15,10 @@ struct Value {
   Type type = Type::kNull;
   bool boolean = false;
   double number = 0;
-  std::string text;  // strings
-  std::vector<Value> items;  // arrays
+  std::string text;                                    // strings
+  std::vector<Value> items;                            // arrays
   std::vector<std::pair<std::string, Value>> members;  // objects, in file order
-  int line = 0;  // where the value starts, for messages
+  int line = 0;                                        // where the value starts, for messages
   int column = 0;
 
   const Value* find(const std::string& key) const {

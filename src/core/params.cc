@@ -73,7 +73,8 @@ Value value(size_t index) {
 
 const std::vector<Info>& all() {
   static const std::vector<Info> table = {
-#define TORUSMPI_PARAM(id, name, type, def, when, doc) {#id, "TORUSMPI_" name, Type::type, def, When::when, doc},
+#define TORUSMPI_PARAM(id, name, type, def, when, doc) \
+  {#id, "TORUSMPI_" name, Type::type, def, When::when, doc},
 #include "core/params.def"
 #undef TORUSMPI_PARAM
   };
@@ -153,7 +154,7 @@ bool parse_size(const std::string& text, int64_t* out) {
 
 Status load(std::vector<std::string>* errors, std::vector<std::string>* warnings) {
   Values v = defaults();
-#define TORUSMPI_PARAM(id, name, type, def, when, doc)                                          \
+#define TORUSMPI_PARAM(id, name, type, def, when, doc)                                    \
   if (const char* text = std::getenv("TORUSMPI_" name)) {                                 \
     if (!parse_value_of(Type::type, text, &v.id)) {                                       \
       errors->push_back(std::string("TORUSMPI_" name "=") + text + ": not a valid " +     \

@@ -30,9 +30,9 @@ bool g_oversubscribed = false;
 
 // An oversubscribed rank polls once, then yields: a yield hands the core to a rank that has work
 // (spinning 50 polls first made a ring of 8 ranks on 2 cores 2x slower), and keeps the core from
-// going idle, which on a virtual machine makes the next wake-up cost tens of microseconds. Only after many yields (about a millisecond:
-// the peer is computing, not communicating) does it sleep on its doorbell, so waiting ranks stop
-// taking turns away from computing ones.
+// going idle, which on a virtual machine makes the next wake-up cost tens of microseconds. Only
+// after many yields (about a millisecond: the peer is computing, not communicating) does it sleep
+// on its doorbell, so waiting ranks stop taking turns away from computing ones.
 constexpr int64_t kOversubscribedSpin = 1;
 constexpr int64_t kOversubscribedYield = 1000;
 
@@ -128,7 +128,6 @@ void stop_async() {
 bool async() { return g_async; }
 
 void add_work(int delta) { g_work.fetch_add(delta, std::memory_order_acq_rel); }
-
 
 int poll() {
   Lock lock;

@@ -50,9 +50,9 @@ struct Arena {
   uint8_t* alias = nullptr;  // this layer's read-write view of the same pages
   size_t bytes = 0;
   int chip = -1;
-  std::mutex mutex;                 // the two maps below
-  std::map<size_t, size_t> free_;   // offset -> bytes, never adjacent (coalesced)
-  std::map<size_t, size_t> live_;   // offset -> bytes as rounded up
+  std::mutex mutex;                // the two maps below
+  std::map<size_t, size_t> free_;  // offset -> bytes, never adjacent (coalesced)
+  std::map<size_t, size_t> live_;  // offset -> bytes as rounded up
 };
 Arena g_arena;
 Counters g_counters;
@@ -110,10 +110,9 @@ std::unique_ptr<Ranges> read_maps() {
 // True when [lo, hi) lies inside one readable range of the snapshot.
 bool covered(const Ranges* r, uintptr_t lo, uintptr_t hi) {
   if (r == nullptr) return false;
-  auto it = std::upper_bound(r->begin(), r->end(), lo,
-                             [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& b) {
-                               return a < b.first;
-                             });
+  auto it = std::upper_bound(
+      r->begin(), r->end(), lo,
+      [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& b) { return a < b.first; });
   if (it == r->begin()) return false;
   --it;
   return lo >= it->first && hi <= it->second;

@@ -17,8 +17,10 @@ struct Copy {
 
   void piece(char* mem, int64_t len) {
     switch (len) {
-      case 4: return fixed<4>(mem, 0, 1);
-      case 8: return fixed<8>(mem, 0, 1);
+      case 4:
+        return fixed<4>(mem, 0, 1);
+      case 8:
+        return fixed<8>(mem, 0, 1);
       default:
         if (kPack) {
           std::memcpy(stream, mem, static_cast<size_t>(len));

@@ -63,8 +63,8 @@ using CDeleteFn = int(void* obj, int keyval, void* value, void* extra);
 
 struct Keyval {
   AttrKind kind;
-  int flags;        // ompi::kKeyvalF77 (Fortran callbacks), kKeyvalF77Int (MPI-1 INTEGERs)
-  void (*copy)();   // cast to CCopyFn, AddressCopyFn or FortranCopyFn by flags
+  int flags;       // ompi::kKeyvalF77 (Fortran callbacks), kKeyvalF77Int (MPI-1 INTEGERs)
+  void (*copy)();  // cast to CCopyFn, AddressCopyFn or FortranCopyFn by flags
   void (*del)();
   // The extra state as the callbacks take it: C's pointer, or Fortran's integer by reference.
   void* extra_state;
@@ -160,7 +160,7 @@ const char* kind_noun(AttrKind kind) {
 }
 
 HandleKind handle_kind(AttrKind kind) {
-  return kind == AttrKind::kType ? HandleKind::kDatatype
+  return kind == AttrKind::kType  ? HandleKind::kDatatype
          : kind == AttrKind::kWin ? HandleKind::kWin
                                   : HandleKind::kComm;
 }
@@ -321,8 +321,8 @@ int free_keyval(const char* fn, AttrKind kind, const char* arg, int* keyval) {
   return MPI_SUCCESS;
 }
 
-int set_attr(const char* fn, const Target& t, const char* arg, int keyval, From from,
-             void* pointer, MPI_Aint integer) {
+int set_attr(const char* fn, const Target& t, const char* arg, int keyval, From from, void* pointer,
+             MPI_Aint integer) {
   Keyval* k = nullptr;
   if (int err = find_keyval(fn, t, arg, keyval, &k)) return err;
   Attr* a = find_attr(t.kind, t.handle, keyval);
@@ -398,8 +398,7 @@ int predefined_value(const char* fn, MPI_Comm comm, const char* arg, int keyval,
 
 // Looks keyval up on the target; *flag says whether it is set. The predefined attributes answer
 // for every communicator.
-int get_value(const char* fn, const Target& t, const char* arg, int keyval, Value* out,
-              int* flag) {
+int get_value(const char* fn, const Target& t, const char* arg, int keyval, Value* out, int* flag) {
   if (flag == nullptr) return raise_error(t.raise_on, MPI_ERR_ARG, fn, "flag argument is NULL");
   if (is_predefined_keyval(keyval)) {
     if (t.kind == AttrKind::kComm) {
@@ -505,8 +504,8 @@ int attr_copy_all(AttrKind kind, void* old_handle, void* new_handle) {
     int flag = 0;
     int rc;
     try {
-      rc = call_copy(*k, keyval, old_handle, new_handle, a->value, &from, &pointer, &integer,
-                     &flag);
+      rc =
+          call_copy(*k, keyval, old_handle, new_handle, a->value, &from, &pointer, &integer, &flag);
     } catch (...) {
       attr_delete_all(kind, new_handle);  // as for an error code: the copy holds nothing
       throw;
@@ -840,20 +839,32 @@ TORUSMPI_EXPORT int ompi_attr_create_keyval(int type, void (*copy)(), void (*del
 }
 
 // libmpi_mpifh: MPI_KEYVAL_CREATE (INTEGER values and extra state).
-TORUSMPI_EXPORT int ompi_attr_create_keyval_fint(int type, void (*copy)(), void (*del)(),
-                                                 int* key, MPI_Fint extra_state, int flags,
+TORUSMPI_EXPORT int ompi_attr_create_keyval_fint(int type, void (*copy)(), void (*del)(), int* key,
+                                                 MPI_Fint extra_state, int flags,
                                                  void* bindings_extra_state) {
-  mpi::Keyval k{AttrKind::kComm,  flags | mpi::ompi::kKeyvalF77Int, copy, del, nullptr,
-                extra_state, extra_state, bindings_extra_state};
+  mpi::Keyval k{AttrKind::kComm,
+                flags | mpi::ompi::kKeyvalF77Int,
+                copy,
+                del,
+                nullptr,
+                extra_state,
+                extra_state,
+                bindings_extra_state};
   return mpi::keyval_from_bindings(type, k, key);
 }
 
 // libmpi_mpifh: MPI_COMM_CREATE_KEYVAL and the others (INTEGER(KIND=MPI_ADDRESS_KIND)).
-TORUSMPI_EXPORT int ompi_attr_create_keyval_aint(int type, void (*copy)(), void (*del)(),
-                                                 int* key, MPI_Aint extra_state, int flags,
+TORUSMPI_EXPORT int ompi_attr_create_keyval_aint(int type, void (*copy)(), void (*del)(), int* key,
+                                                 MPI_Aint extra_state, int flags,
                                                  void* bindings_extra_state) {
-  mpi::Keyval k{AttrKind::kComm, flags, copy, del, nullptr, static_cast<MPI_Fint>(extra_state),
-                extra_state, bindings_extra_state};
+  mpi::Keyval k{AttrKind::kComm,
+                flags,
+                copy,
+                del,
+                nullptr,
+                static_cast<MPI_Fint>(extra_state),
+                extra_state,
+                bindings_extra_state};
   return mpi::keyval_from_bindings(type, k, key);
 }
 

@@ -108,8 +108,8 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
   const size_t n = static_cast<size_t>(count);
   call.r.send = in_place ? nullptr : call.place(const_cast<void*>(sendbuf), t, n, 1, true, false);
   // Exscan leaves rank 0's result undefined: staged, it gets back what it had.
-  call.r.recv = has_recv ? call.place(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true)
-                         : nullptr;
+  call.r.recv =
+      has_recv ? call.place(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true) : nullptr;
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -263,8 +263,7 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
     s->at.resize(p);
     for (int j = 0; j < p; ++j) {
       s->counts[j] = static_cast<size_t>(counts[j]);
-      s->at[j] = static_cast<int64_t>(displs[j]) *
-                 static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
+      s->at[j] = static_cast<int64_t>(displs[j]) * static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
     }
     return MPI_SUCCESS;
   };
@@ -353,9 +352,9 @@ int rooted_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
   // gather: own is read, whole written (an in-place root's block is in it already); scatter:
   // whole is read, own written.
   void* own_at = in_place ? nullptr : call.place(own_buf, own, own_count, 1, gather, !gather);
-  void* whole_at = !at_root ? nullptr
-                            : call.place(whole_buf, whole, whole_count, c->size,
-                                         !gather || in_place, gather);
+  void* whole_at =
+      !at_root ? nullptr
+               : call.place(whole_buf, whole, whole_count, c->size, !gather || in_place, gather);
   call.r.send = gather ? own_at : whole_at;
   call.r.recv = gather ? whole_at : own_at;
   return run_collective(fn, comm, c, call, request);
@@ -393,15 +392,14 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
   void* whole_at = nullptr;
   if (at_root) {
     const char* cname = gather ? "recvcounts" : "sendcounts";
-    if (int err = check_type_arg(fn, comm, gather ? "recv" : "send", roottype, &whole))
-      return err;
+    if (int err = check_type_arg(fn, comm, gather ? "recv" : "send", roottype, &whole)) return err;
     if (int err = check_counts(fn, comm, counts, p, cname, true)) return err;
     if (int err = check_counts(fn, comm, displs, p, "displs", false)) return err;
     const size_t root_bytes = counts[root] * whole.size;
     if (!in_place && own_bytes != root_bytes) {
       return raise_error(comm, MPI_ERR_TRUNCATE, fn,
-                         "the root's own block is %zu B, but %s[%d] gives %zu B", own_bytes,
-                         cname, root, root_bytes);
+                         "the root's own block is %zu B, but %s[%d] gives %zu B", own_bytes, cname,
+                         root, root_bytes);
     }
     const Side ws = side_of(whole_buf, &whole, counts, displs, p, whole.extent);
     if (int err = check_side(fn, comm, gather ? "recvbuf" : "sendbuf", ws)) return err;
@@ -462,14 +460,14 @@ int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ireduce);
 
-int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm) {
-  return mpi::reduction("MPI_Allreduce", Coll::kAllreduce, sendbuf, recvbuf, count, datatype, op,
-                        0, comm, nullptr);
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
+  return mpi::reduction("MPI_Allreduce", Coll::kAllreduce, sendbuf, recvbuf, count, datatype, op, 0,
+                        comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Allreduce);
-int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request* request) {
   return mpi::reduction("MPI_Iallreduce", Coll::kAllreduce, sendbuf, recvbuf, count, datatype, op,
                         0, comm, request);
 }
@@ -490,8 +488,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Iscan);
 
 int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm) {
-  return mpi::reduction("MPI_Exscan", Coll::kExscan, sendbuf, recvbuf, count, datatype, op, 0,
-                        comm, nullptr);
+  return mpi::reduction("MPI_Exscan", Coll::kExscan, sendbuf, recvbuf, count, datatype, op, 0, comm,
+                        nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Exscan);
 int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -516,8 +514,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Iallgather);
 
 int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return mpi::block_exchange("MPI_Alltoall", Coll::kAlltoall, sendbuf, sendcount, sendtype,
-                             recvbuf, recvcount, recvtype, comm, nullptr);
+  return mpi::block_exchange("MPI_Alltoall", Coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Alltoall);
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -647,8 +645,8 @@ TORUSMPI_WEAK_ALIAS(MPI_Igatherv);
 int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm) {
-  return mpi::rooted_vector("MPI_Scatterv", Coll::kScatterv, sendbuf, sendcounts, displs,
-                            recvcount, recvtype, sendtype, recvbuf, root, comm, nullptr);
+  return mpi::rooted_vector("MPI_Scatterv", Coll::kScatterv, sendbuf, sendcounts, displs, recvcount,
+                            recvtype, sendtype, recvbuf, root, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Scatterv);
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],

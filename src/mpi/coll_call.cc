@@ -59,8 +59,7 @@ void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, si
   if (drain) drains_.push_back(Drain{t, packed, user, static_cast<int64_t>(count)});
 }
 
-void* Staging::blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
-                      bool drain) {
+void* Staging::blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain) {
   char* packed = stage(count * t.size * n);
   // Block j's elements follow block j - 1's: one run of n * count elements.
   pack_or_drain(packed, buf, engine_type_ref(t.handle), count * n, 0, fill, drain);
@@ -83,8 +82,7 @@ void* Staging::side(const Side& s, bool fill, bool drain, const std::vector<size
   return packed;
 }
 
-void* CollCall::place(void* buf, const TypeArg& t, size_t count, size_t n, bool fill,
-                      bool drain) {
+void* CollCall::place(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain) {
   // NULL is MPI_BOTTOM for a derived datatype (absolute addresses); with a predefined one it
   // can only come with nothing to move.
   if (buf == nullptr && !t.derived) return nullptr;

@@ -133,8 +133,7 @@ int check_span(const char* fn, MPI_Comm comm, const void* p, const char* what, c
 // The same for the blocks of a v-collective's side: from the lowest to the highest byte they name.
 int check_side(const char* fn, MPI_Comm comm, const char* what, const Side& s);
 // An array of n ints is there, and with counts = true none is negative.
-int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what,
-                 bool counts);
+int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what, bool counts);
 
 // A reduction of count elements of type with op, for the engine: sets call->a.count, a.elem,
 // a.commutative, r.reduce and r.elem, *t (the datatype as the engine sees it: a predefined one's

@@ -20,7 +20,6 @@ namespace {
                        (comm) == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator"); \
   }
 
-
 }  // namespace
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {

@@ -430,7 +430,7 @@ void comm_sync_handle(Comm* c) {
   uint32_t flags = h->c_flags & ompi::kCommIntrinsic;
   if (c->is_inter()) flags |= ompi::kCommInter;
   if (const Topology* t = topology_of(h)) {
-    flags |= t->kind == MPI_CART ? ompi::kCommCart
+    flags |= t->kind == MPI_CART    ? ompi::kCommCart
              : t->kind == MPI_GRAPH ? ompi::kCommGraph
                                     : ompi::kCommDistGraph;
   }

@@ -752,10 +752,10 @@ int PMPI_Type_free(MPI_Datatype* type) {
   dtype::TypeRef t;
   if (int err = check_type_arg(kFn, *type, "datatype", &t)) return err;
   if (mpi::derived_type(*type) == nullptr || mpi::derived_type(*type)->predefined) {
-    return raise_error(nullptr, MPI_ERR_TYPE, kFn,
-                       "datatype argument is a predefined datatype, which cannot be freed%s",
-                       mpi::derived_type(*type) != nullptr ? " (an MPI_Type_create_f90_* type)"
-                                                           : "");
+    return raise_error(
+        nullptr, MPI_ERR_TYPE, kFn,
+        "datatype argument is a predefined datatype, which cannot be freed%s",
+        mpi::derived_type(*type) != nullptr ? " (an MPI_Type_create_f90_* type)" : "");
   }
   int err = mpi::attr_delete_all(mpi::AttrKind::kType, *type);
   if (err != MPI_SUCCESS) {
@@ -1043,9 +1043,9 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
   constexpr const char* kFn = "MPI_Type_create_f90_integer";
   if (int err = require_active(kFn)) return err;
   const int range = undefined_as_zero(r);
-  MPI_Datatype base = range <= 2   ? MPI_INTEGER1
-                      : range <= 4 ? MPI_INTEGER2
-                      : range <= 9 ? MPI_INTEGER4
+  MPI_Datatype base = range <= 2    ? MPI_INTEGER1
+                      : range <= 4  ? MPI_INTEGER2
+                      : range <= 9  ? MPI_INTEGER4
                       : range <= 18 ? MPI_INTEGER8
                                     : MPI_DATATYPE_NULL;
   if (base == MPI_DATATYPE_NULL) {

@@ -86,9 +86,10 @@ int check_memory(const char* fn, MPI_Comm comm, const char* what, const char* ar
                        "end)",
                        what, arg, p, bytes);
   }
-  return raise_error(comm, MPI_ERR_BUFFER, fn,
-                     "%s%s argument %p (%zu B) is neither host memory nor device memory of this job",
-                     what, arg, p, bytes);
+  return raise_error(
+      comm, MPI_ERR_BUFFER, fn,
+      "%s%s argument %p (%zu B) is neither host memory nor device memory of this job", what, arg, p,
+      bytes);
 }
 
 void type_span(const dtype::Type& t, const void* user, int64_t count, const char** lo,

@@ -10,8 +10,8 @@
 #include "config.h"
 #include "core/params.h"
 #include "device/device.h"
-#include "mpi/info.h"
 #include "mpi/errors.h"
+#include "mpi/info.h"
 #include "mpi/runtime.h"
 #include "pml/net.h"
 
@@ -33,8 +33,8 @@ namespace torusmpi::mpi {
 // build moves data with.
 std::string library_version() {
   return "torusmpi " PACKAGE_VERSION " (Open MPI " + std::to_string(OMPI_MAJOR_VERSION) + "." +
-         std::to_string(OMPI_MINOR_VERSION) + " ABI; data transports: " +
-         pml::net::transport_names() + ")";
+         std::to_string(OMPI_MINOR_VERSION) +
+         " ABI; data transports: " + pml::net::transport_names() + ")";
 }
 
 }  // namespace torusmpi::mpi

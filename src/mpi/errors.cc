@@ -183,7 +183,7 @@ const char* handler_noun(ompi::ErrhandlerType type) {
 }
 
 HandleKind handle_kind(ompi::ErrhandlerType type) {
-  return type == ompi::kTypeWin ? HandleKind::kWin
+  return type == ompi::kTypeWin    ? HandleKind::kWin
          : type == ompi::kTypeFile ? HandleKind::kFile
                                    : HandleKind::kComm;
 }
@@ -740,9 +740,8 @@ TORUSMPI_EXPORT int ompi_errhandler_invoke(ompi_errhandler_t* errhandler, void* 
   if (errhandler == nullptr || errhandler->magic != torusmpi::mpi::kMagicErrhandler) {
     torusmpi::mpi::fatal(err_code, "the object has no valid error handler: aborting");
   }
-  return torusmpi::mpi::invoke_errhandler(errhandler,
-                                          static_cast<ompi::ErrhandlerType>(object_type),
-                                          mpi_object, err_code, fn);
+  return torusmpi::mpi::invoke_errhandler(
+      errhandler, static_cast<ompi::ErrhandlerType>(object_type), mpi_object, err_code, fn);
 }
 
 // MPI_ERRORS_ARE_FATAL's function for communicators. Open MPI's bindings also call it with comm

@@ -14,11 +14,14 @@ extern "C" int torusmpi_coll_algorithm(MPI_Comm comm, char* token, int len) {
   constexpr const char* kFn = "torusmpi_coll_algorithm";
   if (int err = torusmpi::mpi::require_active(kFn)) return err;
   torusmpi::mpi::Comm* c = torusmpi::mpi::comm_impl(comm);
-  if (c == nullptr) return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a communicator");
+  if (c == nullptr)
+    return raise_error(nullptr, MPI_ERR_COMM, kFn, "comm argument is not a communicator");
   if (token == nullptr || len < 1)
-    return raise_error(comm, MPI_ERR_ARG, kFn, "token argument is NULL or len (%d) is below 1", len);
+    return raise_error(comm, MPI_ERR_ARG, kFn, "token argument is NULL or len (%d) is below 1",
+                       len);
   const torusmpi::coll::Algorithm* alg = c->team.last_algorithm();
-  std::string text = alg == nullptr ? "" : std::string(torusmpi::coll::coll_name(alg->coll)) + "/" + alg->token;
+  std::string text =
+      alg == nullptr ? "" : std::string(torusmpi::coll::coll_name(alg->coll)) + "/" + alg->token;
   torusmpi::mpi::copy_out(text, token, len);
   return MPI_SUCCESS;
 }

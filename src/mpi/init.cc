@@ -58,7 +58,8 @@ int init(const char* fn, int required, int* provided) {
   int threads = topo::host_info().node_pus;
   progress::set_oversubscribed(rt.job.local_size > threads);
   TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
-                 threads, progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
+                 threads,
+                 progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
   // The emulated machine before the shared-memory transport attaches (it charges links by chip).
   // Every rank reads the same TORUSMPI_INSTANCE, so every rank stops alike.
   if (topo::load(rt.job.size, &boot_error) != Status::kOk) {
@@ -119,8 +120,8 @@ int init(const char* fn, int required, int* provided) {
   }
   Status s = pml::init(rt.job.rank, rt.job.size);
   if (s != Status::kOk) {
-    boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": point-to-point start failed: " +
-                                       status_string(s));
+    boot::abort_job(MPI_ERR_OTHER,
+                    std::string(fn) + ": point-to-point start failed: " + status_string(s));
   }
   // Collective selection: a bad rule file or a forced token that names nothing is an error the
   // user asked for by name, so the job stops here rather than run with other choices.

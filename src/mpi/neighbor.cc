@@ -22,8 +22,7 @@ struct Neighbors {
   std::vector<int> dests;  // out-neighbours, engine order
 };
 
-int start_neighbors(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c,
-                    Neighbors* n) {
+int start_neighbors(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c, Neighbors* n) {
   if (int err = check_call(fn, comm, request, c)) return err;
   n->t = topology_of(comm);
   if (n->t == nullptr) {
@@ -45,8 +44,7 @@ bool identity(const Topology& t) {
 // neighbor_allgather(v) and neighbor_alltoall: one datatype each way.
 int neighbor_blocks(const char* fn, Coll kind, const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf, int recvcount, const int* recvcounts,
-                    const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request* request) {
+                    const int* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   Neighbors n;
   if (int err = start_neighbors(fn, comm, request, &c, &n)) return err;
@@ -148,8 +146,8 @@ int neighbor_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   if (int err = layout(const_cast<void*>(sendbuf), out, sendcounts, sdispls, sdispls_w, sendtypes,
                        "send", &stypes, &ss))
     return err;
-  if (int err = layout(recvbuf, in, recvcounts, rdispls, rdispls_w, recvtypes, "recv", &rtypes,
-                       &rs))
+  if (int err =
+          layout(recvbuf, in, recvcounts, rdispls, rdispls_w, recvtypes, "recv", &rtypes, &rs))
     return err;
   CollCall call;
   coll::Args& a = call.a;
@@ -213,19 +211,19 @@ int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_allgatherv);
 
-int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return mpi::neighbor_blocks("MPI_Neighbor_alltoall", Coll::kNeighborAlltoall, sendbuf,
-                              sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                              comm, nullptr);
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return mpi::neighbor_blocks("MPI_Neighbor_alltoall", Coll::kNeighborAlltoall, sendbuf, sendcount,
+                              sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
+                              nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Neighbor_alltoall);
 int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  return mpi::neighbor_blocks("MPI_Ineighbor_alltoall", Coll::kNeighborAlltoall, sendbuf,
-                              sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                              comm, request);
+  return mpi::neighbor_blocks("MPI_Ineighbor_alltoall", Coll::kNeighborAlltoall, sendbuf, sendcount,
+                              sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
+                              request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_alltoall);
 
@@ -233,8 +231,8 @@ int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return mpi::neighbor_vw("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, nullptr,
-                          &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false,
-                          comm, nullptr);
+                          &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false, comm,
+                          nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Neighbor_alltoallv);
 int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -242,8 +240,8 @@ int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
   return mpi::neighbor_vw("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, nullptr,
-                          &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false,
-                          comm, request);
+                          &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false, comm,
+                          request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_alltoallv);
 

@@ -175,8 +175,8 @@ void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem) {
 
 void unpack_received(const Buffer& b, size_t received) {
   if (received == 0) return;
-  unpack_range_any(*b.type, b.buf, b.count, 0,
-                   static_cast<int64_t>(std::min(received, b.bytes)), b.user);
+  unpack_range_any(*b.type, b.buf, b.count, 0, static_cast<int64_t>(std::min(received, b.bytes)),
+                   b.user);
 }
 
 void stage_request(Request* req) {
@@ -221,8 +221,8 @@ int start_request(const char* fn, Request* req) {
       break;  // never persistent: started by its collective call
   }
   if (s != Status::kOk) {
-    return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s",
-                       req->peer, status_string(s));
+    return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s", req->peer,
+                       status_string(s));
   }
   return MPI_SUCCESS;
 }
@@ -231,8 +231,8 @@ int start_request(const char* fn, Request* req) {
 
 using torusmpi::mpi::Buffer;
 using torusmpi::mpi::Comm;
-using torusmpi::mpi::Request;
 using torusmpi::mpi::raise_error;
+using torusmpi::mpi::Request;
 using torusmpi::mpi::require_active;
 namespace mpi = torusmpi::mpi;
 namespace pml = torusmpi::pml;
@@ -268,8 +268,8 @@ int unreachable(const char* fn, MPI_Comm comm, int peer, torusmpi::Status s) {
 }
 
 // A blocking send in any mode but buffered.
-int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest,
-                  int tag, MPI_Comm comm, pml::SendMode mode) {
+int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, pml::SendMode mode) {
   Comm* c;
   Buffer b;
   if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
@@ -396,10 +396,8 @@ MessageObj* message_impl(MPI_Message m) {
 
 }  // namespace
 
-int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
-  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm,
-                       pml::SendMode::kStandard);
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, pml::SendMode::kStandard);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Send);
 
@@ -429,30 +427,30 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 }
 TORUSMPI_WEAK_ALIAS(MPI_Bsend);
 
-int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request) {
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, false, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Isend);
 
-int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request) {
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, false, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Irsend);
 
-int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm,
-                          pml::SendMode::kSync, false, request);
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm, pml::SendMode::kSync,
+                          false, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Issend);
 
 // MPI_Ibsend's request is complete once the message is copied: that is when the buffer is free.
-int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   constexpr const char* kFn = "MPI_Ibsend";
   Comm* c;
   Buffer b;
@@ -520,20 +518,19 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
 }
 TORUSMPI_WEAK_ALIAS(MPI_Irecv);
 
-int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request* request) {
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
   return nonblocking_recv("MPI_Recv_init", buf, count, datatype, source, tag, comm, true, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Recv_init);
 
-int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
   constexpr const char* kFn = "MPI_Sendrecv";
   Comm* c;
   Buffer sb, rb;
-  if (int err =
-          check_send(kFn, sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &sb, "send"))
+  if (int err = check_send(kFn, sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &sb, "send"))
     return err;
   if (int err =
           check_recv(kFn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rb, "recv"))
@@ -579,8 +576,8 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   torusmpi::Status posted = torusmpi::Status::kOk;
   if (source != MPI_PROC_NULL) {
     mpi::stage_recv(&in, &scratch);
-    posted = pml::irecv(*c, c->context, in.buf, in.bytes, source_of(source), tag_of(recvtag),
-                        &recv);
+    posted =
+        pml::irecv(*c, c->context, in.buf, in.bytes, source_of(source), tag_of(recvtag), &recv);
     if (posted == torusmpi::Status::kOk) pml::wait(&recv);
   }
   if (dest != MPI_PROC_NULL) pml::wait(&send);

@@ -62,7 +62,7 @@ int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 // MPI_Status of a receive: `bytes` of the packed stream arrived (MPI_Get_count and
 // MPI_Get_elements divide them by the datatype they are given).
 void set_status(MPI_Status* st, int source, int tag, size_t bytes, bool cancelled);
-void set_empty_status(MPI_Status* st);  // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
+void set_empty_status(MPI_Status* st);      // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
 void set_proc_null_status(MPI_Status* st);  // source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0
 
 // The MPI error class of a finished pml request, raising it (with a message naming the call, the
@@ -97,9 +97,7 @@ struct Request {
     handle.magic = kMagicRequest;
     handle.impl = this;
   }
-  bool complete() const {
-    return immediate || (exec != nullptr ? exec->done() : pml.done());
-  }
+  bool complete() const { return immediate || (exec != nullptr ? exec->done() : pml.done()); }
 
   // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
   static Request* make();

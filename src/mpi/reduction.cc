@@ -18,9 +18,9 @@ using coll::Elem;
 
 // Which element layout a predefined datatype has: by class and size.
 bool elem_of(const BuiltinTypeInfo& t, MPI_Datatype type, Elem* out) {
-  const Elem kSigned[] = {Elem::kI8, Elem::kI16, Elem::kCount, Elem::kI32,
+  const Elem kSigned[] = {Elem::kI8,    Elem::kI16,   Elem::kCount, Elem::kI32,
                           Elem::kCount, Elem::kCount, Elem::kCount, Elem::kI64};
-  const Elem kUnsigned[] = {Elem::kU8, Elem::kU16, Elem::kCount, Elem::kU32,
+  const Elem kUnsigned[] = {Elem::kU8,    Elem::kU16,   Elem::kCount, Elem::kU32,
                             Elem::kCount, Elem::kCount, Elem::kCount, Elem::kU64};
   *out = Elem::kCount;
   switch (t.cls) {
@@ -33,8 +33,10 @@ bool elem_of(const BuiltinTypeInfo& t, MPI_Datatype type, Elem* out) {
       if (t.size >= 1 && t.size <= 8) *out = kUnsigned[t.size - 1];
       break;
     case TypeClass::kFloat:
-      *out = t.size == 4 ? Elem::kF32 : t.size == 8 ? Elem::kF64 : t.size == 16 ? Elem::kLongDouble
-                                                                                 : Elem::kCount;
+      *out = t.size == 4    ? Elem::kF32
+             : t.size == 8  ? Elem::kF64
+             : t.size == 16 ? Elem::kLongDouble
+                            : Elem::kCount;
       break;
     case TypeClass::kComplex:
       *out = t.size == 8    ? Elem::kComplexF32
@@ -93,19 +95,32 @@ bool op_allows(coll::ReduceOp op, TypeClass cls) {
 // kCount for MPI_REPLACE and MPI_NO_OP.
 coll::ReduceOp coll_op(BuiltinOp op) {
   switch (op) {
-    case BuiltinOp::k_max: return coll::ReduceOp::kMax;
-    case BuiltinOp::k_min: return coll::ReduceOp::kMin;
-    case BuiltinOp::k_sum: return coll::ReduceOp::kSum;
-    case BuiltinOp::k_prod: return coll::ReduceOp::kProd;
-    case BuiltinOp::k_land: return coll::ReduceOp::kLand;
-    case BuiltinOp::k_band: return coll::ReduceOp::kBand;
-    case BuiltinOp::k_lor: return coll::ReduceOp::kLor;
-    case BuiltinOp::k_bor: return coll::ReduceOp::kBor;
-    case BuiltinOp::k_lxor: return coll::ReduceOp::kLxor;
-    case BuiltinOp::k_bxor: return coll::ReduceOp::kBxor;
-    case BuiltinOp::k_maxloc: return coll::ReduceOp::kMaxloc;
-    case BuiltinOp::k_minloc: return coll::ReduceOp::kMinloc;
-    default: return coll::ReduceOp::kCount;
+    case BuiltinOp::k_max:
+      return coll::ReduceOp::kMax;
+    case BuiltinOp::k_min:
+      return coll::ReduceOp::kMin;
+    case BuiltinOp::k_sum:
+      return coll::ReduceOp::kSum;
+    case BuiltinOp::k_prod:
+      return coll::ReduceOp::kProd;
+    case BuiltinOp::k_land:
+      return coll::ReduceOp::kLand;
+    case BuiltinOp::k_band:
+      return coll::ReduceOp::kBand;
+    case BuiltinOp::k_lor:
+      return coll::ReduceOp::kLor;
+    case BuiltinOp::k_bor:
+      return coll::ReduceOp::kBor;
+    case BuiltinOp::k_lxor:
+      return coll::ReduceOp::kLxor;
+    case BuiltinOp::k_bxor:
+      return coll::ReduceOp::kBxor;
+    case BuiltinOp::k_maxloc:
+      return coll::ReduceOp::kMaxloc;
+    case BuiltinOp::k_minloc:
+      return coll::ReduceOp::kMinloc;
+    default:
+      return coll::ReduceOp::kCount;
   }
 }
 
@@ -113,7 +128,8 @@ coll::ReduceOp coll_op(BuiltinOp op) {
 
 // Kernels already resolved, by [op][datatype]: a repeated reduction looks its kernel up here
 // instead of mapping the pair again.
-coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)][static_cast<int>(BuiltinType::kCount)];
+coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)]
+                        [static_cast<int>(BuiltinType::kCount)];
 
 // The languages an op's function may be written in (coll::Reduction::user_lang).
 enum OpLang : uint8_t { kOpC, kOpFortran, kOpCxx };
@@ -217,8 +233,7 @@ int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datat
                        "implemented",
                        b.name);
   }
-  if (int err = resolve_reduction(fn, comm, op, builtin_datatype(t.uniform_id()), out,
-                                  commutative))
+  if (int err = resolve_reduction(fn, comm, op, builtin_datatype(t.uniform_id()), out, commutative))
     return err;
   *elem = static_cast<size_t>(b.size);
   *per = static_cast<size_t>(t.uniform_count());
@@ -240,7 +255,7 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
     out->user_type = type;
     out->user_extra = op->cxx_fn;
     out->user_lang = (op->o_flags & ompi::kOpFortranFunc) != 0 ? kOpFortran
-                     : (op->o_flags & ompi::kOpCxxFunc) != 0 ? kOpCxx
+                     : (op->o_flags & ompi::kOpCxxFunc) != 0   ? kOpCxx
                                                                : kOpC;
     *commutative = op->commute != 0;
     return MPI_SUCCESS;
@@ -279,24 +294,23 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   if (int err = mpi::check_message(kFn, MPI_COMM_SELF, inoutbuf, count, datatype, "", &b))
     return err;
   if (inbuf == nullptr && count > 0) {
-    return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn, "inbuf argument is NULL with count %d",
-                            count);
+    return mpi::raise_error(MPI_COMM_SELF, MPI_ERR_BUFFER, kFn,
+                            "inbuf argument is NULL with count %d", count);
   }
   Buffer in_b;  // only checked: host memory or live device memory of this job
   if (int err = mpi::check_message(kFn, MPI_COMM_SELF, inbuf, count, datatype, "in", &in_b))
     return err;
   torusmpi::coll::Reduction r;
   bool commutative;
-  const torusmpi::dtype::Type* t = mpi::derived_type(datatype) != nullptr
-                                       ? mpi::engine_type(datatype)
-                                       : nullptr;
+  const torusmpi::dtype::Type* t =
+      mpi::derived_type(datatype) != nullptr ? mpi::engine_type(datatype) : nullptr;
   const bool user_op = op != nullptr && op->magic == mpi::kMagicOp && op->builtin == mpi::kUserOp;
   if (t == nullptr || user_op) {
     // A predefined datatype, or the application's function, which takes the datatype's layout.
     if (int err = mpi::resolve_reduction(kFn, MPI_COMM_SELF, op, datatype, &r, &commutative))
       return err;
-    if (count > 0 && (torusmpi::device::in_device_range(inoutbuf) ||
-                      torusmpi::device::in_device_range(inbuf))) {
+    if (count > 0 &&
+        (torusmpi::device::in_device_range(inoutbuf) || torusmpi::device::in_device_range(inbuf))) {
       // The device's kernels translate the two origins; a user function's layout follows them.
       MPI_Aint lb = 0, extent = 1;
       PMPI_Type_get_extent(datatype, &lb, &extent);

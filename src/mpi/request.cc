@@ -12,8 +12,8 @@
 #include "mpi/p2p.h"
 
 using torusmpi::mpi::Buffer;
-using torusmpi::mpi::Request;
 using torusmpi::mpi::raise_error;
+using torusmpi::mpi::Request;
 using torusmpi::mpi::request_impl;
 using torusmpi::mpi::require_active;
 namespace mpi = torusmpi::mpi;
@@ -62,8 +62,7 @@ int check_handles(const char* fn, int count, const MPI_Request* requests) {
     return raise_error(nullptr, MPI_ERR_REQUEST, fn, "array_of_requests argument is NULL");
   for (int i = 0; i < count; ++i) {
     if (requests[i] != MPI_REQUEST_NULL && request_impl(requests[i]) == nullptr)
-      return raise_error(nullptr, MPI_ERR_REQUEST, fn, "array_of_requests[%d] is not a request",
-                         i);
+      return raise_error(nullptr, MPI_ERR_REQUEST, fn, "array_of_requests[%d] is not a request", i);
   }
   return MPI_SUCCESS;
 }
@@ -78,7 +77,7 @@ int check_handle(const char* fn, const MPI_Request* request) {
 int error_class(const Request& r) {
   if (r.exec != nullptr) {
     return r.exec->error() == torusmpi::Status::kOk ? MPI_SUCCESS
-                                                     : mpi::error_class_of(r.exec->error());
+                                                    : mpi::error_class_of(r.exec->error());
   }
   if (r.immediate || r.pml.error == torusmpi::Status::kOk) return MPI_SUCCESS;
   if (r.pml.error == torusmpi::Status::kErrTruncate) return MPI_ERR_TRUNCATE;
@@ -301,7 +300,8 @@ int some(const char* fn, bool block, int incount, MPI_Request* requests, int* ou
          int* indices, MPI_Status* statuses) {
   if (int err = require_active(fn)) return err;
   if (int err = check_handles(fn, incount, requests)) return err;
-  if (outcount == nullptr) return raise_error(nullptr, MPI_ERR_ARG, fn, "outcount argument is NULL");
+  if (outcount == nullptr)
+    return raise_error(nullptr, MPI_ERR_ARG, fn, "outcount argument is NULL");
   if (incount > 0 && indices == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, fn, "array_of_indices argument is NULL");
   if (!any_active(incount, requests)) {

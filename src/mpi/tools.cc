@@ -123,7 +123,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosi
   // Parameters read at each use may be written, the same value on every rank (collective
   // selection must agree across a communicator); the others are read once, at MPI_Init.
   set_if(scope, static_cast<int>(p.when == params::When::Call ? MPI_T_SCOPE_ALL_EQ
-                                                               : MPI_T_SCOPE_READONLY));
+                                                              : MPI_T_SCOPE_READONLY));
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_get_info);
@@ -211,7 +211,8 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
       break;
     }
     case params::Type::String:
-      text.assign(static_cast<const char*>(buf), strnlen(static_cast<const char*>(buf), kStringCapacity));
+      text.assign(static_cast<const char*>(buf),
+                  strnlen(static_cast<const char*>(buf), kStringCapacity));
       break;
   }
   std::string old = params::value(handle->index).text, error;

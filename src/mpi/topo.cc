@@ -186,8 +186,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   if (nnodes < 1) return raise_error(nullptr, MPI_ERR_ARG, kFn, "nnodes argument is %d", nnodes);
   int fixed = 1, free_dims = 0;
   for (int i = 0; i < ndims; ++i) {
-    if (dims[i] < 0)
-      return raise_error(nullptr, MPI_ERR_DIMS, kFn, "dims[%d] is %d", i, dims[i]);
+    if (dims[i] < 0) return raise_error(nullptr, MPI_ERR_DIMS, kFn, "dims[%d] is %d", i, dims[i]);
     if (dims[i] > 0) {
       fixed *= dims[i];
     } else {
@@ -663,7 +662,8 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
     return raise_error(comm, MPI_ERR_ARG, kFn, "sources or destinations argument is NULL");
   std::copy_n(t->in.begin(), nin, sources);
   std::copy_n(t->out.begin(), nout, destinations);
-  if (t->weighted && has_weights(sourceweights)) std::copy_n(t->sweights.begin(), nin, sourceweights);
+  if (t->weighted && has_weights(sourceweights))
+    std::copy_n(t->sweights.begin(), nin, sourceweights);
   if (t->weighted && has_weights(destweights)) std::copy_n(t->dweights.begin(), nout, destweights);
   return MPI_SUCCESS;
 }

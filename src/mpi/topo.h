@@ -10,7 +10,7 @@
 namespace torusmpi::mpi {
 
 struct Topology {
-  int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH
+  int kind = MPI_UNDEFINED;        // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH
   std::vector<int> dims, periods;  // Cartesian
   std::vector<int> index, edges;   // graph, as MPI_Graph_create takes them
   bool weighted = false;           // distributed graph

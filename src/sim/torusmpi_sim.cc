@@ -190,8 +190,9 @@ bool parse(int argc, char** argv, Options* o) {
   }
   if (!o->instance.empty()) {
     if (o->instances < 1 || (!emulated && o->instances > 1 && o->ranks < o->instances)) {
-      std::fprintf(stderr, "torusmpi_sim: --instances %d: expected 1 or more (host: at most "
-                           "--ranks)\n",
+      std::fprintf(stderr,
+                   "torusmpi_sim: --instances %d: expected 1 or more (host: at most "
+                   "--ranks)\n",
                    o->instances);
       return false;
     }
@@ -199,8 +200,9 @@ bool parse(int argc, char** argv, Options* o) {
     // A host instance is one chip holding its share of the ranks (as topo::load places them).
     if (!emulated && o->ranks > 0) o->machine.cores = (o->ranks + o->instances - 1) / o->instances;
     if (emulated && (o->alpha >= 0 || o->beta >= 0 || o->gamma >= 0)) {
-      std::fprintf(stderr, "torusmpi_sim: --alpha, --beta and --gamma override the flat model, "
-                           "not an instance's figures\n");
+      std::fprintf(stderr,
+                   "torusmpi_sim: --alpha, --beta and --gamma override the flat model, "
+                   "not an instance's figures\n");
       return false;
     }
     if (emulated && o->ranks == 0) o->ranks = o->machine.ranks();
@@ -276,16 +278,17 @@ bool simulate(const Options& o, const coll::sim::Call& call, const Algorithm& al
 
 int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) {
   const topo::Machine& mach = o.machine;
-  std::printf("# torusmpi_sim %s on %d x %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
-              "%zu-byte elements\n",
-              coll::coll_name(o.coll), o.instances, mach.name.c_str(), o.ranks, mach.chips(),
-              mach.cores,
-              mach.dims[0], mach.dims[1], mach.dims[2], o.in_place ? ", in place" : "",
-              o.commutative ? "" : ", non-commutative op", o.elem);
-  std::printf("# links %.3g GB/s and %.3g us per hop, one direction; within a chip %.3g GB/s, "
-              "%.3g us\n",
-              mach.neuronlink.bandwidth * 1e-9, mach.neuronlink.latency * 1e6,
-              mach.intra_chip.bandwidth * 1e-9, mach.intra_chip.latency * 1e6);
+  std::printf(
+      "# torusmpi_sim %s on %d x %s, %d ranks (%d chips of %d cores, %dx%dx%d torus)%s%s, "
+      "%zu-byte elements\n",
+      coll::coll_name(o.coll), o.instances, mach.name.c_str(), o.ranks, mach.chips(), mach.cores,
+      mach.dims[0], mach.dims[1], mach.dims[2], o.in_place ? ", in place" : "",
+      o.commutative ? "" : ", non-commutative op", o.elem);
+  std::printf(
+      "# links %.3g GB/s and %.3g us per hop, one direction; within a chip %.3g GB/s, "
+      "%.3g us\n",
+      mach.neuronlink.bandwidth * 1e-9, mach.neuronlink.latency * 1e6,
+      mach.intra_chip.bandwidth * 1e-9, mach.intra_chip.latency * 1e6);
   if (o.instances > 1) {
     std::printf("# network %.3g GB/s per chip's interface, %.3g us per message\n",
                 mach.efa.bandwidth * 1e-9, mach.efa.latency * 1e6);
@@ -370,8 +373,9 @@ int run(int argc, char** argv) {
   if (o.machine.emulated()) return run_on_machine(o, algs);
   const bool spans = o.instances > 1;
   if (spans && (o.alpha >= 0 || o.beta >= 0 || o.gamma >= 0)) {
-    std::fprintf(stderr, "torusmpi_sim: --alpha, --beta and --gamma override the flat model of "
-                         "one host\n");
+    std::fprintf(stderr,
+                 "torusmpi_sim: --alpha, --beta and --gamma override the flat model of "
+                 "one host\n");
     return 2;
   }
   coll::Model m = coll::host_model(o.oversubscribed);
@@ -384,11 +388,12 @@ int run(int argc, char** argv) {
   costs.gamma = m.gamma;
   costs.copy = m.copy;
 
-  std::printf("# torusmpi_sim %s, %d ranks%s%s, %zu-byte elements; model: alpha %.3g us, "
-              "%.3g GB/s moved, %.3g GB/s reduced\n",
-              coll::coll_name(o.coll), o.ranks, o.in_place ? ", in place" : "",
-              o.commutative ? "" : ", non-commutative op", o.elem, m.alpha * 1e6,
-              1e-9 / m.beta, 1e-9 / m.gamma);
+  std::printf(
+      "# torusmpi_sim %s, %d ranks%s%s, %zu-byte elements; model: alpha %.3g us, "
+      "%.3g GB/s moved, %.3g GB/s reduced\n",
+      coll::coll_name(o.coll), o.ranks, o.in_place ? ", in place" : "",
+      o.commutative ? "" : ", non-commutative op", o.elem, m.alpha * 1e6, 1e-9 / m.beta,
+      1e-9 / m.gamma);
   std::printf("# %-10s %-20s %6s %12s %12s %12s %10s %7s\n", "bytes", "algorithm", "check",
               "time (us)", "algbw (GB/s)", "busbw (GB/s)", "messages", "steps");
   int wrong = 0;

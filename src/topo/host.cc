@@ -1,6 +1,6 @@
 // The host as hwloc sees it, and the binding of ranks to its cores. host_info() is read once and
-// cached (hwloc's topology load costs milliseconds); bind_process() loads its own topology, once, at
-// MPI_Init, and may only ever print a debug line on failure: a job that cannot bind still runs.
+// cached (hwloc's topology load costs milliseconds); bind_process() loads its own topology, once,
+// at MPI_Init, and may only ever print a debug line on failure: a job that cannot bind still runs.
 #include "topo/host.h"
 
 #include <hwloc.h>
@@ -139,8 +139,8 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
     return;
   }
   // Cores, or hardware threads where hwloc shows no cores (some virtual machines).
-  hwloc_obj_type_t unit = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                              : HWLOC_OBJ_PU;
+  hwloc_obj_type_t unit =
+      hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
   const int ncores = hwloc_get_nbobjs_by_type(topo, unit);
   const int nlocal = static_cast<int>(local_peers.size());
   std::string why;

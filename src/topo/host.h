@@ -10,8 +10,8 @@
 namespace torusmpi::topo {
 
 struct HostInfo {
-  int cores = 1;  // physical cores this process may run on
-  int pus = 1;    // hardware threads this process may run on
+  int cores = 1;     // physical cores this process may run on
+  int pus = 1;       // hardware threads this process may run on
   int node_pus = 1;  // hardware threads of the node this job may use, whatever the binding
   int numa_nodes = 1;
   std::string cpu_model;  // "" when hwloc does not know it

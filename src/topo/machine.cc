@@ -46,7 +46,7 @@ namespace {
 // Estimates (no published figure) are marked "est." and explained where make_model() uses them.
 struct ModelRow {
   const char* name;
-  const char* chip;         // the accelerator, for listings
+  const char* chip;  // the accelerator, for listings
   int ndims;
   int dims[3];
   int cores;                // ranks per chip
@@ -61,6 +61,9 @@ struct ModelRow {
   const char* source;
 };
 
+// One row per model, its figures in the column order of ModelRow: a table clang-format would
+// spread one figure a line.
+// clang-format off
 constexpr ModelRow kModels[] = {
     // trn1.32xlarge: 16 Trainium, 4x4 torus [T1i][CC], 2 cores per chip [T1]; 384 GB/s of
     // NeuronLink per chip [T2] over 4 ports [NKI]; 800 Gbps EFA per instance [T1i] = 50 per
@@ -91,6 +94,7 @@ constexpr ModelRow kModels[] = {
      "AWS Neuron docs: Trainium2 and Trn2 architecture (UltraServer, LNC=1); z links assumed "
      "like the in-instance links; per-link split and latencies estimated"},
 };
+// clang-format on
 
 // The small test tori take the Trainium2 figures, so that a 2x2 torus behaves like a corner of a
 // trn2 instance; ":link=GBPS,LAT_US" replaces the NeuronLink figures (slow links make pacing
@@ -396,8 +400,8 @@ Status load(int job_size, std::string* error) {
   const int64_t instances = params::instances();
   if (instances < 1 || instances > job_size) {
     *error = "TORUSMPI_INSTANCES=" + std::to_string(instances) + ": a job of " +
-             std::to_string(job_size) + " rank(s) fills between 1 and " +
-             std::to_string(job_size) + " instance(s)";
+             std::to_string(job_size) + " rank(s) fills between 1 and " + std::to_string(job_size) +
+             " instance(s)";
     return Status::kErrArg;
   }
   m.instances = static_cast<int>(instances);
@@ -405,10 +409,9 @@ Status load(int job_size, std::string* error) {
     // A host instance is one chip holding its share of the job (the last one may hold fewer).
     m.cores = (job_size + m.instances - 1) / m.instances;
   } else if (job_size > m.ranks()) {
-    std::string what =
-        m.instances == 1
-            ? m.name + " holds "
-            : std::to_string(m.instances) + " x " + m.name + " (TORUSMPI_INSTANCES) hold ";
+    std::string what = m.instances == 1 ? m.name + " holds "
+                                        : std::to_string(m.instances) + " x " + m.name +
+                                              " (TORUSMPI_INSTANCES) hold ";
     *error = "TORUSMPI_INSTANCE: " + what + std::to_string(m.ranks()) + " ranks; this job has " +
              std::to_string(job_size);
     return Status::kErrArg;

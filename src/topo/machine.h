@@ -29,17 +29,17 @@ struct LinkFigures {
 };
 
 struct Machine {
-  std::string name;       // as given: "trn2.48xl", "trn2.48xl:lnc=1", "torus:2x2:cores=2", "host"
-  int ndims = 0;          // torus dimensions; 0 for host (one chip, no links)
+  std::string name;  // as given: "trn2.48xl", "trn2.48xl:lnc=1", "torus:2x2:cores=2", "host"
+  int ndims = 0;     // torus dimensions; 0 for host (one chip, no links)
   int dims[3] = {1, 1, 1};
-  int cores = 1;          // ranks per chip
-  int instances = 1;      // instances of this model in the job (TORUSMPI_INSTANCES, issue 7)
-  LinkFigures neuronlink;  // one chip-to-chip link, one direction
-  LinkFigures intra_chip;  // between two cores of one chip
-  LinkFigures efa;         // one chip's network interface (between instances)
+  int cores = 1;                // ranks per chip
+  int instances = 1;            // instances of this model in the job (TORUSMPI_INSTANCES, issue 7)
+  LinkFigures neuronlink;       // one chip-to-chip link, one direction
+  LinkFigures intra_chip;       // between two cores of one chip
+  LinkFigures efa;              // one chip's network interface (between instances)
   double hbm_bandwidth = 0;     // bytes/s a chip's DMA engine copies within its HBM
   double reduce_bandwidth = 0;  // bytes/s of input a chip's reduction kernels consume
-  std::string source;      // where the figures come from (documentation, with its address)
+  std::string source;           // where the figures come from (documentation, with its address)
 
   bool emulated() const { return ndims > 0; }
   int chips() const { return dims[0] * dims[1] * dims[2]; }  // per instance

@@ -2,8 +2,6 @@
  * them (libopenmpi-dev ships them under <includedir>/openmpi). Built by layout.sh, which supplies
  * the one header they name but Debian does not ship (ompi/mpi/fortran/base/fint_2_int.h: MPI_Fint
  * and int are the same there, so its conversions are the identity). */
-#include "ompi_config.h"
-
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,6 +17,7 @@
 #include "ompi/request/request.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "ompi/win/win.h"
+#include "ompi_config.h"
 #include "opal/class/opal_list.h"
 
 int main(void) {

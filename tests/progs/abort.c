@@ -6,7 +6,6 @@
  * The aborting rank is 1, or 0 in a one-rank job. It waits a little first so that the others are
  * where they should be when the abort comes. */
 #include <mpi.h>
-
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -31,7 +31,8 @@ static inline void check_rc(int rc, const char* what) {
   check(rc == MPI_SUCCESS, what, "returned %d", rc);
 }
 
-/* "done <rank>[ of <size>]: N checks, N failed"; size < 0 leaves it out. Returns the exit status. */
+/* "done <rank>[ of <size>]: N checks, N failed"; size < 0 leaves it out. Returns the exit status.
+ */
 static inline int check_done(int size) {
   if (size >= 0) {
     printf("done %d of %d: %d checks, %d failed\n", g_rank, size, g_checks, g_failed);

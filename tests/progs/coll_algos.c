@@ -17,10 +17,10 @@
  *
  * A sweep, on MPI_COMM_WORLD of p ranks: counts 0, 1, p-1, p, p+1 and kLarge (a prime, 24 KB a
  * block: under the default 64 KiB eager limit its messages go eagerly, and coll_algorithms.sh runs
- * a job with TORUSMPI_EAGER_LIMIT=4096 so that they go by rendezvous), each once; at each count every
- * root of the rooted collectives, MPI_IN_PLACE and not (wherever MPI allows it), the blocking call
- * and its MPI_I form by turns (completed by MPI_Wait, or by polling MPI_Test), so that each count
- * sees both forms in place and not. Data are integers that name their sender, receiver and
+ * a job with TORUSMPI_EAGER_LIMIT=4096 so that they go by rendezvous), each once; at each count
+ * every root of the rooted collectives, MPI_IN_PLACE and not (wherever MPI allows it), the blocking
+ * call and its MPI_I form by turns (completed by MPI_Wait, or by polling MPI_Test), so that each
+ * count sees both forms in place and not. Data are integers that name their sender, receiver and
  * position, mixed with a salt that changes with every case (reductions: -10000..10000, so sums
  * stay exact and far from overflow); MPI_INT always, and the reductions also as MPI_DOUBLE with
  * MPI_SUM and as MPI_INT with MPI_MAX, by turns. Each result is checked element by element against
@@ -384,9 +384,12 @@ static int device_setup(const char* mode) {
   *(void**)&g_dev.free = dlsym(RTLD_DEFAULT, "torusmpi_device_free");
   *(void**)&g_dev.memcpy = dlsym(RTLD_DEFAULT, "torusmpi_memcpy");
   if (g_dev.malloc == NULL || g_dev.free == NULL || g_dev.memcpy == NULL) return 0;
-  if (strcmp(mode, "all") == 0) g_device = 1;
-  else if (strcmp(mode, "mixed") == 0) g_device = g_rank % 2 == 0;
-  else return 0;
+  if (strcmp(mode, "all") == 0)
+    g_device = 1;
+  else if (strcmp(mode, "mixed") == 0)
+    g_device = g_rank % 2 == 0;
+  else
+    return 0;
   return 1;
 }
 
@@ -1015,7 +1018,8 @@ int main(int argc, char** argv) {
   const char* device = getenv("COLL_ALGOS_DEVICE");
   check(device_setup(device), "device buffers",
         "COLL_ALGOS_DEVICE=%s: expected all, mixed or none, on a library with torusmpi's device "
-        "memory", device);
+        "memory",
+        device);
   char why[200] = "";
   if (argc > 1 && forcing_possible(why, sizeof why)) {
     char back[64];

@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   expect(MPI_Bcast(a, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, -1,
          "bcast-datatype-null", "MPI_Bcast");
   if (torusmpi_only("bcast-null-buffer")) {
-    expect(MPI_Bcast(NULL, 4, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, -1,
-           "bcast-null-buffer", "MPI_Bcast");
+    expect(MPI_Bcast(NULL, 4, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, -1, "bcast-null-buffer",
+           "MPI_Bcast");
   }
   still_works("bcast-errors");
 
@@ -127,9 +127,8 @@ int main(int argc, char** argv) {
          "alltoall-sendtype-null", "MPI_Alltoall");
   counts[p - 1] = -1;
   if (torusmpi_only("allgatherv-negative-recvcount")) {
-    expect(MPI_Allgatherv(a, 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD),
-           MPI_ERR_COUNT, p == 1 ? MPI_ERR_TRUNCATE : -1, "allgatherv-negative-recvcount",
-           "MPI_Allgatherv");
+    expect(MPI_Allgatherv(a, 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+           p == 1 ? MPI_ERR_TRUNCATE : -1, "allgatherv-negative-recvcount", "MPI_Allgatherv");
   }
   if (torusmpi_only("reduce-scatter-negative-recvcount")) {
     expect(MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT, -1,
@@ -146,11 +145,12 @@ int main(int argc, char** argv) {
     expect(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_REQUEST,
            MPI_ERR_ARG, "iallreduce-null-request", "MPI_Iallreduce");
   }
-  expect(MPI_Ibcast(a, 1, MPI_INT, p, MPI_COMM_WORLD, &req), MPI_ERR_ROOT, -1,
-         "ibcast-bad-root", "MPI_Ibcast");
+  expect(MPI_Ibcast(a, 1, MPI_INT, p, MPI_COMM_WORLD, &req), MPI_ERR_ROOT, -1, "ibcast-bad-root",
+         "MPI_Ibcast");
   still_works("nonblocking-errors");
 
-  /* An active nonblocking collective's request may not be freed or cancelled; it still completes. */
+  /* An active nonblocking collective's request may not be freed or cancelled; it still completes.
+   */
   int in = g_rank + 1, out = 0;
   int rc = MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
   check(rc == MPI_SUCCESS, "iallreduce-start", "rc %d", rc);

@@ -246,8 +246,8 @@ static void groups(void) {
   /* translate: MPI_PROC_NULL stays, a rank outside the other group is MPI_UNDEFINED. */
   int two[2] = {MPI_PROC_NULL, 0}, res[2] = {0, 0};
   rc = MPI_Group_translate_ranks(world, 2, two, rev, res);
-  check(rc == MPI_SUCCESS && res[0] == MPI_PROC_NULL && res[1] == p - 1, "group-translate-proc-null",
-        "rc %d got %d %d", rc, res[0], res[1]);
+  check(rc == MPI_SUCCESS && res[0] == MPI_PROC_NULL && res[1] == p - 1,
+        "group-translate-proc-null", "rc %d got %d %d", rc, res[0], res[1]);
   rc = MPI_Group_translate_ranks(world, 1, &two[1], evens, res);
   int res1 = res[0];
   rc = rc == MPI_SUCCESS ? MPI_Group_translate_ranks(world, 1, &two[1], odds, res) : rc;

@@ -113,8 +113,8 @@ static void test_overrun(void) {
   MPI_Error_string(rc, text, &len);
   check(cls == MPI_ERR_BUFFER && strstr(text, "MPI_Allgather") != NULL &&
             strstr(text, "recvbuf argument") != NULL,
-        "MPI_Allgather with blocks past a device allocation is MPI_ERR_BUFFER", "class %d: %s",
-        cls, text);
+        "MPI_Allgather with blocks past a device allocation is MPI_ERR_BUFFER", "class %d: %s", cls,
+        text);
   /* ... and the job goes on: the same buffer with a count that fits. */
   put(small, &one, sizeof one);
   rc = MPI_Allreduce(MPI_IN_PLACE, small, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -140,8 +140,7 @@ static void test_kinds(void) {
   check(mychip == want_chip, "the rank's chip follows the placement", "chip %d, expected %d",
         mychip, want_chip);
   torusmpi_pointer_kind(&stack_var, &kind, &chip);
-  check(kind == TORUSMPI_MEMORY_HOST && chip == -1, "stack is host", "kind %d chip %d", kind,
-        chip);
+  check(kind == TORUSMPI_MEMORY_HOST && chip == -1, "stack is host", "kind %d chip %d", kind, chip);
   int* heap = malloc(64);
   torusmpi_pointer_kind(heap, &kind, &chip);
   check(kind == TORUSMPI_MEMORY_HOST, "heap is host", "kind %d", kind);
@@ -201,8 +200,8 @@ static void test_kinds(void) {
   MPI_Info_set(info, "torusmpi_memory_kind", "hbm");
   rc = MPI_Alloc_mem(8192, info, &am);
   MPI_Error_class(rc, &cls);
-  check(cls == MPI_ERR_INFO_VALUE, "MPI_Alloc_mem with kind hbm is MPI_ERR_INFO_VALUE",
-        "class %d", cls);
+  check(cls == MPI_ERR_INFO_VALUE, "MPI_Alloc_mem with kind hbm is MPI_ERR_INFO_VALUE", "class %d",
+        cls);
   MPI_Info_free(&info);
 
   /* A freed device pointer in MPI_Send: MPI_ERR_BUFFER, naming the call, and the job goes on. */
@@ -266,8 +265,8 @@ static void test_p2p(void) {
         MPI_Recv(rb, (int)n, MPI_BYTE, g_rank, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Wait(&sr, MPI_STATUS_IGNORE);
         put(got, rb, n);
-        snprintf(what, sizeof what, "self %s->%s %zu B", send_dev ? "D" : "H",
-                 recv_dev ? "D" : "H", n);
+        snprintf(what, sizeof what, "self %s->%s %zu B", send_dev ? "D" : "H", recv_dev ? "D" : "H",
+                 n);
         check(memcmp(got, src, n) == 0, what, "");
       }
       free(got);
@@ -369,7 +368,8 @@ static void test_p2p(void) {
     MPI_Sendrecv(hs, (int)packed, MPI_INT, to, 13, dv2, 1, vec, from, 13, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     for (int b = 0; b < nb; ++b) {
-      for (int j = 0; j < bl; ++j) sentinel[(size_t)b * stride + j] = value(from, (size_t)b * bl + j);
+      for (int j = 0; j < bl; ++j)
+        sentinel[(size_t)b * stride + j] = value(from, (size_t)b * bl + j);
     }
     snprintf(what, sizeof what, "host ints -> vector(%d x 2 / 5) on device, gaps kept", nb);
     expect_ints(what, dv2, sentinel, span);
@@ -381,9 +381,9 @@ static void test_p2p(void) {
     for (int b = 0; b < nb; ++b) {
       for (int j = 0; j < bl; ++j) mystream[b * bl + j] = layout[(size_t)b * stride + j];
     }
-    check(pos == (int)(packed * sizeof(int)) &&
-              memcmp(packbuf, mystream, packed * sizeof(int)) == 0,
-          "MPI_Pack from a device vector", "position %d", pos);
+    check(
+        pos == (int)(packed * sizeof(int)) && memcmp(packbuf, mystream, packed * sizeof(int)) == 0,
+        "MPI_Pack from a device vector", "position %d", pos);
     free(mystream);
     free(packbuf);
     MPI_Type_free(&vec);

@@ -7,12 +7,10 @@
  *
  * MPI_Win_create stands for "a function the library does not implement": RMA is in no plan. */
 #include <mpi.h>
-
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-
 
 /* rc is exactly the class expected (torusmpi returns classes as codes), and names it. */
 static void check_class(int rc, int expected, const char* what) {
@@ -73,8 +71,8 @@ int main(int argc, char** argv) {
               "set_errhandler-null");
   /* After all that, the library still works. */
   int size = -1;
-  check(MPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS && size >= 1, "still-works",
-        "size %d", size);
+  check(MPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS && size >= 1, "still-works", "size %d",
+        size);
 
   /* A user handler on MPI_COMM_SELF sees the communicator and the code of each error. */
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;

@@ -6,7 +6,6 @@
  * "ok <rank> <check>" or "FAIL <rank> <check>: why" line per check and a last "done <rank> ..."
  * line; exits 1 if any check failed. The rank is -1 until MPI_Comm_rank has answered. */
 #include <mpi.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +13,6 @@
 #include <unistd.h>
 
 #include "check.h"
-
-
 
 /* Every mapped file called libmpi* must come from the torusmpi prefix: Open MPI's libmpi.so.40
  * must not be loaded at all, and torusmpi's must be. */
@@ -93,8 +90,9 @@ int main(int argc, char** argv) {
   if (required >= 0) {
     check_rc(MPI_Init_thread(&argc, &argv, required, &provided), "init_thread");
     /* torusmpi supports at most MPI_THREAD_SERIALIZED and must not claim more than was asked. */
-    check(provided >= MPI_THREAD_SINGLE && provided <= required && provided <= MPI_THREAD_SERIALIZED,
-          "init_thread-provided", "required %d, provided %d", required, provided);
+    check(
+        provided >= MPI_THREAD_SINGLE && provided <= required && provided <= MPI_THREAD_SERIALIZED,
+        "init_thread-provided", "required %d, provided %d", required, provided);
   } else {
     check_rc(MPI_Init(&argc, &argv), "init");
   }
@@ -107,8 +105,10 @@ int main(int argc, char** argv) {
   check(size == expected_size, "size-expected", "size %d, expected %d", size, expected_size);
   const char* env_rank = getenv("OMPI_COMM_WORLD_RANK");
   const char* env_size = getenv("OMPI_COMM_WORLD_SIZE");
-  if (env_rank != NULL) check(atoi(env_rank) == rank, "rank-env", "rank %d, env %s", rank, env_rank);
-  if (env_size != NULL) check(atoi(env_size) == size, "size-env", "size %d, env %s", size, env_size);
+  if (env_rank != NULL)
+    check(atoi(env_rank) == rank, "rank-env", "rank %d, env %s", rank, env_rank);
+  if (env_size != NULL)
+    check(atoi(env_size) == size, "size-env", "size %d, env %s", size, env_size);
   int self_rank = -1, self_size = -1;
   MPI_Comm_rank(MPI_COMM_SELF, &self_rank);
   MPI_Comm_size(MPI_COMM_SELF, &self_size);
@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
   int host = world_attr(MPI_HOST, "attr-host");
   check(host == MPI_PROC_NULL || (host >= 0 && host < size), "host-value", "%d", host);
   int io = world_attr(MPI_IO, "attr-io");
-  check(io == MPI_PROC_NULL || io == MPI_ANY_SOURCE || (io >= 0 && io < size), "io-value", "%d", io);
+  check(io == MPI_PROC_NULL || io == MPI_ANY_SOURCE || (io >= 0 && io < size), "io-value", "%d",
+        io);
   int global = world_attr(MPI_WTIME_IS_GLOBAL, "attr-wtime_is_global");
   check(global == 0 || global == 1, "wtime_is_global-value", "%d", global);
   int universe = world_attr(MPI_UNIVERSE_SIZE, "attr-universe_size");

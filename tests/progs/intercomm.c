@@ -56,8 +56,8 @@ static int torusmpi_only(const char* what) {
 /* The world ranks of group A (evens, in order) and B (odds, reversed): members[g][i]. */
 static int g_na, g_nb;
 static int* g_members[2];
-static int g_group;  /* 0: A, 1: B */
-static int g_local;  /* rank in the local group */
+static int g_group; /* 0: A, 1: B */
+static int g_local; /* rank in the local group */
 
 static void make_groups(void) {
   g_na = (g_size + 1) / 2;
@@ -200,7 +200,8 @@ static void collectives(MPI_Comm inter, const char* name) {
   rc = MPI_Allgather(mine_big, kBig, MPI_INT, big, kBig, MPI_INT, inter);
   good = rc == MPI_SUCCESS;
   for (int j = 0; j < q && good; ++j) {
-    for (int i = 0; i < kBig; ++i) good = good && big[(size_t)j * kBig + i] == remote_member(j) * 7 + i;
+    for (int i = 0; i < kBig; ++i)
+      good = good && big[(size_t)j * kBig + i] == remote_member(j) * 7 + i;
   }
   snprintf(what, sizeof what, "%s-allgather-large", name);
   check(good, what, "rc %d", rc);
@@ -281,8 +282,8 @@ int main(int argc, char** argv) {
   int mrank = -1;
   MPI_Comm_rank(merged, &mrank);
   int want = g_group == 0 ? g_local : g_na + g_local;
-  check(size == g_size && mrank == want, "merge-order", "size %d rank %d, expected %d", size,
-        mrank, want);
+  check(size == g_size && mrank == want, "merge-order", "size %d rank %d, expected %d", size, mrank,
+        want);
   long long one = 1, total = 0;
   rc = MPI_Allreduce(&one, &total, 1, MPI_LONG_LONG, MPI_SUM, merged);
   check(rc == MPI_SUCCESS && total == g_size, "merge-allreduce", "rc %d, total %lld", rc, total);
@@ -395,8 +396,7 @@ int main(int argc, char** argv) {
     MPI_Comm a;
     ok = MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, remote_leader, 7, &a) == MPI_SUCCESS;
     if (ok && i % 100 == 0) {
-      ok = MPI_Allreduce(&one, &total, 1, MPI_LONG_LONG, MPI_SUM, a) == MPI_SUCCESS &&
-           total == q;
+      ok = MPI_Allreduce(&one, &total, 1, MPI_LONG_LONG, MPI_SUM, a) == MPI_SUCCESS && total == q;
     }
     if (ok) ok = MPI_Comm_free(&a) == MPI_SUCCESS;
   }
@@ -404,13 +404,12 @@ int main(int argc, char** argv) {
 
   /* Bad arguments. */
   int v = 0;
-  expect(MPI_Bcast(&v, 1, MPI_INT, q + 3, inter), MPI_ERR_ROOT, -1, "bad-bcast-root",
-         "MPI_Bcast");
+  expect(MPI_Bcast(&v, 1, MPI_INT, q + 3, inter), MPI_ERR_ROOT, -1, "bad-bcast-root", "MPI_Bcast");
   expect(MPI_Send(&v, 1, MPI_INT, q, 0, inter), MPI_ERR_RANK, -1, "bad-send-remote-rank",
          "MPI_Send");
   MPI_Comm bad;
-  expect(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &bad), MPI_ERR_COMM, MPI_ERR_ARG,
-         "bad-merge-intra", "MPI_Intercomm_merge");
+  expect(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &bad), MPI_ERR_COMM, MPI_ERR_ARG, "bad-merge-intra",
+         "MPI_Intercomm_merge");
   expect(MPI_Intercomm_create(local, g_size + 5, MPI_COMM_WORLD, remote_leader, 9, &bad),
          MPI_ERR_RANK, MPI_ERR_ARG, "bad-create-leader", "MPI_Intercomm_create");
   if (torusmpi_only("unsupported-allgatherv")) {

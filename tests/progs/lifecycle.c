@@ -5,7 +5,6 @@
  *   lifecycle before-init   calls MPI_Comm_rank before MPI_Init: must abort, saying so
  *   lifecycle after-final   calls MPI_Comm_rank after MPI_Finalize: must abort, saying so */
 #include <mpi.h>
-
 #include <stdio.h>
 #include <string.h>
 
@@ -25,8 +24,8 @@ int main(int argc, char** argv) {
   }
   check_rc(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "init_thread");
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  check(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_MULTIPLE, "provided-range",
-        "%d", provided);
+  check(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_MULTIPLE, "provided-range", "%d",
+        provided);
   int queried = -1;
   MPI_Query_thread(&queried);
   check(queried == provided, "query_thread", "%d, MPI_Init_thread said %d", queried, provided);

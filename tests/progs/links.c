@@ -163,8 +163,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2 * npairs && i < 64; ++i) pairs[i] = atoi(argv[3 + i]);
     pace(g_rank, size, atol(argv[2]), npairs, pairs);
   } else {
-    check(0, "arguments", "usage: links p2p SRC DST BYTES COUNT | allreduce INTS CALLS | coll NAME INTS | "
-                          "pace BYTES S D [S D...]");
+    check(0, "arguments",
+          "usage: links p2p SRC DST BYTES COUNT | allreduce INTS CALLS | coll NAME INTS | "
+          "pace BYTES S D [S D...]");
   }
   MPI_Finalize();
   return check_done(size);

@@ -124,7 +124,11 @@ static void one_way(int a, int b, int msg_base) {
         MPI_Get_count(&st, MPI_BYTE, &count);
         long bad = first_bad(buf, n, a, msg);
         char what[96];
-        snprintf(what, sizeof what, "%s %zu B from rank %d", mode == 0 ? "send" : mode == 1 ? "ssend" : "isend", n, a);
+        snprintf(what, sizeof what, "%s %zu B from rank %d",
+                 mode == 0   ? "send"
+                 : mode == 1 ? "ssend"
+                             : "isend",
+                 n, a);
         check(rc == MPI_SUCCESS && count == (int)n && bad < 0, what, "rc %d, count %d, byte %ld",
               rc, count, bad);
       }
@@ -177,8 +181,8 @@ static void test_device(int a, int b) {
       } else if (g_rank == b) {
         memset(host, 0, n);
         MPI_Status st;
-        int rc = MPI_Recv(to_host ? (void*)host : dev, (int)n, MPI_BYTE, a, msg, MPI_COMM_WORLD,
-                          &st);
+        int rc =
+            MPI_Recv(to_host ? (void*)host : dev, (int)n, MPI_BYTE, a, msg, MPI_COMM_WORLD, &st);
         if (!to_host) torusmpi_memcpy(host, dev, n);
         long bad = first_bad(host, n, a, msg);
         char what[96];

@@ -12,10 +12,10 @@
  * hold exactly that stream at the layout's slots, and its guard values everywhere else: before and
  * after the data and in the gaps of the layout.
  *
- * Layouts: contiguous (used in place), vector, hvector, indexed (blocks out of order), indexed_block
- * and hindexed (lb > 0), struct of int, double, int with gaps, resized with lb < 0 and an extent
- * smaller than its true extent (elements interleave), resized MPI_INT (one element is contiguous,
- * several are not), subarray, MPI_DOUBLE_INT.
+ * Layouts: contiguous (used in place), vector, hvector, indexed (blocks out of order),
+ * indexed_block and hindexed (lb > 0), struct of int, double, int with gaps, resized with lb < 0
+ * and an extent smaller than its true extent (elements interleave), resized MPI_INT (one element is
+ * contiguous, several are not), subarray, MPI_DOUBLE_INT.
  *
  * Checked, one "ok/FAIL <rank> <check>" line per case, then "done <rank> ...":
  *  - every layout at counts 0, 1, 7 and about 1 MiB of data (past a 64 KiB eager limit), through
@@ -116,13 +116,13 @@ enum { kMaxMap = 16, kGuardSlots = 16 };
 typedef struct {
   const char* name;
   MPI_Datatype type;
-  int n;             /* int slots of data in one element */
-  int map[kMaxMap];  /* their offsets from the element's origin, in type-map order */
-  int extent;        /* slots from one element's origin to the next */
+  int n;            /* int slots of data in one element */
+  int map[kMaxMap]; /* their offsets from the element's origin, in type-map order */
+  int extent;       /* slots from one element's origin to the next */
   int ndoubles;
-  int doubles[4];    /* slots where a double starts (both of its slots are in map) */
-  int elements;      /* basic elements in one element (MPI_Get_elements) */
-  int ints_only;     /* the type signature is n MPI_INTs */
+  int doubles[4]; /* slots where a double starts (both of its slots are in map) */
+  int elements;   /* basic elements in one element (MPI_Get_elements) */
+  int ints_only;  /* the type signature is n MPI_INTs */
 } Layout;
 
 static Layout g_layouts[16];
@@ -257,8 +257,8 @@ static int* stream_of(const Layout* L, long count, unsigned seed) {
 
 /* got holds the first m ints of the stream at L's slots and, everywhere else, guard values
  * (bg_seed 0) or the data of count elements filled from bg_seed. */
-static void expect(const Region* got, const Layout* L, const int* stream, long m,
-                   unsigned bg_seed, long count) {
+static void expect(const Region* got, const Layout* L, const int* stream, long m, unsigned bg_seed,
+                   long count) {
   Region want = *got;
   want.mem = malloc(sizeof(int) * (size_t)(got->hi - got->lo));
   if (bg_seed == 0) {
@@ -280,7 +280,10 @@ static void expect(const Region* got, const Layout* L, const int* stream, long m
       if (i == 0 || at > last) last = at;
     }
     why("slot %ld (%s) is %d, expected %d", s,
-        in_data ? "data" : s > first && s < last ? "gap" : "guard", g, w);
+        in_data                 ? "data"
+        : s > first && s < last ? "gap"
+                                : "guard",
+        g, w);
     break;
   }
   free(want.mem);
@@ -312,25 +315,32 @@ static unsigned seed_of(int rank, int c) { return (unsigned)(rank * 7919 + c * 3
 
 /* --- The matrix: every layout, count and way of sending and receiving ------------------------ */
 enum How {
-  kSend, kSsend, kRsend, kBsend, kIsend, kIssend, kIrsend, kIbsend, /* send modes; Irecv + Wait */
-  kRecv,      /* Isend, then a blocking Recv */
-  kSendrecv,  /* Sendrecv */
+  kSend,
+  kSsend,
+  kRsend,
+  kBsend,
+  kIsend,
+  kIssend,
+  kIrsend,
+  kIbsend,     /* send modes; Irecv + Wait */
+  kRecv,       /* Isend, then a blocking Recv */
+  kSendrecv,   /* Sendrecv */
   kPersistent, /* Send_init + Recv_init, Startall + Waitall, three rounds */
-  kProbe,     /* Isend, Probe + Get_count, Recv */
-  kMprobe,    /* Isend, Mprobe, Mrecv */
-  kImprobe,   /* Isend, Improbe until found, Imrecv, Wait */
-  kTest,      /* Irecv completed by Test */
-  kWaitany,   /* Irecv and Isend completed by Waitany */
-  kWaitsome,  /* ... by Waitsome */
-  kGetStatus, /* Request_get_status until complete: the data is there before the Wait */
-  kSendInts,  /* the stream sent as MPI_INTs, received as the layout */
-  kRecvInts,  /* the layout sent, received as MPI_INTs */
+  kProbe,      /* Isend, Probe + Get_count, Recv */
+  kMprobe,     /* Isend, Mprobe, Mrecv */
+  kImprobe,    /* Isend, Improbe until found, Imrecv, Wait */
+  kTest,       /* Irecv completed by Test */
+  kWaitany,    /* Irecv and Isend completed by Waitany */
+  kWaitsome,   /* ... by Waitsome */
+  kGetStatus,  /* Request_get_status until complete: the data is there before the Wait */
+  kSendInts,   /* the stream sent as MPI_INTs, received as the layout */
+  kRecvInts,   /* the layout sent, received as MPI_INTs */
   kHows
 };
 static const char* const kHowName[kHows] = {
-    "send",  "ssend",    "rsend",      "bsend", "isend",  "issend",  "irsend",
-    "ibsend", "recv",    "sendrecv",   "persistent", "probe", "mprobe",  "improbe",
-    "test",  "waitany",  "waitsome",   "get_status", "send_ints", "recv_ints"};
+    "send",   "ssend",   "rsend",    "bsend",      "isend",     "issend",   "irsend",
+    "ibsend", "recv",    "sendrecv", "persistent", "probe",     "mprobe",   "improbe",
+    "test",   "waitany", "waitsome", "get_status", "send_ints", "recv_ints"};
 
 static int send_mode(int how, const void* buf, int n, MPI_Datatype type, int tag,
                      MPI_Request* req) {
@@ -356,8 +366,8 @@ static int send_mode(int how, const void* buf, int n, MPI_Datatype type, int tag
 }
 
 /* Waits for the send (when there is one) and the receive; the receive's status in *st. */
-static void complete(int how, MPI_Request* sreq, MPI_Request* rreq, MPI_Status* st,
-                     const Region* r, const Layout* R, const int* want, long m) {
+static void complete(int how, MPI_Request* sreq, MPI_Request* rreq, MPI_Status* st, const Region* r,
+                     const Layout* R, const int* want, long m) {
   MPI_Request both[2] = {*rreq, *sreq};
   MPI_Status sts[2];
   int flag = 0, index = -1, out = 0, indices[2];
@@ -524,8 +534,8 @@ static void run_case(const Layout* L, int count, int how) {
 }
 
 static void test_matrix(void) {
-  static const int kBigHows[] = {kSend, kSsend, kBsend, kIsend, kRecv, kSendrecv, kPersistent,
-                                 kMprobe, kTest, kSendInts, kRecvInts};
+  static const int kBigHows[] = {kSend,       kSsend,  kBsend, kIsend,    kRecv,    kSendrecv,
+                                 kPersistent, kMprobe, kTest,  kSendInts, kRecvInts};
   for (int i = 0; i < g_nlayouts; ++i) {
     const Layout* L = &g_layouts[i];
     for (int count = 0; count <= 7; count += count < 1 ? 1 : 6) {
@@ -689,8 +699,7 @@ static void test_type_free(void) {
     begin();
     ts = new_vector();
     tr = new_vector();
-    rc_ok(MPI_Recv_init(origin(&r), count, tr, g_left, tag, MPI_COMM_WORLD, &reqs[0]),
-          "Recv_init");
+    rc_ok(MPI_Recv_init(origin(&r), count, tr, g_left, tag, MPI_COMM_WORLD, &reqs[0]), "Recv_init");
     rc_ok(MPI_Send_init(origin(&s), count, ts, g_right, tag, MPI_COMM_WORLD, &reqs[1]),
           "Send_init");
     MPI_Type_free(&tr);
@@ -751,7 +760,8 @@ static void test_bsend_exact(void* attached, int attached_size) {
     begin();
     int pack_size = -1;
     rc_ok(MPI_Pack_size(count, L->type, MPI_COMM_WORLD, &pack_size), "Pack_size");
-    if (pack_size != count * L->n * 4) why("Pack_size %d, expected %d", pack_size, count * L->n * 4);
+    if (pack_size != count * L->n * 4)
+      why("Pack_size %d, expected %d", pack_size, count * L->n * 4);
     int size = pack_size + MPI_BSEND_OVERHEAD;
     void* exact = malloc((size_t)size);
     rc_ok(MPI_Buffer_attach(exact, size), "Buffer_attach");
@@ -873,22 +883,22 @@ static void test_bad_types(void) {
     rc_class(MPI_Recv(buf, 1, t, g_left, 1, MPI_COMM_WORLD, &st), MPI_ERR_TYPE, "MPI_Recv", text);
     rc_class(MPI_Isend(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE, "MPI_Isend",
              text);
-    rc_class(MPI_Issend(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE,
-             "MPI_Issend", text);
-    rc_class(MPI_Ibsend(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE,
-             "MPI_Ibsend", text);
+    rc_class(MPI_Issend(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE, "MPI_Issend",
+             text);
+    rc_class(MPI_Ibsend(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE, "MPI_Ibsend",
+             text);
     rc_class(MPI_Irecv(buf, 1, t, g_left, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE, "MPI_Irecv",
              text);
     rc_class(MPI_Send_init(buf, 1, t, g_right, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE,
              "MPI_Send_init", text);
     rc_class(MPI_Recv_init(buf, 1, t, g_left, 1, MPI_COMM_WORLD, &req), MPI_ERR_TYPE,
              "MPI_Recv_init", text);
-    rc_class(MPI_Sendrecv(buf, 1, t, g_right, 1, buf + 32, 1, MPI_INT, g_left, 1, MPI_COMM_WORLD,
-                          &st),
-             MPI_ERR_TYPE, "MPI_Sendrecv", g_torusmpi ? "sendtype" : NULL);
-    rc_class(MPI_Sendrecv(buf, 1, MPI_INT, g_right, 1, buf + 32, 1, t, g_left, 1, MPI_COMM_WORLD,
-                          &st),
-             MPI_ERR_TYPE, "MPI_Sendrecv", g_torusmpi ? "recvtype" : NULL);
+    rc_class(
+        MPI_Sendrecv(buf, 1, t, g_right, 1, buf + 32, 1, MPI_INT, g_left, 1, MPI_COMM_WORLD, &st),
+        MPI_ERR_TYPE, "MPI_Sendrecv", g_torusmpi ? "sendtype" : NULL);
+    rc_class(
+        MPI_Sendrecv(buf, 1, MPI_INT, g_right, 1, buf + 32, 1, t, g_left, 1, MPI_COMM_WORLD, &st),
+        MPI_ERR_TYPE, "MPI_Sendrecv", g_torusmpi ? "recvtype" : NULL);
     rc_class(MPI_Sendrecv_replace(buf, 1, t, g_right, 1, g_left, 1, MPI_COMM_WORLD, &st),
              MPI_ERR_TYPE, "MPI_Sendrecv_replace", text);
     if (req != MPI_REQUEST_NULL) why("a failed call made a request");

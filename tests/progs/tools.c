@@ -5,7 +5,6 @@
  * torusmpi's control variables are its TORUSMPI_* parameters, read-only; there are no
  * performance variables. Reporting as in check.h. */
 #include <mpi.h>
-
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +25,8 @@ static void check_cvars(void) {
     int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    int rc = MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc,
-                                 &desc_len, &bind, &scope);
+    int rc = MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
+                                 &bind, &scope);
     check(rc == MPI_SUCCESS && strncmp(name, "TORUSMPI_", 9) == 0 &&
               name_len == (int)strlen(name) + 1 && desc_len > 1 &&
               (scope == MPI_T_SCOPE_READONLY || scope == MPI_T_SCOPE_ALL_EQ) &&
@@ -102,8 +101,8 @@ static void check_categories_and_pvars(void) {
   check(strcmp(name, "torusmpi") == 0 && cvars == all && pvars == 0 && cats == 0,
         "category-content", "\"%s\": %d cvars of %d, %d pvars, %d categories", name, cvars, all,
         pvars, cats);
-  check(MPI_T_category_get_index("torusmpi", &index) == MPI_SUCCESS && index == 0,
-        "category-index", "%d", index);
+  check(MPI_T_category_get_index("torusmpi", &index) == MPI_SUCCESS && index == 0, "category-index",
+        "%d", index);
   check_rc(MPI_T_pvar_get_num(&num), "pvar_get_num");
   check(num == 0, "pvar-count", "%d performance variables", num);
   MPI_T_pvar_session session;
@@ -131,7 +130,7 @@ int main(int argc, char** argv) {
   check_categories_and_pvars();
   check_rc(MPI_T_finalize(), "t_finalize-nested");
   check_rc(MPI_Finalize(), "finalize");
-  check_values();  /* still open once: usable after MPI_Finalize */
+  check_values(); /* still open once: usable after MPI_Finalize */
   check_rc(MPI_T_finalize(), "t_finalize");
   int num;
   check(MPI_T_cvar_get_num(&num) == MPI_T_ERR_NOT_INITIALIZED, "after-t-finalize-refused",

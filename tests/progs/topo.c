@@ -36,7 +36,6 @@
 static int g_size;
 static int g_open_mpi; /* the reference library, whose known deviations are skipped on it alone */
 
-
 static int cls(int rc) {
   int c = rc;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &c);
@@ -47,10 +46,10 @@ static int cls(int rc) {
 static int value(int from, int j, int k) { return from * 10000 + j * 100 + k; }
 
 /* Checks the five neighbourhood collectives (blocking and MPI_I) on comm, whose neighbours are
- * in[0..indeg) and outdeg out-neighbours (MPI_PROC_NULL allowed). `in_slot[i]` is, for the in-edge i,
- * the index j of the same edge in the sender's out list (the block the sender sent along it). */
-static void check_neighbors(MPI_Comm comm, const char* name, int indeg, const int* in,
-                            int outdeg, const int* in_slot) {
+ * in[0..indeg) and outdeg out-neighbours (MPI_PROC_NULL allowed). `in_slot[i]` is, for the in-edge
+ * i, the index j of the same edge in the sender's out list (the block the sender sent along it). */
+static void check_neighbors(MPI_Comm comm, const char* name, int indeg, const int* in, int outdeg,
+                            const int* in_slot) {
   enum { B = 3 };
   int me;
   MPI_Comm_rank(comm, &me);
@@ -85,9 +84,10 @@ static void check_neighbors(MPI_Comm comm, const char* name, int indeg, const in
       }
       for (int x = 0; x < indeg * B; ++x) rbuf[x] = -1;
       if (g_open_mpi && nb && form >= 2) {
-        printf("skip %d %s: known Open MPI deviation: libnbc's nonblocking neighbourhood alltoall "
-               "pairs repeated Cartesian neighbours the other way, and hangs at 4 ranks\n",
-               g_rank, what);
+        printf(
+            "skip %d %s: known Open MPI deviation: libnbc's nonblocking neighbourhood alltoall "
+            "pairs repeated Cartesian neighbours the other way, and hangs at 4 ranks\n",
+            g_rank, what);
         continue;
       }
       MPI_Request req = MPI_REQUEST_NULL;
@@ -107,9 +107,9 @@ static void check_neighbors(MPI_Comm comm, const char* name, int indeg, const in
                  : MPI_Neighbor_alltoall(sbuf, B, MPI_INT, rbuf, B, MPI_INT, comm);
           break;
         case 3:
-          rc = r ? MPI_Ineighbor_alltoallv(sbuf, sc, sd, MPI_INT, rbuf, counts, rd, MPI_INT, comm,
-                                           r)
-                 : MPI_Neighbor_alltoallv(sbuf, sc, sd, MPI_INT, rbuf, counts, rd, MPI_INT, comm);
+          rc =
+              r ? MPI_Ineighbor_alltoallv(sbuf, sc, sd, MPI_INT, rbuf, counts, rd, MPI_INT, comm, r)
+                : MPI_Neighbor_alltoallv(sbuf, sc, sd, MPI_INT, rbuf, counts, rd, MPI_INT, comm);
           break;
         case 4:
           rc = r ? MPI_Ineighbor_alltoallw(sbuf, sc, sdw, st, rbuf, counts, rdw, rt, comm, r)
@@ -160,8 +160,8 @@ static void test_dims(void) {
   int rc = MPI_Dims_create(12, 2, d2);
   check(rc == MPI_SUCCESS && d2[0] == 4 && d2[1] == 3, "dims-create-12x2", "%d x %d", d2[0], d2[1]);
   rc = MPI_Dims_create(24, 3, d3);
-  check(rc == MPI_SUCCESS && d3[1] == 3 && d3[0] * d3[2] == 8 && d3[0] >= d3[2], "dims-create-fixed",
-        "%d %d %d", d3[0], d3[1], d3[2]);
+  check(rc == MPI_SUCCESS && d3[1] == 3 && d3[0] * d3[2] == 8 && d3[0] >= d3[2],
+        "dims-create-fixed", "%d %d %d", d3[0], d3[1], d3[2]);
   int bad[2] = {5, 0};
   rc = MPI_Dims_create(12, 2, bad);
   check(cls(rc) == MPI_ERR_DIMS, "dims-create-not-divisible", "class %d", cls(rc));
@@ -293,8 +293,8 @@ static void test_dist_graph(void) {
   int out[2] = {(me + 1) % n, (me + 2) % n}, in[2] = {(me + n - 1) % n, (me + n - 2) % n};
   int ow[2] = {1, 2}, iw[2] = {1, 2};
   MPI_Comm dg;
-  int rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, in, iw, 2, out, ow, MPI_INFO_NULL, 0,
-                                          &dg);
+  int rc =
+      MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, in, iw, 2, out, ow, MPI_INFO_NULL, 0, &dg);
   int indeg, outdeg, weighted, gi[2], gw[2], go[2], gow[2], status;
   MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted);
   MPI_Dist_graph_neighbors(dg, 2, gi, gw, 2, go, gow);

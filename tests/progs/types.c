@@ -3,15 +3,17 @@
  * torusmpi's: an application must not be able to tell them apart. Prints nothing that varies from
  * run to run (no library version, host or rank count). */
 #include <mpi.h>
-
 #include <stdio.h>
 
 /* Open MPI 4.1 still exports MPI_LB and MPI_UB, and old binaries use them, but its mpi.h hides
  * them unless built with MPI-1 compatibility. */
 extern struct ompi_predefined_datatype_t ompi_mpi_lb, ompi_mpi_ub;
 
+/* The table of predefined types, laid out by hand: clang-format would give each its own line. */
+/* clang-format off */
 #define TYPE(t) {t, #t}
-/* Its object is exported whether or not Open MPI's Fortran has a 16-byte integer; the macro is not. */
+/* Its object is exported whether or not Open MPI's Fortran has a 16-byte integer; the macro
+ * is not. */
 #ifdef MPI_INTEGER16
 #define INTEGER16 TYPE(MPI_INTEGER16)
 #else
@@ -46,6 +48,7 @@ static const struct {
     {(MPI_Datatype)&ompi_mpi_ldblcplex, "ompi_mpi_ldblcplex"},
     {(MPI_Datatype)&ompi_mpi_real2, "ompi_mpi_real2"},
 };
+/* clang-format on */
 #undef TYPE
 #undef INTEGER16
 
@@ -61,7 +64,8 @@ int main(int argc, char** argv) {
          sizeof(MPI_Status), sizeof(MPI_Aint), sizeof(MPI_Offset), sizeof(MPI_Count),
          sizeof(MPI_Comm));
   printf("MPI_VERSION %d.%d MPI_MAX_PROCESSOR_NAME %d MPI_MAX_OBJECT_NAME %d MPI_ERR_LASTCODE %d\n",
-         MPI_VERSION, MPI_SUBVERSION, MPI_MAX_PROCESSOR_NAME, MPI_MAX_OBJECT_NAME, MPI_ERR_LASTCODE);
+         MPI_VERSION, MPI_SUBVERSION, MPI_MAX_PROCESSOR_NAME, MPI_MAX_OBJECT_NAME,
+         MPI_ERR_LASTCODE);
   printf("MPI_ANY_SOURCE %d MPI_PROC_NULL %d MPI_ROOT %d MPI_UNDEFINED %d MPI_THREAD_MULTIPLE %d\n",
          MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT, MPI_UNDEFINED, MPI_THREAD_MULTIPLE);
 

@@ -1,11 +1,10 @@
-// The hierarchical algorithms (instance_ring, instance_rdh, instance_direct of allreduce, allgather,
-// reduce_scatter and reduce_scatter_block) through the simulator's semantic check on jobs that
-// span 2 and 3 instances (and 4 and 6) of small tori and of the host, whole and as subsets
-// (counts 0, 1, p-1, p, p+1 and a prime, in place and not); what the registry refuses them (one
-// instance, uneven
-// instances); the simulator's network: a chip's interface queues its messages and counts the
-// bytes its chip receives; and the selector's pick on 2 x trn2.48xl and 2 x trn1.32xl, simulated,
-// within 25% of the fastest algorithm from 8 B to 1 GiB.
+// The hierarchical algorithms (instance_ring, instance_rdh, instance_direct of allreduce,
+// allgather, reduce_scatter and reduce_scatter_block) through the simulator's semantic check on
+// jobs that span 2 and 3 instances (and 4 and 6) of small tori and of the host, whole and as
+// subsets (counts 0, 1, p-1, p, p+1 and a prime, in place and not); what the registry refuses them
+// (one instance, uneven instances); the simulator's network: a chip's interface queues its messages
+// and counts the bytes its chip receives; and the selector's pick on 2 x trn2.48xl and 2 x
+// trn1.32xl, simulated, within 25% of the fastest algorithm from 8 B to 1 GiB.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,7 +113,8 @@ std::unique_ptr<sim::Call> call_of(const Algorithm& alg, const TopoView& view, s
 }
 
 sim::Result run(const Algorithm& alg, const sim::Call& call, const sim::Costs& costs = {}) {
-  return sim::run(call.args, [&](Builder& b, const Args& a) { alg.build(b, a); }, costs);
+  return sim::run(
+      call.args, [&](Builder& b, const Args& a) { alg.build(b, a); }, costs);
 }
 
 // The calls of `alg` on `c`, timed on the machine (host: the flat model); returns calls checked.

@@ -179,8 +179,7 @@ TEST_F(Select, RuleFileFirstMatchWins) {
   Choice c = select_algorithm(call(Coll::kAllreduce, 8, 1 << 20), m_);
   EXPECT_STREQ(c.alg->token, "rabenseifner");
   EXPECT_EQ(c.why, "rule 1 of " + path);
-  EXPECT_STREQ(select_algorithm(call(Coll::kAllreduce, 8, 1), m_).alg->token,
-               "recursive_doubling");
+  EXPECT_STREQ(select_algorithm(call(Coll::kAllreduce, 8, 1), m_).alg->token, "recursive_doubling");
   // A rule whose algorithm cannot run the call is passed over.
   EXPECT_STREQ(select_algorithm(call(Coll::kAllreduce, 4, 1, false), m_).alg->token,
                "recursive_doubling");
@@ -238,8 +237,8 @@ TEST_F(Select, ParameterWritesBumpTheGeneration) {
 TEST(Json, ParsesWhatRuleFilesUse) {
   json::Value v;
   std::string error;
-  ASSERT_TRUE(json::parse(R"( {"a": [1, -2.5e3, "x\"y\n", true, false, null], "b": {}} )", &v,
-                          &error))
+  ASSERT_TRUE(
+      json::parse(R"( {"a": [1, -2.5e3, "x\"y\n", true, false, null], "b": {}} )", &v, &error))
       << error;
   ASSERT_EQ(v.type, json::Value::Type::kObject);
   const json::Value* a = v.find("a");

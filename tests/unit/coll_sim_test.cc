@@ -174,15 +174,17 @@ TEST(Sim, OutOfBoundsAndForbiddenBuffersAreCaught) {
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("outside the recv buffer of 16 B"), std::string::npos) << r.error;
 
-  r = simulate(Coll::kAllreduce, 1, 4, [](Builder& b, const Args& a) {
-    b.copy(a.send, a.recv, 16);
-  });
+  r = simulate(Coll::kAllreduce, 1, 4,
+               [](Builder& b, const Args& a) { b.copy(a.send, a.recv, 16); });
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("writes into the send buffer"), std::string::npos) << r.error;
 
-  r = simulate(Coll::kAllreduce, 1, 4, [](Builder& b, const Args& a) {
-    b.copy(a.recv, a.send, 16);  // in place: there is no send buffer
-  }, /*in_place=*/true);
+  r = simulate(
+      Coll::kAllreduce, 1, 4,
+      [](Builder& b, const Args& a) {
+        b.copy(a.recv, a.send, 16);  // in place: there is no send buffer
+      },
+      /*in_place=*/true);
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("has no send buffer"), std::string::npos) << r.error;
 }

@@ -36,8 +36,8 @@ std::vector<int> roots_for(Coll c, int p) {
 }
 
 std::vector<size_t> counts_for(int p) {
-  std::vector<size_t> c = {0, 1, static_cast<size_t>(p - 1), static_cast<size_t>(p),
-                           static_cast<size_t>(p + 1), kPrime};
+  std::vector<size_t> c = {
+      0, 1, static_cast<size_t>(p - 1), static_cast<size_t>(p), static_cast<size_t>(p + 1), kPrime};
   std::sort(c.begin(), c.end());
   c.erase(std::unique(c.begin(), c.end()), c.end());
   return c;
@@ -70,12 +70,12 @@ int sweep(const Algorithm& alg, int p, const std::vector<size_t>& counts) {
           auto call = sim::make_call(shape);
           std::string why;
           if (!runs_forced(alg, call->args[0], &why)) continue;
-          sim::Result res = sim::run(call->args, [&](Builder& b, const Args& a) { alg.build(b, a); });
+          sim::Result res =
+              sim::run(call->args, [&](Builder& b, const Args& a) { alg.build(b, a); });
           ++checked;
           if (!res.ok) {
             ADD_FAILURE() << coll_name(alg.coll) << "/" << alg.token << " p=" << p
-                          << " count=" << count << " root=" << root
-                          << (in_place ? " in place" : "")
+                          << " count=" << count << " root=" << root << (in_place ? " in place" : "")
                           << (comm ? "" : " non-commutative") << ": " << res.error;
             return checked;
           }

@@ -50,8 +50,8 @@ TEST(Links, ChargesTheRouteBothWaysAndPublishes) {
   EXPECT_FALSE(a.pacing());
   EXPECT_EQ(a.hops_to(0), 0);
   EXPECT_EQ(a.hops_to(3), 2);
-  a.charge_to(3, 100);   // 0-1, 1-3
-  a.charge_from(3, 7);   // 3-2, 2-0
+  a.charge_to(3, 100);  // 0-1, 1-3
+  a.charge_from(3, 7);  // 3-2, 2-0
   Links b;
   b.attach(m, 2, kFour, slots.data(), static_cast<int>(slots.size()), false);
   b.charge_to(3, 5);  // 2-3
@@ -120,7 +120,7 @@ TEST(Links, ASharedLinkSerializesTwoSenders) {
   Links a, b;
   a.attach(m, 0, kFour, slots.data(), static_cast<int>(slots.size()), true);
   b.attach(m, 1, kFour, slots.data(), static_cast<int>(slots.size()), true);
-  const size_t big = 1000000;  // 1 ms per link
+  const size_t big = 1000000;                                // 1 ms per link
   EXPECT_FALSE(a.may_send(3, frag(FragType::kEager), big));  // 0-1, 1-3
   const uint64_t due_a = a.next_due();
   EXPECT_FALSE(b.may_send(3, frag(FragType::kEager), big));  // 1-3: taken until a's end

@@ -45,12 +45,14 @@ TEST(Ops, IntegerSumsAndProductsWrapAround) {
 }
 
 TEST(Ops, FloatAndComplex) {
-  EXPECT_EQ(reduce<double>(ReduceOp::kSum, Elem::kF64, {1.5, 2}, {2.5, -2}), (std::vector<double>{4, 0}));
+  EXPECT_EQ(reduce<double>(ReduceOp::kSum, Elem::kF64, {1.5, 2}, {2.5, -2}),
+            (std::vector<double>{4, 0}));
   EXPECT_EQ(reduce<float>(ReduceOp::kMax, Elem::kF32, {1.5f}, {2.5f}), (std::vector<float>{2.5f}));
   using C = std::complex<double>;
   EXPECT_EQ(reduce<C>(ReduceOp::kProd, Elem::kComplexF64, {C(1, 1)}, {C(1, -1)}),
             (std::vector<C>{C(2, 0)}));
-  EXPECT_EQ(reduce_fn(ReduceOp::kMax, Elem::kComplexF64), nullptr) << "complex numbers have no order";
+  EXPECT_EQ(reduce_fn(ReduceOp::kMax, Elem::kComplexF64), nullptr)
+      << "complex numbers have no order";
   EXPECT_EQ(reduce_fn(ReduceOp::kBand, Elem::kF64), nullptr);
 }
 

@@ -93,7 +93,8 @@ TEST(ParseInt, AcceptsTheInt64LimitsAndRejectsOneBeyond) {
 }
 
 TEST(ParseInt, RejectsNonDecimalTextAndLeavesTheOutputAlone) {
-  for (const char* text : {"", "-", "abc", "12abc", "1.5", "0x10", "1K", "5 ", " 5", "1e3", "--1"}) {
+  for (const char* text :
+       {"", "-", "abc", "12abc", "1.5", "0x10", "1K", "5 ", " 5", "1e3", "--1"}) {
     int64_t out = 5;
     EXPECT_FALSE(parse_int(text, &out)) << '"' << text << '"';
     EXPECT_EQ(out, 5) << text;

@@ -99,7 +99,8 @@ class PmlTest : public ::testing::Test {
     EXPECT_EQ(r.source, 0);
     EXPECT_EQ(r.tag, 7);
     EXPECT_TRUE(std::equal(data.begin(), data.begin() + got, buf.begin())) << n;
-    for (size_t i = capacity; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xEE) << "written past the buffer";
+    for (size_t i = capacity; i < buf.size(); ++i)
+      ASSERT_EQ(buf[i], 0xEE) << "written past the buffer";
   }
 
   Comm comm_;

@@ -84,7 +84,8 @@ TEST(Ring, WrapsAroundWithSkipRecords) {
     }
     ++next_tag;
   }
-  r.reader.drain([&](const FragHeader& h, const uint8_t*, size_t) { EXPECT_EQ(h.tag, expect_tag++); });
+  r.reader.drain(
+      [&](const FragHeader& h, const uint8_t*, size_t) { EXPECT_EQ(h.tag, expect_tag++); });
   EXPECT_EQ(expect_tag, next_tag);
 }
 

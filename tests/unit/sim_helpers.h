@@ -25,7 +25,7 @@ inline std::vector<size_t> sweep_counts(int p) {
 }
 
 struct PickReport {
-  double picked = 0, best = 0;  // simulated seconds
+  double picked = 0, best = 0;                   // simulated seconds
   std::string pick, fastest, table, why, wrong;  // wrong: the first algorithm that failed
 };
 

@@ -112,8 +112,10 @@ TEST(SimTopo, SameChipMessagesUseTheChipsFigures) {
   sim::Result r = sim::run(
       call->args,
       [n](Builder& b, const Args& a) {
-        if (a.rank == 0) b.send(1, a.recv, n);
-        else b.recv(0, a.recv, n);
+        if (a.rank == 0)
+          b.send(1, a.recv, n);
+        else
+          b.recv(0, a.recv, n);
       },
       costs);
   ASSERT_TRUE(r.ok) << r.error;
@@ -188,8 +190,8 @@ TEST(SimTopo, EveryAlgorithmIsRightOnFullInstances) {
 TEST(SimTopo, SelectorPickIsWithinAQuarterOfTheBest) {
   for (const char* name : {"trn2.48xl", "trn2u"}) {
     const topo::Machine m = machine(name);
-    for (size_t bytes : {size_t{8}, size_t{64} << 10, size_t{1} << 20, size_t{64} << 20,
-                         size_t{1} << 30}) {
+    for (size_t bytes :
+         {size_t{8}, size_t{64} << 10, size_t{1} << 20, size_t{64} << 20, size_t{1} << 30}) {
       sim::CallShape shape;
       shape.coll = Coll::kAllreduce;
       shape.size = m.ranks();
@@ -201,8 +203,8 @@ TEST(SimTopo, SelectorPickIsWithinAQuarterOfTheBest) {
       EXPECT_GT(rep.picked, 0) << name << " " << bytes << " B: the pick " << rep.pick
                                << " is wrong: " << rep.wrong;
       EXPECT_LE(rep.picked, 1.25 * rep.best)
-          << name << " " << bytes << " B: picked " << rep.pick << ", fastest " << rep.fastest
-          << ";" << rep.table << "; " << rep.why;
+          << name << " " << bytes << " B: picked " << rep.pick << ", fastest " << rep.fastest << ";"
+          << rep.table << "; " << rep.why;
     }
   }
 }

@@ -1,8 +1,6 @@
 // The emulated machine (src/topo/machine.h): model names good and bad, placement, dense link ids,
 // dimension-order routes checked against the torus distance for every pair of chips, load() and
 // its errors, and the NUMA-aware core assignment used for binding.
-#include "topo/machine.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +10,7 @@
 
 #include "core/params.h"
 #include "topo/host.h"
+#include "topo/machine.h"
 
 namespace torusmpi::topo {
 namespace {
@@ -124,13 +123,28 @@ TEST(Machine, BadNamesSayWhatIsExpected) {
   EXPECT_NE(e.find("'trn3'"), std::string::npos) << e;
   EXPECT_NE(e.find("trn2.48xl"), std::string::npos) << e;
   EXPECT_NE(e.find("torus:AxB"), std::string::npos) << e;
-  for (const char* bad : {"", "Host", "trn2.48xl:lnc=3", "trn1.32xl ", "torus:", "torus:4",
-                          "torus:2x2", "torus:2x2:cores=0", "torus:2x2:cores=65",
-                          "torus:0x2:cores=1", "torus:17x2:cores=1", "torus:2x2x2x2:cores=1",
-                          "torus:2x-2:cores=1", "torus:2x2:cores=1:cores=1", "torus:2x2:cores=x",
-                          "torus:2x2:cores=1:link=1", "torus:2x2:cores=1:link=0,1",
-                          "torus:2x2:cores=1:link=1,-1", "torus:2x2:cores=1:link=a,b",
-                          "torus:2x2:cores=1:speed=3", "torus:2x2:cores=1:", "torus:2xx2:cores=1"}) {
+  for (const char* bad : {"",
+                          "Host",
+                          "trn2.48xl:lnc=3",
+                          "trn1.32xl ",
+                          "torus:",
+                          "torus:4",
+                          "torus:2x2",
+                          "torus:2x2:cores=0",
+                          "torus:2x2:cores=65",
+                          "torus:0x2:cores=1",
+                          "torus:17x2:cores=1",
+                          "torus:2x2x2x2:cores=1",
+                          "torus:2x-2:cores=1",
+                          "torus:2x2:cores=1:cores=1",
+                          "torus:2x2:cores=x",
+                          "torus:2x2:cores=1:link=1",
+                          "torus:2x2:cores=1:link=0,1",
+                          "torus:2x2:cores=1:link=1,-1",
+                          "torus:2x2:cores=1:link=a,b",
+                          "torus:2x2:cores=1:speed=3",
+                          "torus:2x2:cores=1:",
+                          "torus:2xx2:cores=1"}) {
     std::string err = parse_error(bad);
     EXPECT_NE(err.find(std::string("'") + bad), std::string::npos)
         << "the error for '" << bad << "' does not quote it: " << err;
@@ -198,15 +212,15 @@ void check_links(const std::string& name, int expected) {
 }
 
 TEST(Machine, LinkIdsAreDenseAndRoundTrip) {
-  check_links("torus:4x4:cores=1", 64);     // 16 chips x 4 neighbours
+  check_links("torus:4x4:cores=1", 64);  // 16 chips x 4 neighbours
   check_links("trn2.48xl", 64);
-  check_links("torus:2x2:cores=1", 8);      // 4 chips x 1 link per size-2 dimension
-  check_links("torus:2x4:cores=1", 24);     // 8 chips x (1 + 2)
-  check_links("trn2u", 384);                // 64 chips x 6
-  check_links("torus:1x4:cores=1", 8);      // a ring of 4; the size-1 dimension has no link
+  check_links("torus:2x2:cores=1", 8);   // 4 chips x 1 link per size-2 dimension
+  check_links("torus:2x4:cores=1", 24);  // 8 chips x (1 + 2)
+  check_links("trn2u", 384);             // 64 chips x 6
+  check_links("torus:1x4:cores=1", 8);   // a ring of 4; the size-1 dimension has no link
   check_links("torus:1x1:cores=1", 0);
-  check_links("torus:2x2x2:cores=1", 24);   // 8 chips x 3
-  check_links("torus:3x1x2:cores=1", 18);   // 6 chips x (2 + 0 + 1)
+  check_links("torus:2x2x2:cores=1", 24);  // 8 chips x 3
+  check_links("torus:3x1x2:cores=1", 18);  // 6 chips x (2 + 0 + 1)
   Machine m = parse_ok("torus:2x2:cores=1");
   // Both directions of a size-2 dimension are the one link to the other chip.
   EXPECT_EQ(link_id(m, Link{0, 1, 0, 1}), link_id(m, Link{0, 1, 0, -1}));
