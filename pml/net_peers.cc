@@ -15,6 +15,14 @@ void not_in_job(const char* transport, int rank, int from) {
                          ", which is not in this job");
 }
 
+void out_of_order(const char* transport, int rank, int from, uint32_t seq, uint32_t next,
+                  const char* what) {
+  boot::abort_job(1, std::string(transport) + ": rank " + std::to_string(rank) +
+                         " received fragment " + std::to_string(seq) + " from rank " +
+                         std::to_string(from) + ", whose place " + what +
+                         " (next due: " + std::to_string(next) + ")");
+}
+
 void sleep_on(int fd, int also, int64_t us) {
   timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
   pollfd fds[2];

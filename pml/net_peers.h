@@ -31,6 +31,11 @@ static_assert(sizeof(Stamp) == 8, "Stamp travels on the wire");
 // A rank read off the wire that is not in the job: a peer of another job, version or protocol.
 // Ends the job, diagnosed.
 [[noreturn]] void not_in_job(const char* transport, int rank, int from);
+// A fragment whose place in its sender's order was delivered or is held already: the transport
+// duplicated it or the sender broke the protocol; delivering it, or dropping it quietly, would
+// corrupt a message. Ends the job, diagnosed.
+[[noreturn]] void out_of_order(const char* transport, int rank, int from, uint32_t seq,
+                               uint32_t next, const char* what);
 
 // The order of fragments between this rank and each peer. `Held` is what an early arrival keeps
 // until its turn (a copy of the fragment, or a handle on the library's buffer).
@@ -54,7 +59,16 @@ class PeerOrder {
   // delivered() hands over each held one that is now in turn, in order, to deliver(Held&), and
   // returns how many.
   bool in_turn(const Stamp& s) const { return s.seq == in_[checked(s.from)]; }
-  void hold(const Stamp& s, Held h) { held_[checked(s.from)].emplace(s.seq, std::move(h)); }
+  void hold(const Stamp& s, Held h) {
+    const size_t from = checked(s.from);
+    // Sequence numbers wrap: "behind" is a negative distance from the next one due.
+    if (static_cast<int32_t>(s.seq - in_[from]) < 0) {
+      out_of_order(transport_, rank_, s.from, s.seq, in_[from], "was delivered already");
+    }
+    if (!held_[from].emplace(s.seq, std::move(h)).second) {
+      out_of_order(transport_, rank_, s.from, s.seq, in_[from], "is held already");
+    }
+  }
   template <typename Deliver>
   int delivered(int from, Deliver&& deliver) {
     auto& held = held_[checked(from)];
@@ -109,7 +123,8 @@ class Inbox {
     if (draining_) return 0;
     draining_ = true;
     int delivered = 0;
-    for (size_t n = queue_.size(); n > 0; --n) {
+    // take() may close the transport, dropping the queue: stop there.
+    for (size_t n = queue_.size(); n > 0 && !queue_.empty(); --n) {
       T t = std::move(queue_.front());
       queue_.pop_front();
       delivered += take(t);

@@ -183,6 +183,28 @@ TEST_F(PeerOrderTest, DropHeldHandsOverEveryHeldArrivalOnce) {
   EXPECT_TRUE(dropped.empty());
 }
 
+// A fragment whose place was delivered already, or is held already, is a duplicate or a broken
+// sender: it ends the job, named, rather than be delivered twice or dropped with what it owns.
+TEST_F(PeerOrderTest, AFragmentBehindItsTurnEndsTheJob) {
+  arrive(2, 0, "2a");
+  arrive(2, 1, "2b");
+  EXPECT_EXIT(order_.hold(net::Stamp{2, 0}, "again"), kAborted,
+              "test: rank 1 received fragment 0 from rank 2, whose place was delivered already "
+              "\\(next due: 2\\)");
+}
+
+TEST_F(PeerOrderTest, ASecondFragmentForAHeldPlaceEndsTheJob) {
+  arrive(3, 4, "3e");
+  EXPECT_EXIT(order_.hold(net::Stamp{3, 4}, "again"), kAborted,
+              "test: rank 1 received fragment 4 from rank 3, whose place is held already");
+}
+
+TEST_F(PeerOrderTest, SequenceNumbersWrap) {
+  // Far ahead (by the unsigned distance) is ahead, not behind: held, not a protocol error.
+  arrive(0, 0x80000000u - 1, "far");
+  EXPECT_TRUE(got_.empty());
+}
+
 // A rank read off the wire that is not in the job (a process of another job or version) must end
 // the job with a message naming the transport, this rank and the rank read, never index past the
 // per-peer tables. Every entry point that takes a sender from the wire is checked.
