@@ -8,24 +8,15 @@
 //                                                           3->0 into block 0
 #include "coll/algorithms.h"
 #include "coll/patterns/neighbor.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
-namespace {
-
-double cost(const Model& m, int, double n) {
-  // The degree is not the cost model's to know: it prices one neighbour, and weighs this
-  // algorithm against none (the only one of its collective).
-  return m.alpha + n * m.beta;
-}
-
-}  // namespace
-
 extern const Algorithm kNeighborAllgatherLinear = {Coll::kNeighborAllgather,
                                                    "linear",
                                                    neighbor_allgather_linear,
                                                    0,
                                                    "Cost = a + max(indegree, outdegree) n b",
-                                                   cost,
+                                                   neighbor_exchange_cost,
                                                    "every neighbour's block at once, one step"};
 
 void neighbor_allgather_linear(Builder& b, const Args& a) {

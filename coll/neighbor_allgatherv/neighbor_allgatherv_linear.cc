@@ -7,24 +7,15 @@
 //   sources of 0: {3, 1}, counts {2, 5}, displs {5, 0}: 1's 5 elements land at 0, 3's 2 at 5
 #include "coll/algorithms.h"
 #include "coll/patterns/neighbor.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
-namespace {
-
-double cost(const Model& m, int, double n) {
-  // The degree is not the cost model's to know: it prices one neighbour, and weighs this
-  // algorithm against none (the only one of its collective).
-  return m.alpha + n * m.beta;
-}
-
-}  // namespace
-
 extern const Algorithm kNeighborAllgathervLinear = {Coll::kNeighborAllgatherv,
                                                     "linear",
                                                     neighbor_allgatherv_linear,
                                                     0,
                                                     "Cost = a + max(indegree, outdegree) n b",
-                                                    cost,
+                                                    neighbor_exchange_cost,
                                                     "every neighbour's block at once, one step"};
 
 void neighbor_allgatherv_linear(Builder& b, const Args& a) {

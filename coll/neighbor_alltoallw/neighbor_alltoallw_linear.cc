@@ -4,24 +4,15 @@
 // Cost = a + max(indegree, outdegree) n b.
 // Restrictions: none.
 #include "coll/algorithms.h"
+#include "coll/select/cost.h"
 
 namespace torusmpi::coll {
-namespace {
-
-double cost(const Model& m, int, double n) {
-  // The degree is not the cost model's to know: it prices one neighbour, and weighs this
-  // algorithm against none (the only one of its collective).
-  return m.alpha + n * m.beta;
-}
-
-}  // namespace
-
 extern const Algorithm kNeighborAlltoallwLinear = {Coll::kNeighborAlltoallw,
                                                    "linear",
                                                    neighbor_alltoallw_linear,
                                                    0,
                                                    "Cost = a + max(indegree, outdegree) n b",
-                                                   cost,
+                                                   neighbor_exchange_cost,
                                                    "every neighbour's block at once, one step"};
 
 void neighbor_alltoallw_linear(Builder& b, const Args& a) { neighbor_alltoallv_linear(b, a); }

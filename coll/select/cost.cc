@@ -153,4 +153,6 @@ double hier_rs_cost(const Model& m, int p, double n, NetKind k) {
   return instance_cost(m, q, n, 1, true) + net_cost(m, k, n / q, 1, true);
 }
 
+double neighbor_exchange_cost(const Model& m, int, double n) { return m.alpha + n * m.beta; }
+
 }  // namespace torusmpi::coll

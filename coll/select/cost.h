@@ -71,6 +71,11 @@ std::vector<TorusStage> chip_ring_stages(const Model& m);
 // the data; scaled by kDualRingBytes.
 double dual_cost(const Model& m, int p, double n, int phases, bool reduces);
 
+// The neighbourhood collectives' one step: the degree is not the cost model's to know, so it
+// prices one neighbour's block; it weighs each against no other (each is its collective's only
+// algorithm).
+double neighbor_exchange_cost(const Model& m, int p, double n);
+
 // Direct messages on the torus, `bytes_out` from each rank: the farthest is `diameter` hops; a
 // message crosses `mean_hops` links on average, and a chip's 2 ndims outgoing links carry its
 // cores' traffic.
