@@ -33,6 +33,9 @@ enum Trait : unsigned {
   // Moves no data: its result is that no rank leaves before every rank has entered, so the
   // simulator checks that each has heard, directly or not, from every other (barrier).
   kSynchronizes = 1u << 4,
+  // MPI_IN_PLACE is allowed (at the root alone, for rooted collectives). Not: barrier, bcast and
+  // the neighbourhood collectives.
+  kInPlace = 1u << 5,
 };
 
 // The arrays the simulator makes up for a call (coll/sim/calls.cc generates them, uneven, with
@@ -89,6 +92,7 @@ struct Collective {
   bool vector() const { return (traits & kVector) != 0; }
   bool neighbor() const { return (traits & kNeighbor) != 0; }
   bool synchronizes() const { return (traits & kSynchronizes) != 0; }
+  bool in_place() const { return (traits & kInPlace) != 0; }
   // The count of a call whose size (SizeIs) is `bytes`, in elements of `elem` bytes, on p ranks.
   size_t count_for(size_t bytes, size_t elem, int p) const;
   // The bytes algbw counts for a call of that size.

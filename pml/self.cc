@@ -1,9 +1,8 @@
 #include "pml/self.h"
 
-#include <poll.h>
-#include <time.h>
-
 #include <cstring>
+
+#include "pml/net_peers.h"
 
 namespace torusmpi::pml {
 
@@ -29,14 +28,7 @@ int SelfTransport::poll() {
   return static_cast<int>(n);
 }
 
-void SelfTransport::sleep(int64_t us, int also) {
-  timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
-  if (also >= 0) {
-    pollfd fd{also, POLLIN, 0};
-    ppoll(&fd, 1, &ts, nullptr);
-    return;
-  }
-  nanosleep(&ts, nullptr);
-}
+// Nothing of its own to wait on: the other transport's descriptor, or the time.
+void SelfTransport::sleep(int64_t us, int also) { net::sleep_on(-1, also, us); }
 
 }  // namespace torusmpi::pml

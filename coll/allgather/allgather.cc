@@ -11,7 +11,7 @@ uint64_t recv_bytes(const Args& a) { return a.size * a.block_bytes(); }
 
 extern const Collective kAllgather = {Coll::kAllgather,
                                       "allgather",
-                                      /*traits=*/0,
+                                      /*traits=*/kInPlace,
                                       /*send_bytes=*/count_unless_in_place,
                                       recv_bytes,
                                       /*selection_bytes=*/count_bytes,

@@ -13,7 +13,7 @@ uint64_t selection_bytes(const Args& a) { return sum_of(a.counts, a.size) * a.el
 
 extern const Collective kAllgatherv = {Coll::kAllgatherv,
                                        "allgatherv",
-                                       /*traits=*/kVector,
+                                       /*traits=*/kVector | kInPlace,
                                        /*send_bytes=*/own_count_unless_in_place,
                                        recv_bytes,
                                        selection_bytes,

@@ -15,7 +15,7 @@ double bus_factor(int p) {
 
 extern const Collective kAllreduce = {Coll::kAllreduce,
                                       "allreduce",
-                                      /*traits=*/kReduces,
+                                      /*traits=*/kReduces | kInPlace,
                                       /*send_bytes=*/count_unless_in_place,
                                       /*recv_bytes=*/count_bytes,
                                       /*selection_bytes=*/count_bytes,

@@ -19,7 +19,7 @@ void expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kAlltoall = {Coll::kAlltoall,
                                      "alltoall",
-                                     /*traits=*/0,
+                                     /*traits=*/kInPlace,
                                      send_bytes,
                                      recv_bytes,
                                      /*selection_bytes=*/count_bytes,

@@ -34,7 +34,7 @@ void alltoallv_expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kAlltoallv = {Coll::kAlltoallv,
                                       "alltoallv",
-                                      /*traits=*/kVector,
+                                      /*traits=*/kVector | kInPlace,
                                       /*send_bytes=*/alltoallv_send_bytes,
                                       /*recv_bytes=*/alltoallv_recv_bytes,
                                       /*selection_bytes=*/no_common_size,

@@ -7,7 +7,7 @@ namespace torusmpi::coll::collectives {
 
 extern const Collective kAlltoallw = {Coll::kAlltoallw,
                                       "alltoallw",
-                                      /*traits=*/kVector,
+                                      /*traits=*/kVector | kInPlace,
                                       /*send_bytes=*/alltoallv_send_bytes,
                                       /*recv_bytes=*/alltoallv_recv_bytes,
                                       /*selection_bytes=*/no_common_size,

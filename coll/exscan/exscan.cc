@@ -19,7 +19,7 @@ void expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kExscan = {Coll::kExscan,
                                    "exscan",
-                                   /*traits=*/kReduces,
+                                   /*traits=*/kReduces | kInPlace,
                                    /*send_bytes=*/count_unless_in_place,
                                    /*recv_bytes=*/count_bytes,
                                    /*selection_bytes=*/count_bytes,

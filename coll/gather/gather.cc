@@ -15,7 +15,7 @@ Region own_in_recv(const Args& a) { return a.rank == a.root ? own_block_if_in_pl
 
 extern const Collective kGather = {Coll::kGather,
                                    "gather",
-                                   /*traits=*/kRooted,
+                                   /*traits=*/kRooted | kInPlace,
                                    /*send_bytes=*/count_unless_in_place,
                                    recv_bytes,
                                    /*selection_bytes=*/count_bytes,

@@ -18,7 +18,7 @@ Region own_in_recv(const Args& a) {
 
 extern const Collective kGatherv = {Coll::kGatherv,
                                     "gatherv",
-                                    /*traits=*/kRooted | kVector,
+                                    /*traits=*/kRooted | kVector | kInPlace,
                                     /*send_bytes=*/own_count_unless_in_place,
                                     recv_bytes,
                                     /*selection_bytes=*/no_common_size,

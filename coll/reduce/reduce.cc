@@ -13,7 +13,7 @@ Region own_in_recv(const Args& a) { return whole_if_in_place(a, recv_bytes(a)); 
 
 extern const Collective kReduce = {Coll::kReduce,
                                    "reduce",
-                                   /*traits=*/kReduces | kRooted,
+                                   /*traits=*/kReduces | kRooted | kInPlace,
                                    /*send_bytes=*/count_unless_in_place,
                                    recv_bytes,
                                    /*selection_bytes=*/count_bytes,

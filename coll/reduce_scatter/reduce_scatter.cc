@@ -21,11 +21,16 @@ void expect(const Args& a, sim::Expect& out) {
 
 }  // namespace
 
-extern const Collective kReduceScatter = {
-    Coll::kReduceScatter,          "reduce_scatter",
-    /*traits=*/kReduces | kVector, send_bytes,       recv_bytes,
-    /*selection_bytes=*/whole,     own_in_recv,      expect,
-    CallArrays::kPerRank,          SizeIs::kWhole,
-    /*bus_factor=*/bus_factor_ring};
+extern const Collective kReduceScatter = {Coll::kReduceScatter,
+                                          "reduce_scatter",
+                                          /*traits=*/kReduces | kVector | kInPlace,
+                                          send_bytes,
+                                          recv_bytes,
+                                          /*selection_bytes=*/whole,
+                                          own_in_recv,
+                                          expect,
+                                          CallArrays::kPerRank,
+                                          SizeIs::kWhole,
+                                          /*bus_factor=*/bus_factor_ring};
 
 }  // namespace torusmpi::coll::collectives

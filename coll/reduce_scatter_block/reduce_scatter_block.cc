@@ -23,7 +23,7 @@ void expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kReduceScatterBlock = {Coll::kReduceScatterBlock,
                                                "reduce_scatter_block",
-                                               /*traits=*/kReduces,
+                                               /*traits=*/kReduces | kInPlace,
                                                send_bytes,
                                                recv_bytes,
                                                selection_bytes,

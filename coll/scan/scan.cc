@@ -13,7 +13,7 @@ void expect(const Args& a, sim::Expect& out) { out.reduction(0, a.block_bytes(),
 
 extern const Collective kScan = {Coll::kScan,
                                  "scan",
-                                 /*traits=*/kReduces,
+                                 /*traits=*/kReduces | kInPlace,
                                  /*send_bytes=*/count_unless_in_place,
                                  /*recv_bytes=*/count_bytes,
                                  /*selection_bytes=*/count_bytes,

@@ -22,7 +22,7 @@ void expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kScatter = {Coll::kScatter,
                                     "scatter",
-                                    /*traits=*/kRooted,
+                                    /*traits=*/kRooted | kInPlace,
                                     send_bytes,
                                     recv_bytes,
                                     /*selection_bytes=*/count_bytes,

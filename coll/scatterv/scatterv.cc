@@ -24,7 +24,7 @@ void expect(const Args& a, sim::Expect& out) {
 
 extern const Collective kScatterv = {Coll::kScatterv,
                                      "scatterv",
-                                     /*traits=*/kRooted | kVector,
+                                     /*traits=*/kRooted | kVector | kInPlace,
                                      send_bytes,
                                      recv_bytes,
                                      /*selection_bytes=*/no_common_size,

@@ -124,8 +124,8 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     a.rank = r;
     a.size = p;
     a.root = s.root;
-    // MPI_IN_PLACE is the root's alone in rooted collectives.
-    a.in_place = s.in_place && (!c.rooted() || r == s.root);
+    // MPI_IN_PLACE where the collective has it, and the root's alone in rooted collectives.
+    a.in_place = s.in_place && c.in_place() && (!c.rooted() || r == s.root);
     a.commutative = s.commutative;
     a.count = s.count;
     a.elem = s.elem;
@@ -148,7 +148,6 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
       a.peer_sdispls = call->peer_sdispls.data();
     }
     if (neighbors) {
-      a.in_place = false;  // MPI has no in-place neighbourhood collectives
       a.sources = sources[r].data();
       a.indegree = static_cast<int>(sources[r].size());
       a.dests = dests[r].data();

@@ -361,6 +361,9 @@ int run(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  // --in-place applies where MPI has it: bcast, barrier and the neighbourhood collectives go
+  // without, and their report does not claim it.
+  if (!coll::collective(o.coll).in_place()) o.in_place = false;
   std::vector<const Algorithm*> algs;
   for (const Algorithm& a : coll::algorithms()) {
     if (a.coll == o.coll && (o.algorithm == "all" || o.algorithm == a.token)) algs.push_back(&a);

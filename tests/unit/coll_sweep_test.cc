@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/collective.h"
 #include "coll/select/registry.h"
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
@@ -20,9 +21,7 @@ namespace {
 
 constexpr size_t kPrime = 1009;
 
-bool allows_in_place(Coll c) {
-  return c != Coll::kBarrier && c != Coll::kBcast && !coll_neighbor(c);
-}
+bool allows_in_place(Coll c) { return collective(c).in_place(); }
 
 std::vector<int> roots_for(Coll c, int p) {
   if (!coll_rooted(c)) return {0};
