@@ -99,8 +99,8 @@ struct Collective {
   double algbw_bytes(size_t bytes, int p) const;
 };
 
-// The descriptor of c (every value but Coll::kCount has one; the first call checks that the
-// table is in Coll order).
+// The descriptor of c (every value but Coll::kCount has one; the table is in Coll order, which
+// coll_select_test checks).
 const Collective& collective(Coll c);
 
 // --- Parts several descriptors share (coll/collective.cc).

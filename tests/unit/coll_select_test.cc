@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "coll/collective.h"
 #include "coll/select/registry.h"
 #include "coll/select/select.h"
 #include "core/json.h"
@@ -57,6 +58,10 @@ TEST_F(Select, RegistryHasEveryCollectiveAndUniqueTokens) {
   std::set<std::string> seen;
   for (int i = 0; i < kCollCount; ++i) {
     Coll c = static_cast<Coll>(i);
+    // collectives.cc's table is indexed by Coll: a line out of order would give a collective
+    // another's behaviour.
+    EXPECT_EQ(collective(c).coll, c)
+        << "collectives.cc entry " << i << " is " << collective(c).name;
     const Algorithm& f = fallback(c);
     EXPECT_EQ(f.coll, c) << coll_name(c) << " has no algorithm";
     EXPECT_EQ(f.restrictions, 0u) << coll_name(c) << "'s fallback must run every call";
