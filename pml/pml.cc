@@ -6,8 +6,11 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "boot/boot.h"
+#include "core/flight.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -490,8 +493,9 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
 Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int source, int tag,
              Request* req) {
   progress::Lock lock;
-  (void)comm;
   prepare_recv(req, ctx, buf, capacity);
+  // Whom the receive waits for, as the flight recorder names it until a message matches.
+  req->peer_ = source == kAnySource ? flight::kAnyPeer : comm.peer_rank(source);
   req->match_source_ = source;
   req->match_tag_ = tag;
   // Progress first would find nothing new most of the time; a message already queued is older
@@ -503,6 +507,17 @@ Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int sou
   }
   context(ctx).posted.push_back(req);
   return Status::kOk;
+}
+
+int waiting_for(int32_t* ranks, int max) {
+  progress::Lock lock;
+  int n = 0;
+  for (Context& c : engine().contexts) {
+    for (Request* r = c.posted.head; r != nullptr && n < max; r = r->next_) {
+      if (std::find(ranks, ranks + n, r->peer_) == ranks + n) ranks[n++] = r->peer_;
+    }
+  }
+  return n;
 }
 
 bool cancel(Request* req) {
@@ -557,6 +572,11 @@ void wait(Request* req) {
 }
 
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
+  if (const char* fault = fragment_fault(h, len)) {
+    boot::abort_job(1, "pml: rank " + std::to_string(engine().self) + " received " + fault +
+                           " (type " + std::to_string(static_cast<int>(h.type)) + ", " +
+                           std::to_string(len) + " B) from rank " + std::to_string(peer));
+  }
   const auto* bytes = static_cast<const uint8_t*>(payload);
   switch (h.type) {
     case FragType::kEager:

@@ -102,6 +102,10 @@ Status isend(const Comm& comm, uint32_t context, const void* buf, size_t bytes, 
 Status irecv(const Comm& comm, uint32_t context, void* buf, size_t capacity, int source, int tag,
              Request* req);
 
+// The job ranks whose messages the posted receives wait for (flight::kAnyPeer for a receive from
+// any source), at most `max` of them, each once: what the flight recorder shows of a waiting rank.
+int waiting_for(int32_t* ranks, int max);
+
 // Cancels a receive that has not matched yet: it completes with cancelled set. Returns false (and
 // does nothing) when it is too late, or for a send.
 bool cancel(Request* req);

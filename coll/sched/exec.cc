@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/flight.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "device/device.h"
@@ -71,6 +72,7 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   pending_ = 0;
   __atomic_store_n(&done_, false, __ATOMIC_RELAXED);
   error_ = Status::kOk;
+  blocking_ = false;
   on_complete_ = nullptr;
   if (scratch_.size() < s->scratch_bytes) scratch_.resize(s->scratch_bytes);
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
@@ -94,6 +96,7 @@ void Exec::message_done(pml::Request* r) {
 void Exec::post_step() {
   const uint32_t begin = s_->step_begin(step_), end = s_->step_end[step_];
   const uint32_t context = args_.comm->coll_context();
+  if (blocking_) flight::step(static_cast<int>(step_) + 1, static_cast<int>(s_->steps()));
   pml::Request* req = reqs_.data();
   // One for the posting: a message that completes at once must not look like the step's end.
   pending_ = 1;
@@ -154,7 +157,10 @@ bool Exec::advance() {
   return done_;
 }
 
-void Exec::start() { advance(); }
+void Exec::start() {
+  blocking_ = true;
+  advance();
+}
 
 void Exec::wait() {
   progress::wait_until([this] { return advance(); });

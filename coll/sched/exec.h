@@ -47,7 +47,8 @@ class Exec {
   // Back to the pool (once done()).
   static void release(Exec* e);
 
-  // Posts the first steps; a schedule of local steps only is done on return.
+  // Posts the first steps of a blocking call's run; a schedule of local steps only is done on
+  // return.
   void start();
   // Advances as far as completed messages allow; true when the whole schedule is done.
   bool advance();
@@ -82,6 +83,7 @@ class Exec {
   int pending_ = 0;
   bool done_ = false;
   bool listed_ = false;
+  bool blocking_ = false;  // a blocking call's run: its steps are the flight recorder's
   Status error_ = Status::kOk;
   void (*on_complete_)(Exec*, void*) = nullptr;
   void* on_complete_ctx_ = nullptr;

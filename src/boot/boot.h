@@ -44,8 +44,9 @@ Status put(const std::string& key, const void* data, size_t len);
 Status exchange();
 Status get(int rank, const std::string& key, std::vector<uint8_t>* value);
 
-// A barrier over the whole job, through the launcher; waits as long as it takes.
-Status fence();
+// A barrier over the whole job, through the launcher: waits as long as it takes, or at most
+// timeout_s seconds when it is above 0 (then kErrTimeout).
+Status fence(int timeout_s = 0);
 
 // What every rank publishes about itself at start-up: its process id (the shared-memory transport
 // reads peers' memory by pid) and the torusmpi version it runs (ranks running different builds
@@ -61,6 +62,23 @@ Status exchange_cards(const std::string& version, std::vector<PeerCard>* local, 
 
 // Ends every rank of the job with exit status `code`; prints msg first. Never returns.
 [[noreturn]] void abort_job(int code, const std::string& msg);
+
+// Exit statuses of a job torusmpi ends by itself, besides MPI_Abort's code and MPI error classes.
+constexpr int kExitHang = 110;          // TORUSMPI_TIMEOUT ran out (ETIMEDOUT)
+constexpr int kExitLauncherLost = 112;  // the rank's launcher went away (EHOSTDOWN)
+
+// The launcher's events, received on PMIx's own thread, so they arrive whatever the rank is doing:
+// - its PMIx server is gone (mpirun or its node's daemon ended): the rank says so and exits with
+//   kExitLauncherLost at once, leaving nothing behind (its segments are memfds or already
+//   unlinked). A rank stopped then cannot run that; the kernel kills it instead when the
+//   launcher that started it dies (PR_SET_PDEATHSIG, set when the parent is Open MPI's launcher).
+// - another rank of the job ended abnormally, as the launcher tells it: the job ends, naming it.
+// - another rank asks every rank to describe its node (a hang report, notify_report): `fn` runs
+//   with the asking rank and its host.
+using ReportFn = void (*)(int reporter, const std::string& host);
+void set_on_report(ReportFn fn);
+// Asks the other ranks of the job for their reports; false when the launcher does not take it.
+bool notify_report();
 
 // Launcher variables found in the environment ("PMIX_RANK, OMPI_COMM_WORLD_SIZE"), empty if none.
 std::string launcher_variables();

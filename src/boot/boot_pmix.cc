@@ -1,10 +1,16 @@
 // PMIx implementation of the bootstrap, with the singleton rule.
 #include <pmix.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <thread>
 
 #include "boot/boot.h"
 #include "core/log.h"
@@ -20,6 +26,18 @@ bool g_initialized = false;
 pmix_proc_t g_me;
 std::map<std::string, std::vector<uint8_t>> g_singleton_kv;  // the modex of a one-rank job
 constexpr char kCardKey[] = "torusmpi.card";
+
+// The hang report's event (a code of the range PMIx leaves to applications) and its host key.
+constexpr pmix_status_t kReportEvent = PMIX_EXTERNAL_ERR_BASE - kExitHang;
+constexpr char kReportHostKey[] = "torusmpi.host";
+ReportFn g_on_report = nullptr;
+size_t g_handler = 0;
+bool g_handler_registered = false;
+
+// The processes Open MPI starts ranks from: mpirun (also named mpiexec, orterun) on its node,
+// orted elsewhere, and PRRTE's prterun/prted.
+constexpr const char* kLauncherNames[] = {"mpirun",  "mpiexec", "orterun", "orted",
+                                          "prterun", "prted",   "prte"};
 
 constexpr const char* kLauncherPrefixes[] = {"PMIX_NAMESPACE",   "PMIX_RANK", "PMIX_SERVER_URI",
                                              "OMPI_COMM_WORLD_", "PMI_RANK",  "PMI_SIZE",
@@ -91,6 +109,89 @@ void init_singleton() {
   g_job.hostname = local_hostname();
 }
 
+[[noreturn]] void launcher_lost() {
+  // The launcher carried this rank's stderr: the line reaches a file or terminal, if any.
+  log::error(
+      "the launcher's PMIx server is gone (mpirun, or the daemon of node %s, has ended): "
+      "rank %d (pid %d) exits",
+      g_job.hostname.c_str(), g_job.rank, static_cast<int>(getpid()));
+  _exit(kExitLauncherLost);
+}
+
+// Abnormal ends of a process only: a normal one (PMIX_PROC_TERMINATED) may come from a rank that
+// has passed the closing barrier while this one has not yet left it.
+constexpr pmix_status_t kPeerLoss[] = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTED_BY_SIG,
+                                       PMIX_ERR_PROC_TERM_WO_SYNC, PMIX_ERR_PROC_KILLED_BY_CMD,
+                                       PMIX_ERR_EXIT_NONZERO_TERM};
+
+bool is_peer_loss(pmix_status_t status) {
+  for (pmix_status_t s : kPeerLoss) {
+    if (s == status) return true;
+  }
+  return false;
+}
+
+std::string info_string(const pmix_info_t info[], size_t ninfo, const char* key) {
+  for (size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], key) && info[i].value.type == PMIX_STRING &&
+        info[i].value.data.string != nullptr) {
+      return info[i].value.data.string;
+    }
+  }
+  return "";
+}
+
+// Runs on PMIx's thread, which must not be blocked by PMIx calls of its own: ending the job goes
+// through a thread of its own.
+void on_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
+              size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t done,
+              void* done_data) {
+  const bool ours = source != nullptr && PMIX_CHECK_NSPACE(source->nspace, g_me.nspace);
+  const int from = ours && source->rank < static_cast<pmix_rank_t>(g_job.size)
+                       ? static_cast<int>(source->rank)
+                       : -1;
+  TORUSMPI_DEBUG(kBoot, "PMIx event %s from %s rank %d", PMIx_Error_string(status),
+                 source != nullptr ? source->nspace : "?", from);
+  if (status == PMIX_ERR_LOST_CONNECTION || status == PMIX_ERR_UNREACH) launcher_lost();
+  if (status == kReportEvent && from >= 0 && from != g_job.rank && g_on_report != nullptr) {
+    g_on_report(from, info_string(info, ninfo, kReportHostKey));
+  } else if (is_peer_loss(status) && from >= 0 && from != g_job.rank) {
+    std::string msg = "rank " + std::to_string(from) +
+                      " ended abnormally, as the launcher reports (" + PMIx_Error_string(status) +
+                      "): rank " + std::to_string(g_job.rank) + " ends the job";
+    std::thread([msg] { abort_job(1, msg); }).detach();
+  }
+  if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, done_data);
+}
+
+void register_events() {
+  std::vector<pmix_status_t> codes = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH, kReportEvent};
+  codes.insert(codes.end(), std::begin(kPeerLoss), std::end(kPeerLoss));
+  // Blocking without a callback: the return value is the handler's id, or an error.
+  pmix_status_t rc = PMIx_Register_event_handler(codes.data(), codes.size(), nullptr, 0, on_event,
+                                                 nullptr, nullptr);
+  g_handler_registered = rc >= 0;
+  if (g_handler_registered) g_handler = static_cast<size_t>(rc);
+  TORUSMPI_DEBUG(kBoot, "PMIx event handler: %s",
+                 g_handler_registered ? "registered" : PMIx_Error_string(rc));
+}
+
+// A rank stopped (SIGSTOP, a debugger's stop) cannot run its event handler: the kernel kills it
+// when the launcher process that started it ends. Only under Open MPI's own launcher processes,
+// which outlive their ranks: a wrapper the user put between them may legitimately end first.
+void die_with_launcher() {
+  const pid_t parent = getppid();
+  std::ifstream comm("/proc/" + std::to_string(parent) + "/comm");
+  std::string name;
+  if (!std::getline(comm, name)) return;
+  bool launcher = false;
+  for (const char* n : kLauncherNames) launcher = launcher || name == n;
+  if (!launcher) return;
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return;
+  // The launcher may have gone before the request was made.
+  if (getppid() != parent) launcher_lost();
+}
+
 Status init_pmix(std::string* error) {
   g_job = JobInfo();
   g_job.singleton = false;
@@ -148,6 +249,8 @@ Status init(JobInfo* job, std::string* error) {
       PMIx_Finalize(nullptr, 0);
       return s;
     }
+    register_events();
+    die_with_launcher();
   } else {
     std::string vars = launcher_variables();
     if (!vars.empty()) {
@@ -175,18 +278,49 @@ Status init(JobInfo* job, std::string* error) {
 bool initialized() { return g_initialized; }
 const JobInfo& job() { return g_job; }
 
-Status fence() {
+Status fence(int timeout_s) {
   if (!g_initialized) return Status::kErrInternal;
   if (g_job.singleton) return Status::kOk;
-  pmix_status_t rc = PMIx_Fence(nullptr, 0, nullptr, 0);
+  pmix_info_t info;
+  PMIX_INFO_CONSTRUCT(&info);
+  if (timeout_s > 0) PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+  pmix_status_t rc = PMIx_Fence(nullptr, 0, timeout_s > 0 ? &info : nullptr, timeout_s > 0);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc == PMIX_ERR_TIMEOUT) return Status::kErrTimeout;
   return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrPeerGone;
+}
+
+void set_on_report(ReportFn fn) { g_on_report = fn; }
+
+bool notify_report() {
+  if (!g_initialized || g_job.singleton) return false;
+  // The info must live until PMIx has sent it: the call's callback says when.
+  static pmix_info_t info[2];
+  static std::string host;
+  static std::atomic<bool> sent;
+  host = g_job.hostname;
+  PMIX_INFO_CONSTRUCT(&info[0]);
+  PMIX_INFO_CONSTRUCT(&info[1]);
+  bool non_default = true;
+  PMIX_INFO_LOAD(&info[0], PMIX_EVENT_NON_DEFAULT, &non_default, PMIX_BOOL);
+  PMIX_INFO_LOAD(&info[1], kReportHostKey, host.c_str(), PMIX_STRING);
+  sent = false;
+  pmix_status_t rc = PMIx_Notify_event(
+      kReportEvent, &g_me, PMIX_RANGE_NAMESPACE, info, 2,
+      [](pmix_status_t, void*) { sent.store(true, std::memory_order_release); }, nullptr);
+  if (rc != PMIX_SUCCESS) return false;
+  for (int i = 0; i < 200 && !sent.load(std::memory_order_acquire); ++i) usleep(10000);
+  return sent.load(std::memory_order_acquire);
 }
 
 Status finalize() {
   if (!g_initialized) return Status::kOk;
   Status s = Status::kOk;
   if (!g_job.singleton) {
-    s = fence();
+    s = fence(static_cast<int>(params::timeout_s()));
+    // A launcher that ends first, after the closing barrier, is no longer a loss.
+    if (g_handler_registered) PMIx_Deregister_event_handler(g_handler, nullptr, nullptr);
+    g_handler_registered = false;
     PMIx_Finalize(nullptr, 0);
   }
   g_singleton_kv.clear();

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/flight.h"
 #include "core/params.h"
 
 namespace torusmpi::progress {
@@ -172,6 +173,7 @@ void Backoff::pause() {
         nanosleep(&ts, nullptr);
       }
       sleep_us_ = std::min(sleep_us_ * 2, sleep_max_us_);
+      flight::stalled();
       break;
   }
   ++calls_;

@@ -130,10 +130,14 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
     call.r.finish = Staging::finish;
     call.r.finish_ctx = staging.get();
   }
+  flight::Scope record(fn, c->context, c->name.c_str(), ++c->coll_calls,
+                       static_cast<int64_t>(call.a.count * call.a.elem), flight::kNoPeer);
   if (request == nullptr) {
     Status s = c->team.run(call.a, call.r, &why);
+    if (s != Status::kOk) record.finish(flight::State::kFailed);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
   }
+  record.finish(flight::State::kStarted);
   // The run outlives the call: its end deletes the staging.
   if (staging) staging->set_owned_by_run();
   coll::Exec* e = nullptr;

@@ -18,6 +18,7 @@
 #include "mpi/datatype.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
+#include "mpi/hang.h"
 #include "mpi/runtime.h"
 #include "pml/net.h"
 #include "pml/pml.h"
@@ -130,6 +131,7 @@ int init(const char* fn, int required, int* provided) {
     boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + select_error);
   }
   coll::exec_init();
+  hang_init(rt);
   if (params::async_progress()) progress::start_async();
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
@@ -245,12 +247,20 @@ int PMPI_Finalize(void) {
   ompi_mpi_state = torusmpi::mpi::ompi::kStateFinalizePastCommSelfDestruct;
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_WORLD);
   torusmpi::progress::stop_async();
+  torusmpi::flight::Scope record(kFn, 0, "", 0, -1, torusmpi::flight::kNoPeer);
   // Communicators the application did not free, and freed ones kept for runs then in flight.
   torusmpi::mpi::comms_finalize();
   torusmpi::coll::exec_finalize();
   torusmpi::pml::finalize();
   if (torusmpi::params::stats()) torusmpi::mpi::print_stats(rt.job);
   torusmpi::Status s = torusmpi::boot::finalize();
+  if (s == torusmpi::Status::kErrTimeout) {
+    torusmpi::mpi::hang_abort(
+        "waited TORUSMPI_TIMEOUT=" + std::to_string(torusmpi::params::timeout_s()) +
+        " s in MPI_Finalize's closing barrier");
+  }
+  record.finish(torusmpi::flight::State::kDone);
+  torusmpi::mpi::hang_finalize();
   // Every rank is past its last message: the segment can go.
   torusmpi::pml::net::detach();
   torusmpi::pml::shm::detach();

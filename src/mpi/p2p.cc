@@ -200,6 +200,10 @@ int start_request(const char* fn, Request* req) {
   req->drained = false;
   req->immediate = req->peer == MPI_PROC_NULL;
   if (req->immediate) return MPI_SUCCESS;
+  torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0,
+                                 static_cast<int64_t>(req->buffer.bytes),
+                                 c->flight_peer(req->peer));
+  record.finish(flight::State::kStarted);
   Status s = Status::kOk;
   switch (req->kind) {
     case Request::Kind::kSend:
@@ -274,6 +278,8 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
   Buffer b;
   if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0, static_cast<int64_t>(b.bytes),
+                                 c->flight_peer(dest));
   std::unique_ptr<char[]> staging;
   if (b.staged()) mpi::stage_send(&b, &staging);
   pml::Request req;
@@ -332,6 +338,8 @@ int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, Buffer b, int so
     mpi::set_proc_null_status(status);
     return MPI_SUCCESS;
   }
+  torusmpi::flight::Scope record(fn, c.context, c.name.c_str(), 0, static_cast<int64_t>(b.bytes),
+                                 c.flight_peer(source));
   std::unique_ptr<char[]> staging;
   if (b.staged()) mpi::stage_recv(&b, &staging);
   pml::Request req;
@@ -374,7 +382,10 @@ int probe(const char* fn, int source, int tag, MPI_Comm comm, bool block, bool t
                 : pml::iprobe(*c, c->context, source_of(source), tag_of(tag), &info);
   };
   bool found = look();
-  if (!found && block) torusmpi::progress::wait_until(look);
+  if (!found && block) {
+    torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0, -1, c->flight_peer(source));
+    torusmpi::progress::wait_until(look);
+  }
   found = found || block;
   if (flag != nullptr) *flag = found;
   if (!found) return MPI_SUCCESS;

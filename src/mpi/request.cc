@@ -19,6 +19,7 @@ using torusmpi::mpi::require_active;
 namespace mpi = torusmpi::mpi;
 namespace pml = torusmpi::pml;
 namespace progress = torusmpi::progress;
+namespace flight = torusmpi::flight;
 
 namespace torusmpi::mpi {
 namespace {
@@ -54,6 +55,19 @@ namespace {
 // A request that takes part in a completion call: not MPI_REQUEST_NULL, not an inactive
 // persistent request.
 bool active(const Request* r) { return r != nullptr && r->active; }
+
+// The flight recorder's record of a completion call that has to wait: on one request, its
+// communicator and peer (a collective's request names its call's communicator only).
+flight::Scope wait_record(const char* fn, const Request* r) {
+  const mpi::Comm* c = r->comm != nullptr ? mpi::comm_impl(r->comm) : nullptr;
+  if (c == nullptr) return {fn, 0, "", 0, -1, flight::kNoPeer};
+  const bool p2p = r->kind != Request::Kind::kColl;
+  return {fn, c->context, c->name.c_str(), 0, -1, p2p ? c->flight_peer(r->peer) : flight::kNoPeer};
+}
+// On many: how many they are, as its size.
+flight::Scope many_record(const char* fn, int count) {
+  return {fn, 0, "", 0, count, flight::kNoPeer};
+}
 
 // Every handle must be a request or MPI_REQUEST_NULL.
 int check_handles(const char* fn, int count, const MPI_Request* requests) {
@@ -197,7 +211,10 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     mpi::set_empty_status(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete()) progress::wait_until([r] { return r->complete(); });
+  if (!r->complete()) {
+    flight::Scope record = wait_record(kFn, r);
+    progress::wait_until([r] { return r->complete(); });
+  }
   return finish(kFn, request, status, false);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Wait);
@@ -213,7 +230,10 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     mpi::set_empty_status(status);
     return MPI_SUCCESS;
   }
-  if (!r->complete()) progress::poll();
+  if (!r->complete()) {
+    flight::Scope record = wait_record(kFn, r);
+    progress::poll();
+  }
   *flag = r->complete();
   return *flag ? finish(kFn, request, status, false) : MPI_SUCCESS;
 }
@@ -224,7 +244,10 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
   int first = 0;
-  progress::wait_until([&] { return all_complete(count, array_of_requests, &first); });
+  if (!all_complete(count, array_of_requests, &first)) {
+    flight::Scope record = many_record(kFn, count);
+    progress::wait_until([&] { return all_complete(count, array_of_requests, &first); });
+  }
   // Null and inactive entries get an empty status.
   for (int i = 0; i < count; ++i) {
     if (!active(request_impl(array_of_requests[i]))) {
@@ -245,7 +268,10 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
   if (flag == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "flag argument is NULL");
   int first = 0;
-  if (!all_complete(count, array_of_requests, &first)) progress::poll();
+  if (!all_complete(count, array_of_requests, &first)) {
+    flight::Scope record = many_record(kFn, count);
+    progress::poll();
+  }
   *flag = all_complete(count, array_of_requests, &first);
   if (!*flag) return MPI_SUCCESS;  // MPI: nothing is completed unless everything is
   return PMPI_Waitall(count, array_of_requests, array_of_statuses);
@@ -262,8 +288,11 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Sta
     mpi::set_empty_status(status);
     return MPI_SUCCESS;
   }
-  int i = -1;
-  progress::wait_until([&] { return (i = first_complete(count, array_of_requests)) >= 0; });
+  int i = first_complete(count, array_of_requests);
+  if (i < 0) {
+    flight::Scope record = many_record(kFn, count);
+    progress::wait_until([&] { return (i = first_complete(count, array_of_requests)) >= 0; });
+  }
   *index = i;
   return finish(kFn, &array_of_requests[i], status, false);
 }
@@ -284,6 +313,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fl
   }
   int i = first_complete(count, array_of_requests);
   if (i < 0) {
+    flight::Scope record = many_record(kFn, count);
     progress::poll();
     i = first_complete(count, array_of_requests);
   }
@@ -309,6 +339,7 @@ int some(const char* fn, bool block, int incount, MPI_Request* requests, int* ou
     return MPI_SUCCESS;
   }
   if (first_complete(incount, requests) < 0) {
+    flight::Scope record = many_record(fn, incount);
     if (block) {
       progress::wait_until([&] { return first_complete(incount, requests) >= 0; });
     } else {

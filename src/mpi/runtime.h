@@ -11,6 +11,7 @@
 
 #include "boot/boot.h"
 #include "coll/team.h"
+#include "core/flight.h"
 #include "mpi/ompi_abi.h"
 #include "pml/pml.h"
 
@@ -36,8 +37,9 @@ class Comm : public pml::Comm {
   // exchanges go there, never among the application's messages). Both are hidden, owned here.
   Comm* local = nullptr;
   Comm* shadow = nullptr;
-  uint32_t inter_seq = 0;  // intercommunicator collectives: tags of the exchanges between groups
-  bool hidden = false;     // local or shadow of an intercommunicator
+  uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
+  uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
+  bool hidden = false;      // local or shadow of an intercommunicator
   // Whether the context pair is this communicator's to give back when it is freed: not for a
   // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.
   bool owns_context = true;
@@ -52,6 +54,11 @@ class Comm : public pml::Comm {
   int peer_count() const { return is_inter() ? remote_size() : size; }
   // The name for messages ("MPI_COMM_WORLD", a name set by MPI_Comm_set_name, or a description).
   std::string label() const;
+  // The flight recorder's name for a rank of point-to-point (a job rank, or one of its own).
+  int32_t flight_peer(int r) const {
+    if (r == MPI_ANY_SOURCE) return flight::kAnyPeer;
+    return r < 0 ? flight::kNoPeer : peer_rank(r);
+  }
 };
 
 enum class Phase { kBeforeInit, kActive, kFinalized };
