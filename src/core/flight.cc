@@ -25,6 +25,13 @@ WaitingFor g_waiting_for = nullptr;
 OnTimeout g_on_timeout = nullptr;
 double g_timeout_s = 0;
 int64_t g_next_look_ns = 0;
+// Time that does not count as waiting in the operation g_discount_index: the process did not run
+// (stopped, held by a debugger) or a debugger held a peer.
+uint64_t g_discount_index = 0;
+int64_t g_discount_ns = 0;
+int64_t g_last_look_ns = 0;
+// A gap this long between two looks means the process was not running.
+constexpr int64_t kAbsentNs = int64_t{5} * kLookPeriodMs * 1000000;
 
 void copy_text(char* to, size_t cap, const char* from) {
   std::snprintf(to, cap, "%s", from != nullptr ? from : "");
@@ -211,6 +218,8 @@ void open(int rank, int size, const std::string& nspace, const std::string& host
     ::close(fd);  // the mapping keeps it
   }
   g_mapped = p != MAP_FAILED;
+  // A process the rank forks (system(), a helper) must not show up as the rank.
+  if (g_mapped) madvise(p, sizeof(Book), MADV_DONTFORK);
   // Without the mapping the recorder still serves this rank's own report.
   g_book = g_mapped ? static_cast<Book*>(p) : static_cast<Book*>(std::calloc(1, sizeof(Book)));
   if (g_book == nullptr) return;
@@ -330,8 +339,23 @@ void stalled() {
     __atomic_store_n(&h.wait_seen_ns, now, __ATOMIC_RELEASE);
   }
   if (g_on_timeout == nullptr || g_timeout_s <= 0 || h.depth <= 0) return;
-  const double waited = (now - g_book->ops[h.active[0]].entered_ns) * 1e-9;
+  const Op& op = g_book->ops[h.active[0]];
+  if (op.index != g_discount_index) {
+    g_discount_index = op.index;
+    g_discount_ns = 0;
+  } else if (now - g_last_look_ns > kAbsentNs) {
+    g_discount_ns += now - g_last_look_ns;
+  }
+  g_last_look_ns = now;
+  const double waited = (now - op.entered_ns - g_discount_ns) * 1e-9;
   if (waited > g_timeout_s) g_on_timeout(waited);
+}
+
+void discount_wait() {
+  if (g_book == nullptr || g_book->h.depth <= 0) return;
+  const Op& op = g_book->ops[g_book->h.active[0]];
+  g_discount_index = op.index;
+  g_discount_ns = now_ns() - op.entered_ns;
 }
 
 bool read_book(pid_t pid, Book* out, std::string* error) {

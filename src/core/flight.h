@@ -118,10 +118,13 @@ using WaitingFor = int (*)(int32_t* ranks, int max);
 void set_waiting_for(WaitingFor fn);
 
 // Called by a wait that sleeps: at most every kLookPeriodMs it refreshes whom the rank waits for
-// and, with TORUSMPI_TIMEOUT, calls the timeout handler once the innermost operation in progress
-// has lasted longer.
+// and, with TORUSMPI_TIMEOUT, calls the timeout handler once the outermost operation in progress
+// has waited longer. Time the process did not run (stopped, held by a debugger: a long gap
+// between two looks) is not waiting.
 constexpr int kLookPeriodMs = 200;
 void stalled();
+// The operation in progress has waited from now on only (a debugger holds a peer).
+void discount_wait();
 // The handler: `waited_s` is how long the operation has lasted. It may return (the report is left
 // to another rank), and is then called again at the next look.
 using OnTimeout = void (*)(double waited_s);

@@ -15,6 +15,7 @@
 
 #include "coll/select/registry.h"
 #include "config.h"
+#include "core/flight.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "pml/net.h"
@@ -36,6 +37,7 @@ namespace {
 
 constexpr char kUsage[] =
     "Usage: torusmpi_info [--params | --algorithms | --topology [MODEL]] [--parsable]\n"
+    "       torusmpi_info --hang PID\n"
     "       torusmpi_info --man-params | --help | --version\n"
     "\n"
     "Shows this torusmpi build (version, ABI, build configuration, data transports), the host as\n"
@@ -49,6 +51,9 @@ constexpr char kUsage[] =
     "                the emulated machine of an instance model (default: TORUSMPI_INSTANCE,\n"
     "                else host): its link figures and their sources, the chip grid with the\n"
     "                ranks each chip holds, and its links\n"
+    "  --hang PID    what the ranks of PID's job on this node are doing now, from their flight\n"
+    "                recorders: each rank's MPI call, its step, whom it waits for and since when,\n"
+    "                then its last operations (PID: any rank's process; the job goes on)\n"
     "  --parsable    stable key:value lines for scripts (e.g. param:NAME:type:int:default:1000)\n"
     "  --man-params  the parameters as the troff ENVIRONMENT section of torusmpi(7)\n"
     "  --help        this text\n"
@@ -61,6 +66,7 @@ struct Options {
   std::string model;  // --topology's MODEL; empty: TORUSMPI_INSTANCE
   bool parsable = false;
   bool man_params = false;
+  long hang_pid = 0;  // --hang
 };
 
 // Environment values are arbitrary bytes; one value must stay one output line.
@@ -631,6 +637,34 @@ int print_topology(const std::string& text, int instances, bool parsable) {
   return 0;
 }
 
+// --hang: the flight recorders of the ranks on this node of the job `pid` belongs to.
+int print_hang(pid_t pid) {
+  flight::Book first;
+  std::string error;
+  if (!flight::read_book(pid, &first, &error)) {
+    std::fprintf(stderr, "torusmpi_info: --hang: %s\n", error.c_str());
+    return 1;
+  }
+  std::vector<flight::Seen> ranks;
+  for (pid_t p : flight::find_books()) {
+    flight::Seen s;
+    if (!flight::read_book(p, &s.book, &error)) continue;
+    if (std::strncmp(s.book.h.nspace, first.h.nspace, sizeof first.h.nspace) != 0) continue;
+    s.state = flight::proc_state(p);
+    ranks.push_back(s);
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const flight::Seen& a, const flight::Seen& b) {
+    return a.book.h.rank < b.book.h.rank;
+  });
+  std::printf("job %s: %zu of its %d ranks on this node (%s); ranks are MPI_COMM_WORLD ranks\n",
+              first.h.nspace, ranks.size(), first.h.size, first.h.host);
+  std::fputs(flight::describe_node(ranks, flight::now_ns(), 8).c_str(), stdout);
+  if (static_cast<int>(ranks.size()) < first.h.size) {
+    std::printf("(the job's other ranks run on other nodes: run torusmpi_info --hang there)\n");
+  }
+  return 0;
+}
+
 bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* version) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -645,6 +679,13 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
     } else if (std::strncmp(a, "--topology=", 11) == 0) {
       opt->topology = true;
       opt->model = a + 11;
+    } else if (std::strcmp(a, "--hang") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      opt->hang_pid = std::strtol(argv[++i], &end, 10);
+      if (opt->hang_pid <= 0 || *end != '\0') {
+        std::fprintf(stderr, "torusmpi_info: --hang takes a process id, not '%s'\n", argv[i]);
+        return false;
+      }
     } else if (std::strcmp(a, "--parsable") == 0) {
       opt->parsable = true;
     } else if (std::strcmp(a, "--man-params") == 0) {
@@ -658,10 +699,12 @@ bool parse_options(int argc, char** argv, Options* opt, bool* help, bool* versio
       return false;
     }
   }
-  if (opt->params_only + opt->algorithms_only + opt->topology + opt->man_params > 1) {
+  if (opt->params_only + opt->algorithms_only + opt->topology + opt->man_params +
+          (opt->hang_pid > 0) >
+      1) {
     std::fprintf(stderr,
-                 "torusmpi_info: --params, --algorithms, --topology and --man-params exclude each "
-                 "other\n");
+                 "torusmpi_info: --params, --algorithms, --topology, --hang and --man-params "
+                 "exclude each other\n");
     return false;
   }
   // A troff section has no parsable form, and the two cannot share stdout.
@@ -689,6 +732,11 @@ int run(int argc, char** argv) {
   if (version) {
     std::printf("torusmpi_info (torusmpi) %s\n", PACKAGE_VERSION);
     return 0;
+  }
+  if (opt.hang_pid > 0) {
+    int rc = print_hang(static_cast<pid_t>(opt.hang_pid));
+    if (rc != 0) return rc;
+    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
   }
   if (opt.man_params) {
     print_man_params();

@@ -113,6 +113,7 @@ void on_timeout(double waited_s) {
           waited_s, timeout);
     }
     g_debugger_noted = true;
+    flight::discount_wait();
     return;
   }
   // Another report is under way, or a lower rank of the node makes it: wait for the job to end,

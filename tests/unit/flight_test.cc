@@ -1,0 +1,214 @@
+// The flight recorder: what it keeps (folding, nesting, the ring), how another process reads it
+// (a forked child finds the parent's book through /proc maps), the timeout handler, and the
+// report's grouping of ranks.
+#include "core/flight.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+namespace torusmpi::flight {
+namespace {
+
+class FlightTest : public ::testing::Test {
+ protected:
+  void SetUp() override { open(2, 4, "job.7", "node1"); }
+  void TearDown() override { close(); }
+};
+
+const Op& op_at(uint64_t index) { return self()->ops[index % kDepth]; }
+
+TEST_F(FlightTest, RecordsCallsInOrderWithTheirState) {
+  ASSERT_NE(self(), nullptr);
+  EXPECT_EQ(self()->h.magic, kMagic);
+  EXPECT_EQ(self()->h.rank, 2);
+  EXPECT_STREQ(self()->h.nspace, "job.7");
+  {
+    Scope s("MPI_Allreduce", 0, "MPI_COMM_WORLD", 1, 8, kNoPeer);
+    EXPECT_EQ(self()->h.depth, 1);
+    EXPECT_EQ(op_at(1).state, State::kActive);
+    step(2, 3);
+    EXPECT_EQ(op_at(1).step, 2);
+    EXPECT_EQ(op_at(1).steps, 3);
+  }
+  EXPECT_EQ(self()->h.depth, 0);
+  EXPECT_EQ(op_at(1).state, State::kDone);
+  EXPECT_GE(op_at(1).ended_ns, op_at(1).entered_ns);
+  Scope started("MPI_Isend", 0, "MPI_COMM_WORLD", 0, 100, 3);
+  started.finish(State::kStarted);
+  EXPECT_EQ(op_at(2).state, State::kStarted);
+  EXPECT_EQ(op_at(2).peer, 3);
+  EXPECT_EQ(self()->h.next_index, 3u);
+}
+
+TEST_F(FlightTest, FoldsRepeatedTestsIntoOneRecord) {
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 1, 0, kNoPeer); }
+  for (int i = 0; i < 1000; ++i) Scope s("MPI_Testall", 0, "", 0, 1, kNoPeer);
+  EXPECT_EQ(self()->h.next_index, 3u);  // two records: the barrier's history survives
+  EXPECT_STREQ(op_at(1).call, "MPI_Barrier");
+  EXPECT_EQ(op_at(2).repeats, 999u);
+  // Collectives never fold: each has its own number on its communicator.
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 2, 0, kNoPeer); }
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 3, 0, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 5u);
+}
+
+TEST_F(FlightTest, NestedOperationsKeepTheirRecordsPastTheRing) {
+  Scope outer("MPI_Comm_split", 0, "MPI_COMM_WORLD", 0, -1, kNoPeer);
+  for (int i = 0; i < 3 * kDepth; ++i) {
+    Scope inner("MPI_Allgather", 0, "MPI_COMM_WORLD", static_cast<uint32_t>(i + 1), 4, kNoPeer);
+    EXPECT_EQ(self()->h.depth, 2);
+  }
+  EXPECT_EQ(self()->h.depth, 1);
+  const Op& o = self()->ops[self()->h.active[0]];
+  EXPECT_STREQ(o.call, "MPI_Comm_split");
+  EXPECT_EQ(o.state, State::kActive);
+}
+
+TEST_F(FlightTest, AnotherProcessReadsTheBook) {
+  Scope s("MPI_Recv", 4, "mine", 0, 16, 1);
+  pid_t parent = getpid();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child reads the parent as torusmpi_info --hang would: it has no book open itself, but
+    // fork gave it the mapping, so it stops looking at its own (close) first.
+    close();
+    Book b;
+    std::string error;
+    bool ok = read_book(parent, &b, &error);
+    bool found = false;
+    for (pid_t p : find_books()) found = found || p == parent;
+    _exit(ok && found && b.h.depth == 1 && std::strcmp(b.ops[b.h.active[0]].call, "MPI_Recv") == 0
+              ? 0
+              : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_F(FlightTest, ReadingAProcessWithoutABookFails) {
+  Book b;
+  std::string error;
+  EXPECT_FALSE(read_book(1, &b, &error));
+  EXPECT_NE(error.find("no torusmpi flight recorder"), std::string::npos) << error;
+}
+
+double g_waited = 0;
+void record_timeout(double waited_s) { g_waited = waited_s; }
+int32_t g_waiting[] = {3, kAnyPeer};
+int waiting(int32_t* ranks, int max) {
+  int n = std::min(max, 2);
+  std::memcpy(ranks, g_waiting, sizeof(int32_t) * n);
+  return n;
+}
+
+TEST_F(FlightTest, StalledCallsTheTimeoutHandlerAndListsWhomItWaitsFor) {
+  g_waited = 0;
+  set_on_timeout(record_timeout, 0.05);
+  set_waiting_for(waiting);
+  Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 9, 0, kNoPeer);
+  stalled();
+  EXPECT_EQ(g_waited, 0);  // not yet
+  usleep(250 * 1000);      // past the look period and the timeout
+  stalled();
+  EXPECT_GT(g_waited, 0.05);
+  EXPECT_EQ(self()->h.nwait, 2);
+  EXPECT_EQ(self()->h.wait_for[0], 3);
+  discount_wait();
+  g_waited = 0;
+  usleep(250 * 1000);
+  stalled();
+  EXPECT_GT(g_waited, 0.05);  // the clock started again, and has run past the timeout again
+  EXPECT_LT(g_waited, 1.0);
+  set_on_timeout(nullptr, 0);
+  set_waiting_for(nullptr);
+}
+
+TEST(FlightReport, RankRanges) {
+  EXPECT_EQ(rank_ranges({}), "");
+  EXPECT_EQ(rank_ranges({4}), "4");
+  EXPECT_EQ(rank_ranges({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+}
+
+Seen seen_rank(int rank, char state, int64_t now) {
+  Seen s{};
+  s.state = state;
+  s.book.h.magic = kMagic;
+  s.book.h.rank = rank;
+  s.book.h.pid = 1000 + rank;
+  s.book.h.next_index = 2;
+  Op& op = s.book.ops[1];
+  op.index = 1;
+  op.entered_ns = now - int64_t{602} * 1000000000;
+  op.comm_seq = 58;
+  op.bytes = 8;
+  op.peer = kNoPeer;
+  std::strcpy(op.call, "MPI_Allreduce");
+  std::strcpy(op.comm, "MPI_COMM_WORLD");
+  return s;
+}
+
+TEST(FlightReport, GroupsRanksInTheSamePlace) {
+  const int64_t now = now_ns();
+  std::vector<Seen> ranks;
+  for (int r = 0; r < 3; ++r) {
+    Seen s = seen_rank(r, 'S', now);
+    s.book.h.depth = 1;
+    s.book.h.active[0] = 1;
+    s.book.ops[1].state = State::kActive;
+    s.book.ops[1].step = 1;
+    s.book.ops[1].steps = 2;
+    s.book.h.nwait = 1;
+    s.book.h.wait_for[0] = 3;
+    s.book.h.wait_seen_ns = now;
+    ranks.push_back(s);
+  }
+  Seen stopped = seen_rank(3, 'T', now);
+  stopped.book.ops[1].comm_seq = 57;
+  stopped.book.ops[1].state = State::kDone;
+  stopped.book.ops[1].ended_ns = stopped.book.ops[1].entered_ns;
+  ranks.push_back(stopped);
+  std::string text = describe_node(ranks, now, 0, {5});
+  EXPECT_NE(text.find("ranks 0-2 are in MPI_Allreduce #58 on MPI_COMM_WORLD, step 1 of 2, "
+                      "waiting for rank 3, entered 602 s ago"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 3 is stopped (state T) outside MPI, last in MPI_Allreduce #57 on "
+                      "MPI_COMM_WORLD, for 602 s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 5: no flight recorder found"), std::string::npos) << text;
+  std::string history = describe_node(ranks, now, 2);
+  EXPECT_NE(history.find("rank 3 (pid 1003 on , state T), last operations:"), std::string::npos)
+      << history;
+}
+
+TEST(FlightReport, ProcessStates) {
+  EXPECT_EQ(proc_state(getpid()), 'R');
+  EXPECT_FALSE(traced(getpid()));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  kill(child, SIGSTOP);
+  char state = '?';
+  for (int i = 0; i < 100 && state != 'T'; ++i) {
+    usleep(10000);
+    state = proc_state(child);
+  }
+  EXPECT_EQ(state, 'T');
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(proc_state(child), '?');
+}
+
+}  // namespace
+}  // namespace torusmpi::flight
