@@ -89,29 +89,38 @@ Status publish_card(const Choice& c, const boot::JobInfo& job,
 
 Status lookup_card(const Choice& c, const boot::JobInfo& job, int peer, AddressCard* card,
                    std::string* error) {
-  const std::string who = std::string(c.name) + ": rank " + std::to_string(peer);
   std::vector<uint8_t> value;
-  CardHead head;
-  if (boot::get(peer, card_key(c), &value) != Status::kOk || value.size() < sizeof head) {
-    *error = who + " published no " + c.library +
-             " address (is it running with TORUSMPI_NET=" + c.name + " too?)";
-    return Status::kErrBoot;
-  }
-  std::memcpy(&head, value.data(), sizeof head);
-  if (value.size() != sizeof head + head.addr_len) {
-    *error = who + " published a malformed " + c.library + " address";
-    return Status::kErrBoot;
-  }
-  // The host as publish_card() wrote it: cut to what fits, so compared on that much.
-  const bool here = std::strncmp(head.host, job.hostname.c_str(), sizeof head.host - 1) == 0;
-  card->local_pid = here ? head.pid : 0;
-  card->address.assign(value.begin() + sizeof head, value.end());
-  return Status::kOk;
+  // None published reads as an empty card, which parse_card() reports.
+  if (boot::get(peer, card_key(c), &value) != Status::kOk) value.clear();
+  return parse_card(c.name, c.library, peer, value, job.hostname, card, error);
 }
 
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 
 }  // namespace
+
+Status parse_card(const char* transport, const char* library, int peer,
+                  const std::vector<uint8_t>& value, const std::string& hostname, AddressCard* card,
+                  std::string* error) {
+  const std::string who = std::string(transport) + ": rank " + std::to_string(peer);
+  CardHead head;
+  if (value.size() < sizeof head) {
+    *error = who + " published no " + library +
+             " address (is it running with TORUSMPI_NET=" + transport + " too?)";
+    return Status::kErrBoot;
+  }
+  std::memcpy(&head, value.data(), sizeof head);
+  if (value.size() != sizeof head + head.addr_len || head.addr_len == 0 || head.pid <= 0) {
+    *error = who + " published a malformed " + library + " address (" +
+             std::to_string(value.size()) + " B)";
+    return Status::kErrBoot;
+  }
+  // The host as publish_card() wrote it: cut to what fits, so compared on that much.
+  const bool here = std::strncmp(head.host, hostname.c_str(), sizeof head.host - 1) == 0;
+  card->local_pid = here ? head.pid : 0;
+  card->address.assign(value.begin() + sizeof head, value.end());
+  return Status::kOk;
+}
 
 KeepCrashHandlers::KeepCrashHandlers() {
   static_assert(std::size(kCrashSignals) == sizeof saved_ / sizeof saved_[0]);

@@ -91,6 +91,14 @@ struct AddressCard {
   std::vector<uint8_t> address;  // its endpoint's, in its library's format
 };
 
+// Decodes the card job rank `peer` published for `transport` (`library` names it in messages):
+// its fixed part (pid, host), then the endpoint's address. `hostname` is this rank's, to tell
+// whether the peer runs on this host. A card of the wrong size, or with no address or pid, is an
+// error naming the transport and the peer.
+Status parse_card(const char* transport, const char* library, int peer,
+                  const std::vector<uint8_t>& value, const std::string& hostname, AddressCard* card,
+                  std::string* error);
+
 // What a network transport adds to Transport for the steps above.
 class NetworkTransport : public Transport {
  public:

@@ -38,6 +38,9 @@ struct FragHeader {
 };
 static_assert(sizeof(FragHeader) == 40, "FragHeader travels in shared memory and on the wire");
 
+// Context ids are below this (src/mpi hands out 2 x 8192): a higher one is not this library's.
+constexpr uint32_t kMaxContext = uint32_t{1} << 16;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -90,6 +93,36 @@ class Transport {
   virtual int wait_fd() { return -1; }
   virtual bool arm() { return true; }
 };
+
+// What is wrong with an arriving fragment of `len` payload bytes, as a phrase, or nullptr when its
+// header is one a torusmpi sender writes. pml::deliver ends the job, naming the peer, on a fault.
+// The request pointers (sreq, rreq) are the peer's word and cannot be checked here.
+inline const char* fragment_fault(const FragHeader& h, size_t len) {
+  switch (h.type) {
+    case FragType::kEager:
+      if ((h.flags & ~kFlagSync) != 0) return "an eager fragment with unknown flags";
+      if (h.size != len) return "an eager fragment whose payload is not its message's size";
+      break;
+    case FragType::kRts:
+      if ((h.flags & ~kFlagDevice) != 0) return "a rendezvous request with unknown flags";
+      if (len > Transport::kMaxKey) return "a rendezvous request with an oversized remote key";
+      break;
+    case FragType::kAck:
+    case FragType::kFin:
+    case FragType::kCts:
+      if (h.flags != 0 || len != 0) return "a control fragment with flags or a payload";
+      return nullptr;  // unmatched: no context, source or tag
+    case FragType::kData:
+      if (h.flags != 0) return "a data fragment with flags";
+      if (h.size + len < h.size) return "a data fragment past the end of any message";
+      return nullptr;
+    default:
+      return "a fragment of unknown type";
+  }
+  if (h.context >= kMaxContext) return "a fragment for a context id no communicator has";
+  if (h.source < 0) return "a fragment from a negative source rank";
+  return nullptr;
+}
 
 // Called by transports for each arriving fragment from job rank `peer`; the payload is valid only
 // during the call.

@@ -117,7 +117,8 @@ bool rule_size(const json::Value& v, size_t* out) {
     *out = kNoLimit;
     return true;
   }
-  if (v.type != json::Value::Type::kNumber || v.number < 0 ||
+  // Below 2^64 before the cast: converting NaN or a larger number is undefined.
+  if (v.type != json::Value::Type::kNumber || !(v.number >= 0 && v.number < 0x1p64) ||
       v.number != static_cast<double>(static_cast<uint64_t>(v.number)))
     return false;
   *out = static_cast<size_t>(v.number);

@@ -105,22 +105,28 @@ class RingReader {
     data_ = data;
     cap_ = cap;
     head_ = ctl->head.load(std::memory_order_relaxed);
+    fault_ = head_ % kLine != 0 ? "a head off its cache line" : nullptr;
   }
 
+  // Not empty when faulty: the next drain() stops at once and the caller reports the fault.
   bool empty() const {
+    if (fault_ != nullptr) return false;
     return (prefix_at(data_, head_ & (cap_ - 1))->load(std::memory_order_acquire) & kValid) == 0;
   }
 
   // Calls fn(header, payload, len) for each record written so far, in order; the payload is
-  // valid during the call only. Returns the number of records.
+  // valid during the call only. Returns the number of records. A prefix no writer makes (the
+  // segment is another process's to scribble on) stops the ring: fault() then says what it was.
   template <class Fn>
   int drain(Fn&& fn) {
     int n = 0;
-    for (;;) {
-      uint8_t* rec = data_ + (head_ & (cap_ - 1));
-      uint64_t word = prefix_at(data_, head_ & (cap_ - 1))->load(std::memory_order_acquire);
+    while (fault_ == nullptr) {
+      const uint64_t off = head_ & (cap_ - 1);
+      uint8_t* rec = data_ + off;
+      uint64_t word = prefix_at(data_, off)->load(std::memory_order_acquire);
       if ((word & kValid) == 0) return n;
       size_t len = static_cast<size_t>(word & 0xffffffffu);
+      if ((fault_ = record_fault(off, word)) != nullptr) return n;
       if (word & kSkipKind) {
         head_ += len;
         continue;
@@ -133,13 +139,33 @@ class RingReader {
       ctl_->head.store(head_, std::memory_order_release);
       ++n;
     }
+    return n;
   }
 
+  // Why the ring stopped, or nullptr.
+  const char* fault() const { return fault_; }
+
  private:
+  // A writer's prefix at offset off (a multiple of kLine: head_ starts on one and moves by
+  // whole lines): a skip runs from a record's place to the end of the ring, a record is at most
+  // ring_max_payload() and never straddles the end.
+  const char* record_fault(uint64_t off, uint64_t word) const {
+    const uint64_t len = word & 0xffffffffu;
+    if ((word & ~(kValid | kSkipKind | 0xffffffffu)) != 0) return "a record of unknown kind";
+    if (word & kSkipKind) {
+      return off != 0 && len == cap_ - off ? nullptr : "a skip that does not end the ring";
+    }
+    if (len > ring_max_payload(cap_) || record_bytes(len) > cap_ - off) {
+      return "a record longer than the ring allows";
+    }
+    return nullptr;
+  }
+
   RingControl* ctl_ = nullptr;
   uint8_t* data_ = nullptr;
   uint64_t cap_ = 0;
   uint64_t head_ = 0;
+  const char* fault_ = nullptr;
 };
 
 }  // namespace torusmpi::pml::shm

@@ -203,6 +203,11 @@ class ShmTransport final : public Transport {
       int n = readers_[j].drain([peer](const FragHeader& h, const uint8_t* payload, size_t len) {
         deliver(peer, h, payload, len);
       });
+      if (__builtin_expect(readers_[j].fault() != nullptr, 0)) {
+        boot::abort_job(1, "shm: rank " + std::to_string(job_.rank) + " found " +
+                               readers_[j].fault() + " in its queue from rank " +
+                               std::to_string(peer) + " (shared memory overwritten?)");
+      }
       if (n > 0) {
         // The writer may be asleep waiting for the room just freed. No fence here: a wake-up
         // missed in that race costs the writer one sleep of at most TORUSMPI_SLEEP_MAX_US.
