@@ -13,9 +13,9 @@ void Team::place() {
   std::vector<int> job_ranks(comm_->size);
   for (int r = 0; r < comm_->size; ++r) job_ranks[r] = comm_->world_rank(r);
   view_ = topo_view(m, job_ranks);
-  // Host instances too: the network between them is priced (the host alone keeps host_model),
-  // and so is this host's oversubscription, as for the host alone; an emulated instance is
-  // priced as the instance would run, whatever this host's cores.
+  // Host instances too (a job's nodes, or TORUSMPI_INSTANCES): the network between them is priced
+  // (one host alone keeps host_model), and so is this host's oversubscription, as for the host
+  // alone; an emulated instance is priced as the instance would run, whatever this host's cores.
   modelled_ = m.emulated() || m.instances > 1;
   if (modelled_)
     model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
@@ -23,7 +23,6 @@ void Team::place() {
 }
 
 const Algorithm* Team::choose(const Args& a, std::string* why) {
-  const bool emulated = view_.ndims > 0;
   Choice c = select_algorithm(a, modelled_ ? model_ : host_model(progress::oversubscribed()));
   // Decisions are cached, so these lines come once per call shape; rank 0 speaks for all.
   if (comm_->rank == 0) {
@@ -31,7 +30,7 @@ const Algorithm* Team::choose(const Args& a, std::string* why) {
       log::warn("%s of %zu B on %d ranks: %s", coll_name(a.coll), selection_bytes(a), a.size,
                 c.why.c_str());
     }
-    if (emulated && cache_.empty()) {
+    if (modelled_ && cache_.empty()) {
       TORUSMPI_DEBUG(kSelect, "%s model: %s", topo::machine().name.c_str(),
                      describe_model(model_).c_str());
     }

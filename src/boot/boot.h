@@ -35,6 +35,11 @@ Status init(JobInfo* job, std::string* error);
 bool initialized();
 const JobInfo& job();
 
+// Where the launcher put every rank: node_of[r] is rank r's node, nodes numbered 0, 1, ... in the
+// order of their lowest rank, from PMIx's host name of each rank (PMIX_HOSTNAME). False, with
+// nothing filled, for a singleton or when the launcher does not name every rank's host.
+bool rank_nodes(std::vector<int>* node_of);
+
 // Waits for every rank, then ends the bootstrap.
 Status finalize();
 
@@ -73,12 +78,10 @@ constexpr int kExitLauncherLost = 112;  // the rank's launcher went away (EHOSTD
 //   unlinked). A rank stopped then cannot run that; the kernel kills it instead when the
 //   launcher that started it dies (PR_SET_PDEATHSIG, set when the parent is Open MPI's launcher).
 // - another rank of the job ended abnormally, as the launcher tells it: the job ends, naming it.
-// - another rank asks every rank to describe its node (a hang report, notify_report): `fn` runs
-//   with the asking rank and its host.
-using ReportFn = void (*)(int reporter, const std::string& host);
-void set_on_report(ReportFn fn);
-// Asks the other ranks of the job for their reports; false when the launcher does not take it.
-bool notify_report();
+// Registered by init(), removed by finalize() once past the closing barrier.
+//
+// PMIx_Notify_event is not used to reach other nodes: under Open MPI 4.1's mpirun a client's
+// notification leaves the launcher unable to carry out a PMIx_Abort afterwards.
 
 // Launcher variables found in the environment ("PMIX_RANK, OMPI_COMM_WORLD_SIZE"), empty if none.
 std::string launcher_variables();

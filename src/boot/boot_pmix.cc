@@ -27,10 +27,6 @@ pmix_proc_t g_me;
 std::map<std::string, std::vector<uint8_t>> g_singleton_kv;  // the modex of a one-rank job
 constexpr char kCardKey[] = "torusmpi.card";
 
-// The hang report's event (a code of the range PMIx leaves to applications) and its host key.
-constexpr pmix_status_t kReportEvent = PMIX_EXTERNAL_ERR_BASE - kExitHang;
-constexpr char kReportHostKey[] = "torusmpi.host";
-ReportFn g_on_report = nullptr;
 size_t g_handler = 0;
 bool g_handler_registered = false;
 
@@ -131,21 +127,10 @@ bool is_peer_loss(pmix_status_t status) {
   return false;
 }
 
-std::string info_string(const pmix_info_t info[], size_t ninfo, const char* key) {
-  for (size_t i = 0; i < ninfo; ++i) {
-    if (PMIX_CHECK_KEY(&info[i], key) && info[i].value.type == PMIX_STRING &&
-        info[i].value.data.string != nullptr) {
-      return info[i].value.data.string;
-    }
-  }
-  return "";
-}
-
 // Runs on PMIx's thread, which must not be blocked by PMIx calls of its own: ending the job goes
 // through a thread of its own.
-void on_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t info[],
-              size_t ninfo, pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t done,
-              void* done_data) {
+void on_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_t*, size_t,
+              pmix_info_t*, size_t, pmix_event_notification_cbfunc_fn_t done, void* done_data) {
   const bool ours = source != nullptr && PMIX_CHECK_NSPACE(source->nspace, g_me.nspace);
   const int from = ours && source->rank < static_cast<pmix_rank_t>(g_job.size)
                        ? static_cast<int>(source->rank)
@@ -153,9 +138,7 @@ void on_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info
   TORUSMPI_DEBUG(kBoot, "PMIx event %s from %s rank %d", PMIx_Error_string(status),
                  source != nullptr ? source->nspace : "?", from);
   if (status == PMIX_ERR_LOST_CONNECTION || status == PMIX_ERR_UNREACH) launcher_lost();
-  if (status == kReportEvent && from >= 0 && from != g_job.rank && g_on_report != nullptr) {
-    g_on_report(from, info_string(info, ninfo, kReportHostKey));
-  } else if (is_peer_loss(status) && from >= 0 && from != g_job.rank) {
+  if (is_peer_loss(status) && from >= 0 && from != g_job.rank) {
     std::string msg = "rank " + std::to_string(from) +
                       " ended abnormally, as the launcher reports (" + PMIx_Error_string(status) +
                       "): rank " + std::to_string(g_job.rank) + " ends the job";
@@ -165,7 +148,7 @@ void on_event(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info
 }
 
 void register_events() {
-  std::vector<pmix_status_t> codes = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH, kReportEvent};
+  std::vector<pmix_status_t> codes = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_UNREACH};
   codes.insert(codes.end(), std::begin(kPeerLoss), std::end(kPeerLoss));
   // Blocking without a callback: the return value is the handler's id, or an error.
   pmix_status_t rc = PMIx_Register_event_handler(codes.data(), codes.size(), nullptr, 0, on_event,
@@ -278,6 +261,23 @@ Status init(JobInfo* job, std::string* error) {
 bool initialized() { return g_initialized; }
 const JobInfo& job() { return g_job; }
 
+bool rank_nodes(std::vector<int>* node_of) {
+  if (!g_initialized || g_job.singleton) return false;
+  // Job data from the launcher, the same on every rank: every rank comes to the same map.
+  std::vector<int> of(g_job.size);
+  std::map<std::string, int> index;
+  for (int r = 0; r < g_job.size; ++r) {
+    pmix_proc_t proc;
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_PROCID(&proc, g_me.nspace, static_cast<pmix_rank_t>(r));
+    std::string host;
+    if (!get_string(proc, PMIX_HOSTNAME, &host)) return false;
+    of[r] = index.emplace(host, static_cast<int>(index.size())).first->second;
+  }
+  *node_of = std::move(of);
+  return true;
+}
+
 Status fence(int timeout_s) {
   if (!g_initialized) return Status::kErrInternal;
   if (g_job.singleton) return Status::kOk;
@@ -288,29 +288,6 @@ Status fence(int timeout_s) {
   PMIX_INFO_DESTRUCT(&info);
   if (rc == PMIX_ERR_TIMEOUT) return Status::kErrTimeout;
   return rc == PMIX_SUCCESS ? Status::kOk : Status::kErrPeerGone;
-}
-
-void set_on_report(ReportFn fn) { g_on_report = fn; }
-
-bool notify_report() {
-  if (!g_initialized || g_job.singleton) return false;
-  // The info must live until PMIx has sent it: the call's callback says when.
-  static pmix_info_t info[2];
-  static std::string host;
-  static std::atomic<bool> sent;
-  host = g_job.hostname;
-  PMIX_INFO_CONSTRUCT(&info[0]);
-  PMIX_INFO_CONSTRUCT(&info[1]);
-  bool non_default = true;
-  PMIX_INFO_LOAD(&info[0], PMIX_EVENT_NON_DEFAULT, &non_default, PMIX_BOOL);
-  PMIX_INFO_LOAD(&info[1], kReportHostKey, host.c_str(), PMIX_STRING);
-  sent = false;
-  pmix_status_t rc = PMIx_Notify_event(
-      kReportEvent, &g_me, PMIX_RANGE_NAMESPACE, info, 2,
-      [](pmix_status_t, void*) { sent.store(true, std::memory_order_release); }, nullptr);
-  if (rc != PMIX_SUCCESS) return false;
-  for (int i = 0; i < 200 && !sent.load(std::memory_order_acquire); ++i) usleep(10000);
-  return sent.load(std::memory_order_acquire);
 }
 
 Status finalize() {

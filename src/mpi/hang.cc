@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -21,8 +20,6 @@ std::vector<int> g_ranks;
 std::vector<pid_t> g_pids;
 int g_me = -1;  // index of this rank in g_ranks
 std::string g_host;
-// A report is under way (this rank's, or another node's): one per job.
-std::atomic<bool> g_reporting{false};
 bool g_debugger_noted = false;
 
 // Operations shown per rank after the summary lines, on nodes of at most kHistoryRanks ranks.
@@ -30,10 +27,6 @@ constexpr int kHistory = 4;
 constexpr size_t kHistoryRanks = 8;
 // A rank that leaves the report to a lower one takes it over if the job has not ended by then.
 constexpr double kHandOverS = 5;
-
-bool stopped_or_gone(char state) {
-  return state == 'T' || state == 't' || state == 'Z' || state == 'X' || state == '?';
-}
 
 std::string node_report() {
   std::vector<flight::Seen> seen;
@@ -61,20 +54,6 @@ void print_lines(const std::string& text) {
     if (nl == std::string::npos) nl = text.size();
     log::error("  %s", text.substr(at, nl - at).c_str());
     at = nl + 1;
-  }
-}
-
-// Another node's rank asks for this node's report: the node's lowest rank able to answer does.
-void on_report(int reporter, const std::string& host) {
-  g_reporting.store(true);
-  if (host == g_host) return;  // the asking rank describes its own node
-  for (size_t i = 0; i < g_pids.size(); ++i) {
-    if (stopped_or_gone(flight::proc_state(g_pids[i]))) continue;
-    if (static_cast<int>(i) != g_me) return;
-    log::error("hang report asked by rank %d: the ranks of node %s (MPI_COMM_WORLD ranks):",
-               reporter, g_host.c_str());
-    print_lines(node_report());
-    return;
   }
 }
 
@@ -116,11 +95,9 @@ void on_timeout(double waited_s) {
     flight::discount_wait();
     return;
   }
-  // Another report is under way, or a lower rank of the node makes it: wait for the job to end,
-  // and take over should it not.
-  if (waited_s < timeout + kHandOverS && (g_reporting.load() || lower_rank_reports(timeout))) {
-    return;
-  }
+  // A lower rank of the node makes the report: wait for the job to end, and take over should it
+  // not.
+  if (waited_s < timeout + kHandOverS && lower_rank_reports(timeout)) return;
   const flight::Book* me = flight::self();
   const flight::Op& op = me->ops[me->h.active[0] % flight::kDepth];
   char why[160];
@@ -144,21 +121,14 @@ void hang_init(const Runtime& rt) {
   if (params::timeout_s() > 0) {
     flight::set_on_timeout(on_timeout, static_cast<double>(params::timeout_s()));
   }
-  boot::set_on_report(on_report);
 }
 
-void hang_finalize() {
-  boot::set_on_report(nullptr);
-  flight::close();
-}
+void hang_finalize() { flight::close(); }
 
 void hang_abort(const std::string& why) {
-  g_reporting.store(true);
   log::error("rank %d %s: the job looks hung. The ranks of node %s (MPI_COMM_WORLD ranks):",
              boot::job().rank, why.c_str(), g_host.c_str());
   print_lines(node_report());
-  // The other nodes describe themselves before the job ends.
-  if (boot::job().num_nodes > 1 && boot::notify_report()) sleep(1);
   boot::abort_job(boot::kExitHang,
                   "ending the hung job (exit status " + std::to_string(boot::kExitHang) + ")");
 }

@@ -2,9 +2,10 @@
 // TORUSMPI_TIMEOUT the report of a hung job and its end (core/flight.h has the recorder).
 //
 // The rank that has waited longer than the timeout describes the ranks of its node from their
-// recorders, asks the ranks of the other nodes to describe theirs (a PMIx event: one rank per node
-// answers), then ends the job with boot::kExitHang. Ranks of a node that time out together leave
-// the report to the lowest of them.
+// recorders, then ends the job with boot::kExitHang. Ranks of a node that time out together leave
+// the report to the lowest of them; on every node where a rank waits, one reports, so a job of
+// several nodes gets one report per node (nodes where no rank waits are not described: reaching
+// them would take the launcher, see boot.h).
 #ifndef TORUSMPI_MPI_HANG_H_
 #define TORUSMPI_MPI_HANG_H_
 

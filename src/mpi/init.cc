@@ -62,8 +62,11 @@ int init(const char* fn, int required, int* provided) {
                  threads,
                  progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
   // The emulated machine before the shared-memory transport attaches (it charges links by chip).
-  // Every rank reads the same TORUSMPI_INSTANCE, so every rank stops alike.
-  if (topo::load(rt.job.size, &boot_error) != Status::kOk) {
+  // Every rank reads the same TORUSMPI_INSTANCE, so every rank stops alike. A host job across
+  // nodes is a host instance per node, each rank where the launcher put it.
+  std::vector<int> nodes;
+  if (rt.job.num_nodes > 1) boot::rank_nodes(&nodes);
+  if (topo::load(rt.job.size, nodes, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_ARG, std::string(fn) + ": " + boot_error);
   }
   if (topo::machine().emulated() && topo::machine().instances == 1 && rt.job.num_nodes > 1) {
@@ -157,7 +160,9 @@ int init(const char* fn, int required, int* provided) {
 //
 // With several instances or nodes, each rank's network bytes go through the launcher's exchange
 // too, and rank 0 prints them summed per chip: torusmpi-stats nic <instance>.<chip> bytes=N, the
-// bytes that chip's NIC received (every chip of every instance, zeros included).
+// bytes that chip's NIC received (every chip of every instance, zeros included). A host job on
+// several nodes is an instance per node (topo::load), so each node's NIC has its line, <node>.0,
+// nodes numbered in the order of their lowest rank.
 void print_stats(const boot::JobInfo& job) {
   constexpr char kNicKey[] = "torusmpi.nic";
   pml::shm::publish_link_stats();

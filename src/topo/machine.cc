@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -251,6 +252,28 @@ Machine host_machine() {
   return m;
 }
 
+// A host machine of one instance per node: nodes numbered in the order of their lowest rank, each
+// rank's core its position among its node's ranks, cores the most ranks a node holds. False (m
+// untouched) when the map is not one label from 0 up per job rank, or names one node only.
+bool place_on_nodes(const std::vector<int>& node_of_rank, int job_size, Machine* m) {
+  if (static_cast<int>(node_of_rank.size()) != job_size) return false;
+  std::map<int, int> instance_of;  // node label -> instance
+  std::vector<int> held;           // ranks placed so far on each instance
+  std::vector<Place> placement(node_of_rank.size());
+  for (size_t r = 0; r < node_of_rank.size(); ++r) {
+    if (node_of_rank[r] < 0) return false;
+    auto [it, added] = instance_of.emplace(node_of_rank[r], static_cast<int>(held.size()));
+    if (added) held.push_back(0);
+    placement[r].instance = it->second;
+    placement[r].core = held[it->second]++;
+  }
+  if (held.size() < 2) return false;
+  m->instances = static_cast<int>(held.size());
+  m->cores = *std::max_element(held.begin(), held.end());
+  m->placement = std::move(placement);
+  return true;
+}
+
 Machine& current() {
   static Machine m = host_machine();
   return m;
@@ -290,6 +313,9 @@ const std::vector<std::string>& model_names() {
 Place place(const Machine& m, int rank) {
   Place p;
   if (rank < 0) return p;
+  if (!m.placement.empty()) {
+    return rank < static_cast<int>(m.placement.size()) ? m.placement[rank] : p;
+  }
   int cores = m.cores > 0 ? m.cores : 1;
   int per_instance = cores * m.chips();
   p.instance = rank / per_instance;
@@ -388,7 +414,9 @@ int hops(const Machine& m, int from_chip, int to_chip) {
 
 const Machine& machine() { return current(); }
 
-Status load(int job_size, std::string* error) {
+Status load(int job_size, std::string* error) { return load(job_size, {}, error); }
+
+Status load(int job_size, const std::vector<int>& node_of_rank, std::string* error) {
   const std::string& text = params::instance();
   Machine m;
   std::string why;
@@ -406,8 +434,12 @@ Status load(int job_size, std::string* error) {
   }
   m.instances = static_cast<int>(instances);
   if (!m.emulated()) {
-    // A host instance is one chip holding its share of the job (the last one may hold fewer).
-    m.cores = (job_size + m.instances - 1) / m.instances;
+    // A job on several nodes is a host instance per node, its ranks where the launcher put them,
+    // unless TORUSMPI_INSTANCES asks for host instances of its own. A host instance is one chip
+    // holding its share of the job (of TORUSMPI_INSTANCES, the last one may hold fewer).
+    if (m.instances > 1 || !place_on_nodes(node_of_rank, job_size, &m)) {
+      m.cores = (job_size + m.instances - 1) / m.instances;
+    }
   } else if (job_size > m.ranks()) {
     std::string what = m.instances == 1 ? m.name + " holds "
                                         : std::to_string(m.instances) + " x " + m.name +

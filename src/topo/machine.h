@@ -10,7 +10,9 @@
 //   host                                     no emulation: ranks are where the launcher put them
 //
 // Ranks are placed core first, then chip, then instance: rank r sits on core r % cores of chip
-// (r / cores) % chips of instance r / (cores * chips).
+// (r / cores) % chips of instance r / (cores * chips). A host job that spans several nodes is one
+// host instance per node instead, each rank where the launcher put it (Machine::placement): ranks
+// of a node need not be consecutive (mpirun --map-by node) and nodes may hold different numbers.
 #ifndef TORUSMPI_TOPO_MACHINE_H_
 #define TORUSMPI_TOPO_MACHINE_H_
 
@@ -28,18 +30,28 @@ struct LinkFigures {
   double bandwidth = 0;
 };
 
+struct Place {
+  int instance = 0;
+  int chip = 0;  // within its instance
+  int core = 0;  // within its chip
+};
+
 struct Machine {
   std::string name;  // as given: "trn2.48xl", "trn2.48xl:lnc=1", "torus:2x2:cores=2", "host"
   int ndims = 0;     // torus dimensions; 0 for host (one chip, no links)
   int dims[3] = {1, 1, 1};
   int cores = 1;                // ranks per chip
-  int instances = 1;            // instances of this model in the job (TORUSMPI_INSTANCES, issue 7)
+  int instances = 1;            // instances of this model in the job (TORUSMPI_INSTANCES, issue 7),
+                                // or the host's nodes
   LinkFigures neuronlink;       // one chip-to-chip link, one direction
   LinkFigures intra_chip;       // between two cores of one chip
   LinkFigures efa;              // one chip's network interface (between instances)
   double hbm_bandwidth = 0;     // bytes/s a chip's DMA engine copies within its HBM
   double reduce_bandwidth = 0;  // bytes/s of input a chip's reduction kernels consume
   std::string source;           // where the figures come from (documentation, with its address)
+  // Each job rank's place when the launcher's map decides (a host job across nodes: instance =
+  // node, core = the rank's position among its node's ranks); empty: the arithmetic above.
+  std::vector<Place> placement;
 
   bool emulated() const { return ndims > 0; }
   int chips() const { return dims[0] * dims[1] * dims[2]; }  // per instance
@@ -52,11 +64,7 @@ bool parse_machine(const std::string& text, Machine* out, std::string* error);
 // The named models (not torus:... and host), for listings.
 const std::vector<std::string>& model_names();
 
-struct Place {
-  int instance = 0;
-  int chip = 0;  // within its instance
-  int core = 0;  // within its chip
-};
+// Where job rank `rank` sits: from m.placement when it is there, else by the arithmetic above.
 Place place(const Machine& m, int rank);
 
 // Torus coordinates of a chip and back (x fastest: chip = x + dims[0] * (y + dims[1] * z)).
@@ -84,9 +92,15 @@ int hops(const Machine& m, int from_chip, int to_chip);
 
 // The job's machine: read from TORUSMPI_INSTANCE by load() at MPI_Init; host until then.
 const Machine& machine();
-// Reads TORUSMPI_INSTANCE and checks that the job's ranks fit (an error names the model, its
-// capacity and the job's size).
+// Reads TORUSMPI_INSTANCE and TORUSMPI_INSTANCES and checks that the job's ranks fit (an error
+// names the model, its capacity and the job's size).
 Status load(int job_size, std::string* error);
+// The same, told the node of every job rank (node_of_rank[r], any labels from 0 up, as the
+// launcher placed the ranks; empty when unknown): a host job (TORUSMPI_INSTANCE=host) on two or
+// more nodes, TORUSMPI_INSTANCES left at 1, becomes one host instance per node, numbered in the
+// order of their lowest rank (rank 0's node is instance 0), each rank placed as the launcher put
+// it. Emulated models and TORUSMPI_INSTANCES above 1 keep their arithmetic placement.
+Status load(int job_size, const std::vector<int>& node_of_rank, std::string* error);
 
 }  // namespace torusmpi::topo
 

@@ -2,7 +2,8 @@
 // allgather, reduce_scatter and reduce_scatter_block) through the simulator's semantic check on
 // jobs that span 2 and 3 instances (and 4 and 6) of small tori and of the host, whole and as
 // subsets (counts 0, 1, p-1, p, p+1 and a prime, in place and not); what the registry refuses them
-// (one instance, uneven instances); the simulator's network: a chip's interface queues its messages
+// (one instance, uneven instances); a host job on real nodes (by node, uneven) and the selector's
+// hierarchical pick there; the simulator's network: a chip's interface queues its messages
 // and counts the bytes its chip receives; and the selector's pick on 2 x trn2.48xl and 2 x
 // trn1.32xl, simulated, within 25% of the fastest algorithm from 8 B to 1 GiB.
 #include <gtest/gtest.h>
@@ -32,6 +33,22 @@ topo::Machine machine(const std::string& name, int instances, int host_ranks = 0
   // A host instance is one chip holding its share of the job (as topo::load places it).
   if (!m.emulated()) m.cores = host_ranks;
   return m;
+}
+
+// A host job on real nodes: node_of[r] is job rank r's node, as the launcher placed the ranks
+// (topo::load with the map, as MPI_Init calls it); the library's machine is left as it was.
+topo::Machine host_nodes(const std::vector<int>& node_of) {
+  std::string error;
+  EXPECT_EQ(topo::load(static_cast<int>(node_of.size()), node_of, &error), Status::kOk) << error;
+  topo::Machine m = topo::machine();
+  EXPECT_EQ(topo::load(1, &error), Status::kOk) << error;
+  return m;
+}
+
+std::string nodes_name(const std::vector<int>& node_of) {
+  std::string name = "host on nodes";
+  for (int n : node_of) name += " " + std::to_string(n);
+  return name;
 }
 
 std::vector<const Algorithm*> hier_algorithms() {
@@ -94,6 +111,15 @@ std::vector<Comm> comms() {
   v.push_back(whole("torus:2x1:cores=1", 4));
   v.push_back(whole("torus:2x1:cores=2", 6));
   v.push_back(whole("host", 4, 2));
+  // Real nodes as the launcher fills them: by node (mpirun --map-by node: a node's ranks are not
+  // consecutive) on 3 nodes of 2 and 2 nodes of 3, and by slot in another order of the nodes.
+  for (const std::vector<int>& nodes :
+       {std::vector<int>{0, 1, 2, 0, 1, 2}, std::vector<int>{0, 1, 0, 1, 0, 1},
+        std::vector<int>{0, 0, 2, 2, 1, 1}}) {
+    Comm c{nodes_name(nodes), host_nodes(nodes), std::vector<int>(nodes.size())};
+    std::iota(c.job.begin(), c.job.end(), 0);
+    v.push_back(c);
+  }
   return v;
 }
 
@@ -156,7 +182,10 @@ TEST_P(Hier, RefusedOffEvenInstances) {
   Comm one = whole("torus:2x2:cores=1", 1);
   Comm uneven = whole("torus:2x2:cores=1", 2);
   uneven.job.pop_back();
-  for (const Comm* c : {&one, &uneven}) {
+  // 5 ranks on 3 nodes of 2 slots.
+  const std::vector<int> five = {0, 0, 1, 1, 2};
+  Comm nodes{nodes_name(five), host_nodes(five), {0, 1, 2, 3, 4}};
+  for (const Comm* c : {&one, &uneven, &nodes}) {
     const TopoView view = topo_view(c->m, c->job);
     auto call = call_of(alg, view, 8, false);
     std::string why;
@@ -270,6 +299,45 @@ TEST(HierSelect, AllreducePickIsWithinAQuarterOfTheBest) {
   for (size_t b = 8; b <= (size_t{1} << 30); b *= 8) sizes.push_back(b);
   sizes.push_back(size_t{1} << 30);
   pick_within_a_quarter(Coll::kAllreduce, sizes);
+}
+
+// A host job on 3 nodes of 2 ranks, filled by slot or by node: the cost model sees the network
+// between the nodes and takes a hierarchical algorithm for the calls of tests/integration/
+// multinode.sh (1 MiB allreduce, 256 KiB blocks of allgather, 64 KiB blocks of
+// reduce_scatter_block); on one node, the same calls stay flat.
+TEST(HierSelect, HostNodesTakeTheHierarchicalAlgorithms) {
+  struct Case {
+    Coll coll;
+    size_t count;  // ints
+  };
+  const Case cases[] = {
+      {Coll::kAllreduce, 262144}, {Coll::kAllgather, 65536}, {Coll::kReduceScatterBlock, 16384}};
+  for (const std::vector<int>& nodes :
+       {std::vector<int>{0, 0, 1, 1, 2, 2}, std::vector<int>{0, 1, 2, 0, 1, 2},
+        std::vector<int>{0, 0, 0, 0, 0, 0}}) {
+    const topo::Machine m = host_nodes(nodes);
+    std::vector<int> job(nodes.size());
+    std::iota(job.begin(), job.end(), 0);
+    const TopoView view = topo_view(m, job);
+    const bool spans = m.instances > 1;
+    for (const Case& c : cases) {
+      sim::CallShape shape;
+      shape.coll = c.coll;
+      shape.size = static_cast<int>(job.size());
+      shape.count = c.count;
+      shape.elem = 4;
+      auto call = sim::make_call(shape);
+      Args a = call->args[0];
+      a.topo = spans ? &view : nullptr;  // as Team::prepare gives it
+      TorusModel torus;
+      const Model model = spans ? topo_model(m, view, false, &torus) : host_model(false);
+      const Choice pick = select_algorithm(a, model);
+      ASSERT_NE(pick.alg, nullptr) << nodes_name(nodes);
+      EXPECT_EQ(static_cast<bool>(pick.alg->restrictions & kNeedsInstances), spans)
+          << nodes_name(nodes) << ": " << coll_name(c.coll) << " of " << c.count << " ints picks "
+          << pick.alg->token << ": " << pick.why;
+    }
+  }
 }
 
 TEST(HierSelect, ReduceScatterBlockPickIsWithinAQuarterOfTheBest) {

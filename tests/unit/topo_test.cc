@@ -1,6 +1,7 @@
 // The emulated machine (src/topo/machine.h): model names good and bad, placement, dense link ids,
 // dimension-order routes checked against the torus distance for every pair of chips, load() and
-// its errors, and the NUMA-aware core assignment used for binding.
+// its errors, a host job's nodes as instances (by node, uneven), and the NUMA-aware core
+// assignment used for binding.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -347,6 +348,84 @@ TEST_F(LoadTest, HostAlwaysFits) {
   EXPECT_EQ(place(machine(), 999).chip, 0);
   EXPECT_EQ(place(machine(), 999).core, 999);
   EXPECT_EQ(place(machine(), 999).instance, 0);
+}
+
+// A host job across nodes: one host instance per node, each rank where the launcher put it.
+class NodesTest : public LoadTest {
+ protected:
+  static Status load_nodes(const char* instance, const char* instances, int job_size,
+                           const std::vector<int>& nodes, std::string* error) {
+    setenv("TORUSMPI_INSTANCE", instance, 1);
+    setenv("TORUSMPI_INSTANCES", instances, 1);
+    reload();
+    return load(job_size, nodes, error);
+  }
+  void TearDown() override {
+    unsetenv("TORUSMPI_INSTANCES");
+    LoadTest::TearDown();
+  }
+  static std::vector<std::pair<int, int>> places(int job_size) {
+    std::vector<std::pair<int, int>> v;
+    for (int r = 0; r < job_size; ++r) {
+      const Place p = place(machine(), r);
+      EXPECT_EQ(p.chip, 0) << "rank " << r;
+      v.push_back({p.instance, p.core});
+    }
+    return v;
+  }
+};
+
+TEST_F(NodesTest, ByNodeRoundRobin) {
+  // mpirun --map-by node on 3 nodes: ranks 0 3 on the first, 1 4 on the second, 2 5 on the third.
+  std::string error;
+  ASSERT_EQ(load_nodes("host", "1", 6, {0, 1, 2, 0, 1, 2}, &error), Status::kOk) << error;
+  EXPECT_FALSE(machine().emulated());
+  EXPECT_EQ(machine().instances, 3);
+  EXPECT_EQ(machine().cores, 2);
+  EXPECT_EQ(places(6),
+            (std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}}));
+}
+
+TEST_F(NodesTest, UnevenNodesAndLabelsInOrderOfTheirLowestRank) {
+  // 5 ranks on 3 nodes of 2 slots, by slot; the labels are the launcher's, any numbers.
+  std::string error;
+  ASSERT_EQ(load_nodes("host", "1", 5, {7, 7, 3, 3, 9}, &error), Status::kOk) << error;
+  EXPECT_EQ(machine().instances, 3);
+  EXPECT_EQ(machine().cores, 2);
+  EXPECT_EQ(places(5), (std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}}));
+  ASSERT_EQ(load_nodes("host", "1", 4, {1, 0, 0, 0}, &error), Status::kOk) << error;
+  EXPECT_EQ(machine().instances, 2);
+  EXPECT_EQ(machine().cores, 3);
+  EXPECT_EQ(places(4), (std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}, {1, 2}}));
+}
+
+TEST_F(NodesTest, OneNodeEmulationInstancesOrNoMapKeepTheArithmetic) {
+  std::string error;
+  // One node: the host alone, as without a map.
+  ASSERT_EQ(load_nodes("host", "1", 4, {5, 5, 5, 5}, &error), Status::kOk) << error;
+  EXPECT_EQ(machine().instances, 1);
+  EXPECT_EQ(machine().cores, 4);
+  EXPECT_TRUE(machine().placement.empty());
+  EXPECT_EQ(places(4), (std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {0, 2}, {0, 3}}));
+  // TORUSMPI_INSTANCES asks for host instances of its own: ranks fill them in order.
+  ASSERT_EQ(load_nodes("host", "2", 4, {0, 1, 0, 1}, &error), Status::kOk) << error;
+  EXPECT_EQ(machine().instances, 2);
+  EXPECT_TRUE(machine().placement.empty());
+  EXPECT_EQ(places(4), (std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
+  // An emulated model places its ranks on its chips whatever the nodes.
+  ASSERT_EQ(load_nodes("torus:2x2:cores=1", "1", 4, {0, 1, 0, 1}, &error), Status::kOk) << error;
+  EXPECT_EQ(machine().instances, 1);
+  EXPECT_TRUE(machine().placement.empty());
+  EXPECT_EQ(place(machine(), 3).chip, 3);
+  // A map that is not one node per rank is not used.
+  for (const std::vector<int>& bad : {std::vector<int>{0, 1, 0}, std::vector<int>{0, -1, 0, 1}}) {
+    ASSERT_EQ(load_nodes("host", "1", 4, bad, &error), Status::kOk) << error;
+    EXPECT_EQ(machine().instances, 1);
+    EXPECT_TRUE(machine().placement.empty());
+  }
+  // Beyond the job: instance 0, as a place with no rank.
+  ASSERT_EQ(load_nodes("host", "1", 2, {0, 1}, &error), Status::kOk) << error;
+  EXPECT_EQ(place(machine(), 2).instance, 0);
 }
 
 TEST(AssignCores, ChipsStayOnOneNumaNodeAndSpread) {
