@@ -22,6 +22,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -355,10 +357,24 @@ class OfiTransport final : public net::NetworkTransport {
   }
 
   // Registers [buf, buf + len) for `access`, bound to the endpoint where the provider asks for it
-  // (FI_MR_ENDPOINT). Keys are ours to choose unless the provider picks them (FI_MR_PROV_KEY). On
-  // failure nothing stays registered.
+  // (FI_MR_ENDPOINT). Keys are ours to choose unless the provider picks them (FI_MR_PROV_KEY), and
+  // ours are random: an endpoint reached over tcp takes anyone's connection, and a process outside
+  // the job must not guess the key of a buffer exposed for a rendezvous (tcp numbers from 0). A key
+  // in use already (-FI_ENOKEY) is drawn again. On failure nothing stays registered.
+  uint64_t random_key() const {
+    uint64_t key = 0;
+    if (getrandom(&key, sizeof key, 0) != static_cast<ssize_t>(sizeof key)) {
+      key =
+          static_cast<uint64_t>(progress::now_seconds() * 1e9) ^ (uint64_t{0x9e3779b9} * getpid());
+    }
+    return key_bits_ >= 64 ? key : key & ((uint64_t{1} << key_bits_) - 1);
+  }
+
   int register_memory(const void* buf, size_t len, uint64_t access, fid_mr** mr) {
-    int ret = fi_mr_reg(domain_, buf, len, access, 0, next_key_++, 0, mr, nullptr);
+    int ret = -FI_ENOKEY;
+    for (int tries = 0; tries < 4 && ret == -FI_ENOKEY; ++tries) {
+      ret = fi_mr_reg(domain_, buf, len, access, 0, random_key(), 0, mr, nullptr);
+    }
     if (ret == 0 && (mr_mode_ & FI_MR_ENDPOINT)) {
       ret = fi_mr_bind(*mr, &ep_->fid, 0);
       if (ret == 0) ret = fi_mr_enable(*mr);
@@ -399,7 +415,7 @@ class OfiTransport final : public net::NetworkTransport {
   size_t inject_size_ = 0;
   size_t max_payload_ = kMaxPayload;
   size_t max_msg_size_ = 0;
-  uint64_t next_key_ = 1;
+  int key_bits_ = 64;  // of a key we choose (the provider's mr_key_size)
   std::vector<uint8_t> send_slab_;
   std::vector<uint8_t> recv_slab_;
   std::vector<Op> send_ops_;
@@ -498,6 +514,7 @@ Status OfiTransport::open(const boot::JobInfo& job, std::vector<uint8_t>* addres
   }
   provider_ = info_->fabric_attr->prov_name != nullptr ? info_->fabric_attr->prov_name : "?";
   mr_mode_ = info_->domain_attr->mr_mode;
+  key_bits_ = static_cast<int>(std::min<size_t>(info_->domain_attr->mr_key_size, 8) * 8);
   rma_ = (info_->caps & FI_RMA) != 0;
   ordered_ =
       (info_->tx_attr->msg_order & FI_ORDER_SAS) && (info_->rx_attr->msg_order & FI_ORDER_SAS);
