@@ -42,7 +42,7 @@ struct Op {
   uint32_t gen;  // odd while being written
   State state;
   uint64_t index;      // 1, 2, ... over the rank's life
-  int64_t entered_ns;  // CLOCK_MONOTONIC (shared by the processes of a machine)
+  int64_t entered_ns;  // now_ns(): one clock for every process of the machine
   int64_t ended_ns;    // 0 while in progress
   uint64_t repeats;    // identical calls folded into this one after it (test loops), 0 if none
   int64_t bytes;       // -1 when the call has no size
@@ -145,6 +145,7 @@ char proc_state(pid_t pid);
 // Whether a debugger (any tracer) is attached to the process.
 bool traced(pid_t pid);
 
+// CLOCK_MONOTONIC_COARSE, in nanoseconds (a few milliseconds' resolution).
 int64_t now_ns();
 
 // What the ranks of one node are doing, from their books (read at `now_ns`) and process states:

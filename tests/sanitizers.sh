@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# sanitizers: torusmpi under AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer.
+# A build tree of its own, sanitize/ in the main build tree, configured --enable-sanitizers
+# (configure.ac) at -O0: the library, the tools and the unit tests, not the man pages, the OSU
+# benchmarks or the test programs. Then the unit tests (not the simulator's sweeps), the tools, and
+# a subset of the MPI jobs
+# of tests/integration, run with the programs of tests/progs as built for the main tree (by
+# Open MPI's mpicc, not instrumented): hello (singleton and np=3), point-to-point eager and by
+# rendezvous (single copy and through shared-memory chunks), its error paths, every registered
+# collective algorithm forced at np=3 and np=5 (not powers of two), by rendezvous too, errors under
+# MPI_ERRORS_RETURN, device buffers with the guard on, and the libfabric transport between two
+# emulated instances. A check fails on any sanitizer report (written to files by log_path, so a
+# report is seen even when the process exits 0), besides the job's own checks.
+#
+# A program not built with ASan gets its runtime first: LD_PRELOAD=<libasan>:<libmpi.so.40>, passed
+# to every rank with mpirun -x. UBSan stops at the first error (-fno-sanitize-recover). Leaks are
+# reported; sanitizers.supp holds suppressions for third-party libraries only (PMIx so far), each
+# with its reason. With SANITIZERS_TSAN=1, ThreadSanitizer too, on the asynchronous progress thread
+# (at the end).
+#
+# The budget: 7.5 minutes on 2 cores shared with other work (load 5 to 7), 6.3 of them the build
+# (configure, then 5.5 CPU minutes of compiling); the unit tests 17 s, the tools and MPI jobs a
+# minute. A second run rebuilds only what changed. SANITIZERS=no in the environment skips it all.
+# Run it by hand from the build tree: (. tests/test-env.sh && ../tests/sanitizers.sh)
+# shellcheck source=integration/lib.sh
+. "$(dirname "$0")/integration/lib.sh"
+
+if [ "${SANITIZERS:-yes}" = no ]; then
+  echo "1..0 # SKIP SANITIZERS=no"
+  exit 0
+fi
+# The builds here are not part of the make that runs this script: none of its flags or variables.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+top_srcdir=$(cd "$TM_SRCDIR/.." && pwd)
+san=$TM_TOP_BUILDDIR/sanitize
+jobs=$(nproc 2>/dev/null || echo 2)
+t_start=$SECONDS
+
+# The simulator's sweeps (every algorithm at hundreds of simulated ranks) take minutes even
+# uninstrumented, ten times that under ASan: they run in the main tree only. The code they cover
+# runs here in coll_algos' MPI jobs.
+slow_units=(coll_sweep_test sim_topo_test coll_torus_test coll_hier_test coll_cost_test)
+# unit_tests: the unit test programs but the slow ones, one a line (run in tests/unit of a
+# configured tree: its Makefile's check_PROGRAMS).
+unit_tests() {
+  # shellcheck disable=SC2016 # $(check_PROGRAMS) is make's
+  echo 'print-unit-tests: ; @echo $(check_PROGRAMS)' | make -s -f Makefile -f - print-unit-tests |
+    tr ' ' '\n' | grep -vxF -f <(printf '%s\n' "" "${slow_units[@]}")
+}
+
+# --- The build, at -O0: UBSan's checks make gcc's optimiser slow (-O1 compiles 2.3 times as long
+# and the jobs here gain little). Warnings are not errors here: the main build holds -Werror, and
+# gcc warns differently with instrumentation (-Wmaybe-uninitialized, -Wstringop-overflow).
+build_log=$work/build.log
+# build <tree> <sanitizers> <CXXFLAGS> [unit]: configures (once) and builds the library and the
+# tools in <tree>, and the unit tests with "unit".
+build() {
+  mkdir -p "$1" && cd "$1" || return 1
+  if [ ! -f Makefile ]; then
+    local ompi=()
+    # --with-ompi=DIR when the main tree's Open MPI is DIR/include and DIR/lib.
+    [ "${TM_OMPI_INCDIR%/include}/lib" = "$TM_OMPI_LIBDIR" ] &&
+      ompi=(--with-ompi="${TM_OMPI_INCDIR%/include}")
+    "$top_srcdir/configure" --enable-sanitizers="$2" --disable-werror \
+      ${ompi[@]+"${ompi[@]}"} CXXFLAGS="$3" >>"$build_log" 2>&1 || return 1
+  fi
+  # Every directory of the library and the tools: the top Makefile's SUBDIRS but man, tests, osu.
+  local dirs
+  dirs=$(sed -n 's/^SUBDIRS = //p' Makefile | tr ' ' '\n' | grep -vxE 'man|tests|osu|' |
+    paste -sd' ')
+  make -j"$jobs" SUBDIRS="$dirs" >>"$build_log" 2>&1 || return 1
+  [ "${4:-}" = unit ] || return 0
+  cd tests/unit && mapfile -t units < <(unit_tests) &&
+    make -j"$jobs" "${units[@]}" >>"$build_log" 2>&1
+}
+(build "$san" address,undefined "-O0 -g1" unit)
+build_rc=$?
+check "sanitized build (sanitize/: library, tools, unit tests) in $((SECONDS - t_start)) s" \
+  test "$build_rc" -eq 0 || { diag_file "$build_log" 40; tap_done; }
+t_build=$((SECONDS - t_start))
+
+runtime=$(sed -n 's/^TORUSMPI_SANITIZER_RUNTIME = //p' "$san/Makefile")
+lib=$san/src/mpi/.libs/libmpi.so.40
+check "the ASan runtime ($runtime) and the sanitized libmpi.so.40 exist" \
+  test -f "$runtime" -a -f "$lib" || tap_done
+lib_real=$(cd "$(dirname "$lib")" && pwd -P)
+
+# Reports go to files, one per process: <prefix>.<pid>.
+reports=$work/reports
+mkdir -p "$reports"
+san_vars=(
+  "ASAN_OPTIONS=log_path=$reports/asan:detect_leaks=1:check_initialization_order=1"
+  "LSAN_OPTIONS=suppressions=$TM_SRCDIR/sanitizers.supp:print_suppressions=0"
+  "UBSAN_OPTIONS=log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+)
+san_x=()
+for v in "${san_vars[@]}"; do san_x+=(-x "$v"); done
+preload=(-x "LD_PRELOAD=$runtime:$lib")
+
+# no_report [directory]: no sanitizer wrote a report there ($reports by default) since the last
+# call (the reports are shown, then moved aside, so each is shown once).
+# shellcheck disable=SC2120 # the unit tests pass a directory, inside eval
+no_report() {
+  local f found=0
+  for f in "${1:-$reports}"/*; do
+    [ -f "$f" ] || continue
+    found=1
+    echo "# --- ${f##*/}"
+    grep -v '^ *$' "$f" | head -n 30 | sed 's/^/#   /'
+    mv "$f" "$work/seen.${f##*/}"
+  done
+  return $found
+}
+
+# --- Unit tests: each binary, every case passing, no report; two at a time, each writing its
+# reports to a directory of its own.
+unit_dir=$san/tests/unit
+mapfile -t units < <(cd "$unit_dir" && unit_tests)
+check "unit tests built (${#units[@]}; not the simulator's sweeps: ${slow_units[*]})" \
+  test ${#units[@]} -gt 0
+run_unit() {
+  mkdir -p "$work/unit/$1"
+  (cd "$unit_dir" && env GTEST_COLOR=no "${san_vars[@]}" \
+    ASAN_OPTIONS="log_path=$work/unit/$1/asan:detect_leaks=1:check_initialization_order=1" \
+    UBSAN_OPTIONS="log_path=$work/unit/$1/ubsan:print_stacktrace=1:halt_on_error=1" \
+    "./$1" >"$work/unit/$1.log" 2>&1)
+  echo $? >"$work/unit/$1.rc"
+}
+t0=$SECONDS
+for u in ${units[@]+"${units[@]}"}; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_unit "$u" &
+done
+wait
+for u in ${units[@]+"${units[@]}"}; do
+  cases=$(grep -c '^\[       OK \]' "$work/unit/$u.log")
+  # shellcheck disable=SC2016 # expanded by eval
+  check "unit/$u: $cases cases pass, no sanitizer report" \
+    eval 'no_report "$work/unit/$u" && [ "$(cat "$work/unit/$u.rc")" = 0 ]' ||
+    diag_file "$work/unit/$u.log" 20
+done
+diag "unit tests: $((SECONDS - t0)) s"
+
+# --- The tools. clean_exit: no report, exit status 0.
+clean_exit() { no_report && [ "$job_rc" -eq 0 ]; }
+t0=$SECONDS
+info=$san/src/info/torusmpi_info
+run_job 60 env "${san_vars[@]}" "$info"
+check "torusmpi_info" clean_exit || diag_job
+run_job 60 env "${san_vars[@]}" "$info" --algorithms --parsable
+check "torusmpi_info --algorithms --parsable" clean_exit ||
+  diag_job
+algorithms=()
+while IFS= read -r a; do algorithms+=("$a"); done < <(
+  awk -F: '$1 == "algorithm" && $4 == "restrictions" && $2 !~ /^neighbor_/ &&
+           !seen[$2 "/" $3]++ { print $2 "/" $3 }' "$job_out")
+run_job 60 env "${san_vars[@]}" "$san/src/sim/torusmpi_sim" --collective allreduce --ranks 13 \
+  --bytes 8:64K
+check "torusmpi_sim --collective allreduce --ranks 13, every algorithm" \
+  clean_exit || diag_job
+
+# --- MPI jobs. job <np> <description> <mpirun arguments...> -- <program> [arguments...]
+passed() { no_report && ranks_done "$1" && ! grep -q '^skip' "$job_out"; }
+job() {
+  local np=$1 desc=$2 args=()
+  shift 2
+  while [ "$1" != -- ]; do
+    args+=("$1")
+    shift
+  done
+  shift
+  run_job 240 "${mpirun[@]}" -np "$np" "${preload[@]}" "${san_x[@]}" ${args[@]+"${args[@]}"} "$@"
+  check "$desc, np=$np" passed "$np" || diag_job
+}
+p=$TM_PROGS
+
+run_job 60 env "${no_launcher[@]}" "${san_vars[@]}" LD_PRELOAD="$runtime:$lib" "$p/hello.gcc" 1 \
+  "$lib_real"
+check "hello singleton" passed 1 || diag_job
+job 3 "hello" -- "$p/hello.gcc" 3 "$lib_real"
+
+job 3 "p2p_basic" -- "$p/p2p_basic.gcc"
+job 2 "p2p_basic, every message by rendezvous (single copy)" -x TORUSMPI_EAGER_LIMIT=0 \
+  -- "$p/p2p_basic.gcc"
+job 3 "p2p_basic, rendezvous through shared-memory chunks" -x TORUSMPI_EAGER_LIMIT=0 \
+  -x TORUSMPI_SHM_SINGLE_COPY=0 -- "$p/p2p_basic.gcc"
+job 3 "p2p_order" -- "$p/p2p_order.gcc"
+job 2 "p2p_errors (truncation, cancel, buffered sends, bad arguments)" -- "$p/p2p_errors.gcc"
+
+if [ ${#algorithms[@]} -gt 0 ]; then
+  job 3 "coll_algos, every algorithm forced (${#algorithms[@]})" -- "$p/coll_algos.gcc" \
+    "${algorithms[@]}"
+  job 5 "coll_algos, every algorithm forced, TORUSMPI_EAGER_LIMIT=4096" \
+    -x TORUSMPI_EAGER_LIMIT=4096 -- "$p/coll_algos.gcc" "${algorithms[@]}"
+else
+  skip "coll_algos" "torusmpi_info listed no algorithm"
+fi
+job 3 "coll_errors" -- "$p/coll_errors.gcc"
+job 2 "errors under MPI_ERRORS_RETURN" -- "$p/errors.gcc"
+job 3 "device buffers, guard on, torus:2x2:cores=1" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/device.gcc"
+
+net=(-x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo -x TORUSMPI_NET=ofi -x TORUSMPI_INSTANCES=2
+  -x TORUSMPI_INSTANCE=torus:2x1:cores=1)
+job 4 "ofi: net_p2p across 2 instances" "${net[@]}" -- "$p/net_p2p.gcc" 2
+job 4 "ofi: coll_basic across 2 instances" "${net[@]}" -- "$p/coll_basic.gcc"
+diag "MPI jobs and tools: $((SECONDS - t0)) s"
+
+# --- ThreadSanitizer, with SANITIZERS_TSAN=1 only: a second build of the library (-O1, no
+# UBSan: 2.5 more minutes of 2 cores), then the progress thread of TORUSMPI_ASYNC_PROGRESS=1
+# beside the application's calls: every algorithm forced at np=4, and point-to-point at np=3.
+if [ "${SANITIZERS_TSAN:-0}" = 1 ]; then
+  t0=$SECONDS
+  tsan=$TM_TOP_BUILDDIR/sanitize-thread
+  (build "$tsan" thread "-O1 -g1")
+  build_rc=$?
+  check "TSan build (sanitize-thread/: library, tools) in $((SECONDS - t0)) s" \
+    test "$build_rc" -eq 0 || diag_file "$build_log" 40
+  if [ "$build_rc" -eq 0 ]; then
+    runtime=$(sed -n 's/^TORUSMPI_SANITIZER_RUNTIME = //p' "$tsan/Makefile")
+    preload=(-x "LD_PRELOAD=$runtime:$tsan/src/mpi/.libs/libmpi.so.40")
+    san_x=(-x "TSAN_OPTIONS=log_path=$reports/tsan:halt_on_error=0" -x TORUSMPI_ASYNC_PROGRESS=1)
+    job 4 "TSan: coll_algos, asynchronous progress, every algorithm forced" \
+      -- "$p/coll_algos.gcc" ${algorithms[@]+"${algorithms[@]}"}
+    job 3 "TSan: p2p_basic, asynchronous progress" -- "$p/p2p_basic.gcc"
+    job 3 "TSan: p2p_order, asynchronous progress" -- "$p/p2p_order.gcc"
+  fi
+fi
+
+diag "build $t_build s, all $((SECONDS - t_start)) s"
+check_shm
+tap_done
