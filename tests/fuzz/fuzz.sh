@@ -6,7 +6,7 @@
 # for a bounded time. One TAP test per target; a crash, a sanitizer report, a leak or a timeout
 # fails it and leaves the input under the build directory (printed).
 #
-#   TM_FUZZ_SECONDS  seconds of fuzzing per target (default 15; 0: replay the stored inputs only)
+#   TM_FUZZ_SECONDS  seconds of fuzzing per target (default 10; 0: replay the stored inputs only)
 #   TM_FUZZ_JOBS     targets built and run at once (default: the number of cores, at most 2)
 #   TM_FUZZ_DIR      where binaries, working corpora and crashes go (default: ./fuzz-out)
 # Needs no build of torusmpi and no network or PMIx; without clang's libFuzzer it skips.
@@ -20,7 +20,7 @@ if [ ! -f "$top/pml/transport.h" ] || [ ! -d "$fuzz_src" ]; then
   echo "Bail out! $top is not torusmpi's source tree (set srcdir to its tests/ directory)"
   exit 1
 fi
-seconds=${TM_FUZZ_SECONDS:-15}
+seconds=${TM_FUZZ_SECONDS:-10}
 cores=$(nproc 2>/dev/null || echo 1)
 jobs=${TM_FUZZ_JOBS:-$((cores < 2 ? cores : 2))}
 work=${TM_FUZZ_DIR:-$PWD/fuzz-out}

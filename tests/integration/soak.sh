@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak (tests/progs/soak.c): randomly shaped collectives and point-to-point, every result checked,
-# for TM_SOAK_SECONDS (default 30) at 4 ranks on an emulated instance with device buffers, and
+# for TM_SOAK_SECONDS (default 20) at 4 ranks on an emulated instance with device buffers, and
 # for half that between two emulated instances (the network transport). Once warmed up (a
 # quarter of the time: the shapes of the calls come from a menu, so the engine's cache of call
 # shapes is full by then), each rank's open descriptors, mappings and malloc heap in use must not
@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/soak.gcc
-seconds=${TM_SOAK_SECONDS:-30}
+seconds=${TM_SOAK_SECONDS:-20}
 rss_slack=${TM_SOAK_RSS_KB:-16384}
 heap_slack=${TM_SOAK_HEAP_KB:-512}
 
