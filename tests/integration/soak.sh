@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Soak (tests/progs/soak.c): randomly shaped collectives and point-to-point, every result checked,
-# for TM_SOAK_SECONDS (default 20) at 4 ranks on an emulated instance with device buffers, and
-# for half that between two emulated instances (the network transport). Once warmed up (a
-# quarter of the time: the shapes of the calls come from a menu, so the engine's cache of call
-# shapes is full by then), each rank's open descriptors, mappings and malloc heap in use must not
-# change by the end (TM_SOAK_HEAP_KB of allocator noise, default 512), and /dev/shm must hold
-# nothing new. Resident memory only has a coarse bound, TM_SOAK_RSS_KB (default 16384): it goes
-# on growing for minutes as the pages of the node's shared segment, the device arenas and the
-# network library's buffers are first touched, then levels off (139 MB a rank on the network run
-# here, whether it lasted 120 s or 300 s), which a short run cannot tell from a leak.
+# for TM_SOAK_SECONDS (default 20) at 4 ranks on an emulated instance with device buffers, then as
+# long between two emulated instances (the network transport). Once warmed up (half the time:
+# the shapes of the calls come from a menu, so the engine's cache of call shapes is full by
+# then, and the transports' pools have met their largest bursts), each rank's open descriptors,
+# mappings and malloc heap in use must not change by the end (TM_SOAK_HEAP_KB of allocator
+# noise, default 512), and /dev/shm must hold nothing new. Resident memory only has a coarse
+# bound, TM_SOAK_RSS_KB (default 16384): it goes on growing for minutes as the pages of the
+# node's shared segment, the device arenas and the network library's buffers are first touched,
+# then levels off (139 MB a rank on the network run here, whether it lasted 120 s or 300 s),
+# which a short run cannot tell from a leak. Longer runs: TM_SOAK_SECONDS=300.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/soak.gcc
@@ -48,11 +49,10 @@ diag "shm + device soak, $seconds s: $(grep -m1 '^iterations 0 ' "$job_out" | cu
 check "soak on one instance, device buffers: every result right" ranks_done 4 || diag_job
 check "... descriptors, mappings and heap flat, resident memory bounded" flat 4
 
-half=$((seconds / 2))
-run_job $((half + 90)) "${mpirun[@]}" -np 4 "${via_path[@]}" -x FI_PROVIDER=tcp \
+run_job $((seconds + 90)) "${mpirun[@]}" -np 4 "${via_path[@]}" -x FI_PROVIDER=tcp \
   -x FI_TCP_IFACE=lo -x TORUSMPI_INSTANCE=torus:2x1:cores=1 -x TORUSMPI_INSTANCES=2 \
-  "$bin" "$half"
-diag "network soak, $half s: $(grep -m1 '^iterations 0 ' "$job_out" | cut -d' ' -f3) operations per rank"
+  "$bin" "$seconds"
+diag "network soak, $seconds s: $(grep -m1 '^iterations 0 ' "$job_out" | cut -d' ' -f3) operations per rank"
 check "soak across two instances (network): every result right" ranks_done 4 || diag_job
 check "... descriptors, mappings and heap flat, resident memory bounded" flat 4
 

@@ -1,6 +1,6 @@
 /* soak: randomly shaped collectives and point-to-point for a while, every result checked, with
- * this process's resident memory, open descriptors and mappings measured once warmed up and at
- * the end (tests/integration/soak.sh checks they stay flat).
+ * this process's resident memory, open descriptors, mappings and malloc heap measured once
+ * warmed up (half the time) and at the end (tests/integration/soak.sh checks they stay flat).
  *
  *   soak SECONDS [device]
  *
@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
     if (it % 16 == 0) {
       double elapsed = MPI_Wtime() - t0;
       MPI_Bcast(&elapsed, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      if (!measured && elapsed >= seconds / 4) { /* warmed up: pools and caches are full */
+      if (!measured && elapsed >= seconds / 2) { /* warmed up: pools and caches are full */
         print_stats("start");
         measured = 1;
       }
