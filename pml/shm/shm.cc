@@ -449,6 +449,12 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
   }
   Location loc;
   std::memcpy(&loc, value.data(), sizeof loc);
+  loc.name[sizeof loc.name - 1] = '\0';  // another process's bytes: a name that ends
+  if (loc.bytes < sizeof(SegmentHeader)) {
+    *error = "shm: rank " + std::to_string(first) + " published a segment of " +
+             std::to_string(loc.bytes) + " B, too small for its header";
+    return Status::kErrBoot;
+  }
   int fd = job.local_rank == 0 ? st.fd : open_published(loc, error);
   if (fd < 0) return Status::kErrBoot;
   // Mapped with its pages in place: a page faulted in during the first pass of small messages
@@ -463,6 +469,15 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
   auto* hdr = static_cast<SegmentHeader*>(base);
   if (hdr->magic != kSegmentMagic || hdr->ranks != static_cast<uint32_t>(job.local_size)) {
     *error = "shm: the segment published by rank " + std::to_string(first) + " is not this job's";
+    munmap(base, loc.bytes);
+    return Status::kErrBoot;
+  }
+  // The rings are laid out from the header's figures: they must fit the mapping exactly.
+  const uint64_t ring = hdr->ring_bytes;
+  if (ring == 0 || (ring & (ring - 1)) != 0 ||
+      segment_bytes(job.local_size, static_cast<int>(hdr->link_slots), ring) != loc.bytes) {
+    *error = "shm: the segment published by rank " + std::to_string(first) +
+             " does not hold the rings its header describes";
     munmap(base, loc.bytes);
     return Status::kErrBoot;
   }
