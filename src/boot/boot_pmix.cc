@@ -3,8 +3,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>

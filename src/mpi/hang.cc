@@ -1,7 +1,5 @@
 #include "mpi/hang.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 #include <vector>
