@@ -38,7 +38,8 @@ constexpr int64_t kOversubscribedSpin = 1;
 constexpr int64_t kOversubscribedYield = 1000;
 
 // Asynchronous progress. g_async changes only while no other thread runs (MPI_Init, Finalize).
-std::recursive_mutex g_lock;
+bool g_async = false;
+bool g_threaded = false;  // MPI_THREAD_MULTIPLE
 std::atomic<int> g_work{0};
 std::atomic<bool> g_stop{false};
 std::thread g_thread;
@@ -82,11 +83,45 @@ inline void cpu_relax() {
 }  // namespace
 
 namespace detail {
-bool g_async = false;
-void lock() { g_lock.lock(); }
-void unlock() { g_lock.unlock(); }
+// Recursive by a per-thread depth, so that a wait can let go of every level at once and take them
+// back. Threads that found it taken are counted: a waiting thread that lets it go for a moment
+// yields to them, or it would take it straight back (a mutex is not fair) and starve them.
+bool g_locked = false;
+std::mutex g_mutex;
+thread_local int t_depth = 0;
+std::atomic<int> g_contenders{0};
+
+void lock() {
+  if (t_depth++ > 0) return;
+  if (g_mutex.try_lock()) return;
+  g_contenders.fetch_add(1, std::memory_order_relaxed);
+  g_mutex.lock();
+  g_contenders.fetch_sub(1, std::memory_order_relaxed);
+}
+void unlock() {
+  if (--t_depth == 0) g_mutex.unlock();
+}
+int release_all() {
+  int depth = t_depth;
+  if (depth > 0) {
+    t_depth = 0;
+    g_mutex.unlock();
+  }
+  return depth;
+}
+void reacquire(int depth) {
+  if (depth <= 0) return;
+  lock();
+  t_depth = depth;
+}
 }  // namespace detail
-using detail::g_async;
+using detail::g_locked;
+
+void set_threaded(bool threaded) {
+  g_threaded = threaded;
+  g_locked = g_threaded || g_async;
+}
+bool threaded() { return g_threaded; }
 
 int add(PollFn fn, void* ctx) {
   int id = g_next_id++;
@@ -115,6 +150,7 @@ bool oversubscribed() { return g_oversubscribed; }
 void start_async() {
   if (g_async) return;
   g_async = true;
+  g_locked = true;
   g_stop.store(false);
   g_thread = std::thread(progress_thread);
 }
@@ -124,6 +160,7 @@ void stop_async() {
   g_stop.store(true, std::memory_order_release);
   g_thread.join();
   g_async = false;
+  g_locked = g_threaded;
 }
 
 bool async() { return g_async; }
@@ -137,10 +174,11 @@ int poll() {
   return events;
 }
 
-Backoff::Backoff()
+Backoff::Backoff(bool let_go)
     : spin_limit_(params::spin_count()),
       yield_limit_(params::yield_count()),
-      sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1) {
+      sleep_max_us_(params::sleep_max_us() > 0 ? params::sleep_max_us() : 1),
+      let_go_(let_go) {
   if (g_oversubscribed) {
     spin_limit_ = std::min(spin_limit_, kOversubscribedSpin);
     yield_limit_ = std::max(yield_limit_, kOversubscribedYield);
@@ -155,17 +193,26 @@ Backoff::Phase Backoff::phase() const {
 }
 
 void Backoff::pause() {
-  switch (phase()) {
+  const Phase now = phase();
+  // Whom the rank waits for is read under the lock, before it is let go.
+  if (now == Phase::kSleep) flight::stalled();
+  // Other threads may take the lock while this one waits; they may be what it waits for.
+  const int depth = g_locked && let_go_ ? detail::release_all() : 0;
+  switch (now) {
     case Phase::kSpin:
-      cpu_relax();
+      if (depth > 0 && detail::g_contenders.load(std::memory_order_relaxed) > 0) {
+        sched_yield();
+      } else {
+        cpu_relax();
+      }
       break;
     case Phase::kYield:
       sched_yield();
       break;
     case Phase::kSleep:
-      // A doorbell sleep reads transport state that the progress thread changes: with the thread
-      // running, a plain sleep (the thread delivers meanwhile).
-      if (g_sleeper != nullptr && !g_async) {
+      // A doorbell wakes one sleeper and its sleep reads transport state other threads change:
+      // with threads, a plain sleep (the others deliver meanwhile).
+      if (g_sleeper != nullptr && !g_locked) {
         g_sleeper(g_sleeper_ctx, sleep_us_);
       } else {
         timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
@@ -173,9 +220,9 @@ void Backoff::pause() {
         nanosleep(&ts, nullptr);
       }
       sleep_us_ = std::min(sleep_us_ * 2, sleep_max_us_);
-      flight::stalled();
       break;
   }
+  detail::reacquire(depth);
   ++calls_;
 }
 

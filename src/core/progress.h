@@ -32,11 +32,7 @@ void set_oversubscribed(bool oversubscribed);
 bool oversubscribed();
 
 // Asynchronous progress (TORUSMPI_ASYNC_PROGRESS=1): a thread polls while nonblocking work is in
-// flight, so communication goes on while the application computes. Everything progress touches
-// (transports, the pml's queues, collective runs, completion callbacks) is then guarded by one
-// recursive lock, which poll() and the entry points of the pml and the executor take (Lock);
-// completion flags are published with release stores and read without it. Without the thread the
-// lock is never taken.
+// flight, so communication goes on while the application computes.
 void start_async();  // after the transports are up
 void stop_async();   // before they go
 bool async();
@@ -44,16 +40,25 @@ bool async();
 // zero and sleeps otherwise.
 void add_work(int delta);
 
+// Threads. With MPI_THREAD_MULTIPLE or the progress thread, one lock guards the library's state:
+// every MPI entry point holds it (Lock), so does poll(), and a wait lets it go while it pauses
+// (Backoff::pause), so a thread blocked in MPI never keeps the others out. Completion flags are
+// published with release stores. Without threads the lock is never taken: a Lock costs one test
+// of a flag. set_threaded changes only while one thread runs (MPI_Init, MPI_Finalize).
+void set_threaded(bool threaded);
+bool threaded();
+
 namespace detail {
-extern bool g_async;
+extern bool g_locked;
 void lock();
 void unlock();
+int release_all();  // returns this thread's depth, 0 when it does not hold the lock
+void reacquire(int depth);
 }  // namespace detail
 
-// Inline: without the thread (the common case) a Lock costs one test of a flag on hot paths.
 class Lock {
  public:
-  Lock() : held_(detail::g_async) {
+  Lock() : held_(detail::g_locked) {
     if (held_) detail::lock();
   }
   ~Lock() {
@@ -66,11 +71,27 @@ class Lock {
   bool held_;
 };
 
+// Lets the lock go, however deeply this thread holds it, for a call that blocks outside the
+// library (PMIx's spawn, connect, lookup), and takes it back at the end of the scope.
+class Unlocked {
+ public:
+  Unlocked() : depth_(detail::g_locked ? detail::release_all() : 0) {}
+  ~Unlocked() { detail::reacquire(depth_); }
+  Unlocked(const Unlocked&) = delete;
+  Unlocked& operator=(const Unlocked&) = delete;
+
+ private:
+  int depth_;
+};
+
 // Spin, then yield, then sleep, with the limits of TORUSMPI_SPIN_COUNT, _YIELD_COUNT and
 // _SLEEP_MAX_US (read when the Backoff is made).
 class Backoff {
  public:
-  Backoff();
+  // `let_go`: pauses let the lock go (Lock), for a wait between MPI operations. Waits inside one
+  // (a transport waiting for room, mid-delivery) keep it: another thread must not enter the
+  // transport while it is half way through a fragment.
+  explicit Backoff(bool let_go = false);
   // Waits a little; each call waits as long as or longer than the one before.
   void pause();
   // Back to spinning: call it when progress was made.
@@ -88,10 +109,12 @@ class Backoff {
   int64_t sleep_max_us_;
   int64_t calls_ = 0;
   int64_t sleep_us_ = 1;
+  bool let_go_;
 };
 
-// Polls until done() is true, backing off while nothing progresses. Returns false when
-// timeout_s (if > 0) runs out first.
+// Polls until done() is true, backing off while nothing progresses (and letting the lock go as it
+// pauses: only for waits between operations, never inside a poll). Returns false when timeout_s
+// (if > 0) runs out first.
 template <class Done>
 bool wait_until(Done done, double timeout_s = 0);
 
@@ -102,7 +125,7 @@ double now_seconds();  // monotonic clock
 template <class Done>
 bool torusmpi::progress::wait_until(Done done, double timeout_s) {
   if (done()) return true;  // the common case of a short message: no Backoff to set up
-  Backoff backoff;
+  Backoff backoff(true);
   double deadline = timeout_s > 0 ? now_seconds() + timeout_s : 0;
   while (!done()) {
     // Checked every time round: polls that keep reporting events must not outlast the timeout.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
 #include "mpi/runtime.h"
@@ -564,6 +565,7 @@ using torusmpi::mpi::win_valid;
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
                             void* extra_state) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_keyval(
       "MPI_Comm_create_keyval",
       torusmpi::mpi::c_keyval(AttrKind::kComm, reinterpret_cast<void (*)()>(comm_copy_attr_fn),
@@ -573,12 +575,14 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create_keyval);
 
 int PMPI_Comm_free_keyval(int* comm_keyval) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::free_keyval("MPI_Comm_free_keyval", AttrKind::kComm, "comm_keyval",
                                     comm_keyval);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_free_keyval);
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_set_attr";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
   return torusmpi::mpi::set_attr(kFn, t, "comm_keyval", comm_keyval, attribute_val);
@@ -586,12 +590,14 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_attr);
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_get_attr("MPI_Comm_get_attr", comm, "comm_keyval", comm_keyval,
                                       attribute_val, flag);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_attr);
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_delete_attr";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
   return torusmpi::mpi::delete_attr(kFn, t, "comm_keyval", comm_keyval);
@@ -603,6 +609,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_delete_attr);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                             MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
                             void* extra_state) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_keyval(
       "MPI_Type_create_keyval",
       torusmpi::mpi::c_keyval(AttrKind::kType, reinterpret_cast<void (*)()>(type_copy_attr_fn),
@@ -612,12 +619,14 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_keyval);
 
 int PMPI_Type_free_keyval(int* type_keyval) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::free_keyval("MPI_Type_free_keyval", AttrKind::kType, "type_keyval",
                                     type_keyval);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_free_keyval);
 
 int PMPI_Type_set_attr(MPI_Datatype type, int type_keyval, void* attribute_val) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_set_attr";
   TORUSMPI_TYPE_TARGET(t, type, kFn);
   return torusmpi::mpi::set_attr(kFn, t, "type_keyval", type_keyval, attribute_val);
@@ -625,6 +634,7 @@ int PMPI_Type_set_attr(MPI_Datatype type, int type_keyval, void* attribute_val) 
 TORUSMPI_WEAK_ALIAS(MPI_Type_set_attr);
 
 int PMPI_Type_get_attr(MPI_Datatype type, int type_keyval, void* attribute_val, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_get_attr";
   TORUSMPI_TYPE_TARGET(t, type, kFn);
   return torusmpi::mpi::get_attr(kFn, t, "type_keyval", type_keyval, attribute_val, flag);
@@ -632,6 +642,7 @@ int PMPI_Type_get_attr(MPI_Datatype type, int type_keyval, void* attribute_val, 
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_attr);
 
 int PMPI_Type_delete_attr(MPI_Datatype type, int type_keyval) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_delete_attr";
   TORUSMPI_TYPE_TARGET(t, type, kFn);
   return torusmpi::mpi::delete_attr(kFn, t, "type_keyval", type_keyval);
@@ -643,6 +654,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_delete_attr);
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
                            MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
                            void* extra_state) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_keyval(
       "MPI_Win_create_keyval",
       torusmpi::mpi::c_keyval(AttrKind::kWin, reinterpret_cast<void (*)()>(win_copy_attr_fn),
@@ -652,12 +664,14 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
 TORUSMPI_WEAK_ALIAS(MPI_Win_create_keyval);
 
 int PMPI_Win_free_keyval(int* win_keyval) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::free_keyval("MPI_Win_free_keyval", AttrKind::kWin, "win_keyval",
                                     win_keyval);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_free_keyval);
 
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_set_attr";
   TORUSMPI_WIN_TARGET(t, win, kFn);
   return torusmpi::mpi::set_attr(kFn, t, "win_keyval", win_keyval, attribute_val);
@@ -666,6 +680,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_set_attr);
 
 // The predefined window attributes (MPI_WIN_BASE, ...) belong with the windows, when they come.
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_get_attr";
   TORUSMPI_WIN_TARGET(t, win, kFn);
   return torusmpi::mpi::get_attr(kFn, t, "win_keyval", win_keyval, attribute_val, flag);
@@ -673,6 +688,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* fla
 TORUSMPI_WEAK_ALIAS(MPI_Win_get_attr);
 
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_delete_attr";
   TORUSMPI_WIN_TARGET(t, win, kFn);
   return torusmpi::mpi::delete_attr(kFn, t, "win_keyval", win_keyval);
@@ -685,6 +701,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_delete_attr);
 
 int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
                        void* extra_state) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_keyval(
       "MPI_Keyval_create",
       torusmpi::mpi::c_keyval(AttrKind::kComm, reinterpret_cast<void (*)()>(copy_fn),
@@ -694,11 +711,13 @@ int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_f
 TORUSMPI_WEAK_ALIAS(MPI_Keyval_create);
 
 int PMPI_Keyval_free(int* keyval) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::free_keyval("MPI_Keyval_free", AttrKind::kComm, "keyval", keyval);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Keyval_free);
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Attr_put";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
   return torusmpi::mpi::set_attr(kFn, t, "keyval", keyval, attribute_val);
@@ -706,11 +725,13 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
 TORUSMPI_WEAK_ALIAS(MPI_Attr_put);
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_get_attr("MPI_Attr_get", comm, "keyval", keyval, attribute_val, flag);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Attr_get);
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Attr_delete";
   TORUSMPI_COMM_TARGET(t, comm, kFn);
   return torusmpi::mpi::delete_attr(kFn, t, "keyval", keyval);

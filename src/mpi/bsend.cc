@@ -107,6 +107,7 @@ using torusmpi::mpi::raise_error;
 using torusmpi::mpi::require_active;
 
 int PMPI_Buffer_attach(void* buffer, int size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Buffer_attach";
   if (int err = require_active(kFn)) return err;
   auto& a = torusmpi::mpi::attached();
@@ -125,6 +126,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Buffer_attach);
 
 // Waits until every buffered message has been sent, as MPI requires, then hands the buffer back.
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Buffer_detach";
   if (int err = require_active(kFn)) return err;
   if (buffer_addr == nullptr)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/team.h"
+#include "core/progress.h"
 #include "mpi/coll_call.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
@@ -433,28 +434,33 @@ using torusmpi::coll::Coll;
 int PMPI_Barrier(MPI_Comm comm) { return mpi::barrier("MPI_Barrier", comm, nullptr); }
 TORUSMPI_WEAK_ALIAS(MPI_Barrier);
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::barrier("MPI_Ibarrier", comm, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ibarrier);
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::bcast("MPI_Bcast", buffer, count, datatype, root, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Bcast);
 int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ibcast);
 
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Reduce", Coll::kReduce, sendbuf, recvbuf, count, datatype, op, root,
                         comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Reduce);
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Ireduce", Coll::kReduce, sendbuf, recvbuf, count, datatype, op, root,
                         comm, request);
 }
@@ -462,12 +468,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Ireduce);
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Allreduce", Coll::kAllreduce, sendbuf, recvbuf, count, datatype, op, 0,
                         comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Allreduce);
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Iallreduce", Coll::kAllreduce, sendbuf, recvbuf, count, datatype, op,
                         0, comm, request);
 }
@@ -475,12 +483,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Iallreduce);
 
 int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Scan", Coll::kScan, sendbuf, recvbuf, count, datatype, op, 0, comm,
                         nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Scan);
 int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Iscan", Coll::kScan, sendbuf, recvbuf, count, datatype, op, 0, comm,
                         request);
 }
@@ -488,12 +498,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Iscan);
 
 int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Exscan", Coll::kExscan, sendbuf, recvbuf, count, datatype, op, 0, comm,
                         nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Exscan);
 int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduction("MPI_Iexscan", Coll::kExscan, sendbuf, recvbuf, count, datatype, op, 0,
                         comm, request);
 }
@@ -501,12 +513,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Iexscan);
 
 int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::block_exchange("MPI_Allgather", Coll::kAllgather, sendbuf, sendcount, sendtype,
                              recvbuf, recvcount, recvtype, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Allgather);
 int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::block_exchange("MPI_Iallgather", Coll::kAllgather, sendbuf, sendcount, sendtype,
                              recvbuf, recvcount, recvtype, comm, request);
 }
@@ -514,12 +528,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Iallgather);
 
 int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::block_exchange("MPI_Alltoall", Coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Alltoall);
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::block_exchange("MPI_Ialltoall", Coll::kAlltoall, sendbuf, sendcount, sendtype,
                              recvbuf, recvcount, recvtype, comm, request);
 }
@@ -528,6 +544,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ialltoall);
 int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                          displs, recvtype, comm, nullptr);
 }
@@ -535,6 +552,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Allgatherv);
 int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                          displs, recvtype, comm, request);
 }
@@ -542,12 +560,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Iallgatherv);
 
 int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op,
                              comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Reduce_scatter);
 int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op,
                              comm, request);
 }
@@ -555,6 +575,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ireduce_scatter);
 
 int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::reduce_scatter("MPI_Reduce_scatter_block", sendbuf, recvbuf, nullptr, recvcount,
                              datatype, op, comm, nullptr);
 }
@@ -562,6 +583,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Reduce_scatter_block);
 int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::reduce_scatter("MPI_Ireduce_scatter_block", sendbuf, recvbuf, nullptr, recvcount,
                              datatype, op, comm, request);
 }
@@ -570,6 +592,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ireduce_scatter_block);
 int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::alltoall_vw("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                           recvcounts, rdispls, &recvtype, comm, nullptr);
 }
@@ -578,6 +601,7 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::alltoall_vw("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                           recvcounts, rdispls, &recvtype, comm, request);
 }
@@ -586,6 +610,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ialltoallv);
 int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::alltoall_vw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                           recvcounts, rdispls, recvtypes, comm, nullptr);
 }
@@ -594,6 +619,7 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::alltoall_vw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                           recvcounts, rdispls, recvtypes, comm, request);
 }
@@ -601,6 +627,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ialltoallw);
 
 int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_blocks("MPI_Gather", Coll::kGather, sendbuf, sendcount, sendtype, recvbuf,
                             recvcount, recvtype, root, comm, nullptr);
 }
@@ -608,6 +635,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Gather);
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_blocks("MPI_Igather", Coll::kGather, sendbuf, sendcount, sendtype, recvbuf,
                             recvcount, recvtype, root, comm, request);
 }
@@ -615,6 +643,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Igather);
 
 int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_blocks("MPI_Scatter", Coll::kScatter, sendbuf, sendcount, sendtype, recvbuf,
                             recvcount, recvtype, root, comm, nullptr);
 }
@@ -622,6 +651,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Scatter);
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_blocks("MPI_Iscatter", Coll::kScatter, sendbuf, sendcount, sendtype, recvbuf,
                             recvcount, recvtype, root, comm, request);
 }
@@ -630,6 +660,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Iscatter);
 int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_vector("MPI_Gatherv", Coll::kGatherv, sendbuf, recvcounts, displs, sendcount,
                             sendtype, recvtype, recvbuf, root, comm, nullptr);
 }
@@ -637,6 +668,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Gatherv);
 int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_vector("MPI_Igatherv", Coll::kGatherv, sendbuf, recvcounts, displs, sendcount,
                             sendtype, recvtype, recvbuf, root, comm, request);
 }
@@ -645,6 +677,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Igatherv);
 int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_vector("MPI_Scatterv", Coll::kScatterv, sendbuf, sendcounts, displs, recvcount,
                             recvtype, sendtype, recvbuf, root, comm, nullptr);
 }
@@ -652,6 +685,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Scatterv);
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::rooted_vector("MPI_Iscatterv", Coll::kScatterv, sendbuf, sendcounts, displs,
                             recvcount, recvtype, sendtype, recvbuf, root, comm, request);
 }

@@ -1,6 +1,7 @@
 // Communicator queries: rank, size, names. (Attributes: attr.cc.)
 #include <cstring>
 
+#include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
@@ -23,6 +24,7 @@ namespace {
 }  // namespace
 
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_rank";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_COMM(c, comm, kFn);
@@ -33,6 +35,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_rank);
 
 int PMPI_Comm_size(MPI_Comm comm, int* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_size";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_COMM(c, comm, kFn);
@@ -43,6 +46,7 @@ int PMPI_Comm_size(MPI_Comm comm, int* size) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_size);
 
 int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_get_name";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_COMM(c, comm, kFn);
@@ -56,6 +60,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_name);
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_set_name";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_COMM(c, comm, kFn);
@@ -69,6 +74,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_set_name);
 
 // A torusmpi process is never started by MPI_Comm_spawn (it spawns none), so it has no parent.
 int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_get_parent";
   if (int err = require_active(kFn)) return err;
   if (parent == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "parent argument is NULL");

@@ -645,11 +645,13 @@ int resolve_group(const char* fn, MPI_Comm comm, MPI_Group group, Group** g) {
 }  // namespace
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   return dup("MPI_Comm_dup", comm, MPI_INFO_NULL, false, newcomm);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_dup);
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   return dup("MPI_Comm_dup_with_info", comm, info, true, newcomm);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_dup_with_info);
@@ -660,6 +662,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_dup_with_info);
 // needs the leaders' exchange in the middle, which has no nonblocking form here: the call
 // completes before it returns.
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_idup";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -694,6 +697,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_idup);
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_split";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -708,6 +712,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_split);
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_split_type";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -757,6 +762,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 TORUSMPI_WEAK_ALIAS(MPI_Comm_split_type);
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_create";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -781,6 +787,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create);
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_create_group";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -817,6 +824,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create_group);
 
 int PMPI_Comm_free(MPI_Comm* comm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_free";
   if (int err = require_active(kFn)) return err;
   if (comm == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "comm argument is NULL");
@@ -837,6 +845,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_free);
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_compare";
   Comm *c1, *c2;
   if (int err = resolve(kFn, comm1, &c1)) return err;
@@ -865,6 +874,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_compare);
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_set_info";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -880,6 +890,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_info);
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_get_info";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;

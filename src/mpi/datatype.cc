@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/attr.h"
 #include "mpi/builtins.h"
 #include "mpi/errors.h"
@@ -459,6 +460,7 @@ int true_extent_of(const char* fn, MPI_Datatype type, T* true_lb, T* true_extent
 // Constructors.
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_contiguous";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -470,6 +472,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_contiguous);
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                      MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_vector";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -484,6 +487,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_vector);
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_hvector);
@@ -491,6 +495,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_hvector);
 // MPI-1's name, removed in MPI-3; Open MPI 4.1 still exports it.
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                       MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_hvector);
@@ -498,6 +503,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_hvector);
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_indexed";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -527,6 +533,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_indexed);
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                               MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return hindexed("MPI_Type_create_hindexed", count, array_of_blocklengths, array_of_displacements,
                   oldtype, newtype);
 }
@@ -534,6 +541,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_hindexed);
 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return hindexed("MPI_Type_hindexed", count, array_of_blocklengths, array_of_displacements,
                   oldtype, newtype);
 }
@@ -541,6 +549,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_hindexed);
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_indexed_block";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -565,6 +574,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_indexed_block);
 int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                     MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_hindexed_block";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -583,6 +593,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_hindexed_block);
 int PMPI_Type_create_struct(int count, const int array_of_block_lengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return structure("MPI_Type_create_struct", count, array_of_block_lengths, array_of_displacements,
                    array_of_types, newtype);
 }
@@ -590,6 +601,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_struct);
 
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return structure("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
                    array_of_types, newtype);
 }
@@ -597,6 +609,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_struct);
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_resized";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -608,6 +621,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_resized);
 int PMPI_Type_create_subarray(int ndims, const int size_array[], const int subsize_array[],
                               const int start_array[], int order, MPI_Datatype oldtype,
                               MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_subarray";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -658,6 +672,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsize_array
                             const int distrib_array[], const int darg_array[],
                             const int psize_array[], int order, MPI_Datatype oldtype,
                             MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_darray";
   dtype::TypeRef old;
   if (int err = start(kFn, oldtype, newtype, &old)) return err;
@@ -713,6 +728,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_create_darray);
 // The duplicate shares the layout, and has the original's committed state and, through their
 // keyvals' copy callbacks, its attributes.
 int PMPI_Type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_dup";
   dtype::TypeRef old;
   if (int err = require_active(kFn)) return err;
@@ -734,6 +750,7 @@ int PMPI_Type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
 TORUSMPI_WEAK_ALIAS(MPI_Type_dup);
 
 int PMPI_Type_commit(MPI_Datatype* type) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_commit";
   if (int err = require_active(kFn)) return err;
   if (int err = check_pointer(kFn, type, "datatype")) return err;
@@ -746,6 +763,7 @@ int PMPI_Type_commit(MPI_Datatype* type) {
 TORUSMPI_WEAK_ALIAS(MPI_Type_commit);
 
 int PMPI_Type_free(MPI_Datatype* type) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_free";
   if (int err = require_active(kFn)) return err;
   if (int err = check_pointer(kFn, type, "datatype")) return err;
@@ -775,6 +793,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_free);
 
 int PMPI_Type_get_envelope(MPI_Datatype type, int* num_integers, int* num_addresses,
                            int* num_datatypes, int* combiner) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_get_envelope", type,
                {{"num_integers", num_integers},
                 {"num_addresses", num_addresses},
@@ -795,6 +814,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_get_envelope);
 int PMPI_Type_get_contents(MPI_Datatype mtype, int max_integers, int max_addresses,
                            int max_datatypes, int array_of_integers[],
                            MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_get_contents";
   if (int err = require_active(kFn)) return err;
   dtype::TypeRef t;
@@ -839,48 +859,57 @@ int PMPI_Type_size(MPI_Datatype type, int* size) { return size_of("MPI_Type_size
 TORUSMPI_WEAK_ALIAS(MPI_Type_size);
 
 int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) {
+  torusmpi::progress::Lock lock;
   return size_of("MPI_Type_size_x", type, size);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_size_x);
 
 int PMPI_Type_get_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) {
+  torusmpi::progress::Lock lock;
   return extent_of("MPI_Type_get_extent", type, lb, extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_extent);
 
 int PMPI_Type_get_extent_x(MPI_Datatype type, MPI_Count* lb, MPI_Count* extent) {
+  torusmpi::progress::Lock lock;
   return extent_of("MPI_Type_get_extent_x", type, lb, extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_extent_x);
 
 int PMPI_Type_get_true_extent(MPI_Datatype type, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  torusmpi::progress::Lock lock;
   return true_extent_of("MPI_Type_get_true_extent", type, true_lb, true_extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_true_extent);
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype type, MPI_Count* true_lb, MPI_Count* true_extent) {
+  torusmpi::progress::Lock lock;
   return true_extent_of("MPI_Type_get_true_extent_x", type, true_lb, true_extent);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_true_extent_x);
 
 // MPI-1's bound queries, removed in MPI-3; Open MPI 4.1 still exports them.
 int PMPI_Type_extent(MPI_Datatype type, MPI_Aint* extent) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_extent", type, {{"extent", extent}},
                [&](const dtype::Type& t) { *extent = t.extent(); });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_extent);
 
 int PMPI_Type_lb(MPI_Datatype type, MPI_Aint* lb) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_lb", type, {{"lb", lb}}, [&](const dtype::Type& t) { *lb = t.lb(); });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_lb);
 
 int PMPI_Type_ub(MPI_Datatype mtype, MPI_Aint* ub) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_ub", mtype, {{"ub", ub}}, [&](const dtype::Type& t) { *ub = t.ub(); });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_ub);
 
 int PMPI_Address(void* location, MPI_Aint* address) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Address";
   if (int err = check_pointer(kFn, address, "address")) return err;
   *address = reinterpret_cast<MPI_Aint>(location);
@@ -889,6 +918,7 @@ int PMPI_Address(void* location, MPI_Aint* address) {
 TORUSMPI_WEAK_ALIAS(MPI_Address);
 
 int PMPI_Type_get_name(MPI_Datatype type, char* type_name, int* resultlen) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_get_name", type, {{"type_name", type_name}, {"resultlen", resultlen}},
                [&](const dtype::Type&) {
                  const Datatype* d = mpi::derived_type(type);
@@ -901,6 +931,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Type_get_name);
 
 // Predefined datatypes may be renamed too (MPI 3.1, 6.8).
 int PMPI_Type_set_name(MPI_Datatype type, const char* type_name) {
+  torusmpi::progress::Lock lock;
   return query("MPI_Type_set_name", type, {{"type_name", type_name}}, [&](const dtype::Type&) {
     Datatype* d = mpi::derived_type(type);
     std::string& name = d != nullptr ? d->name : mpi::builtins().names[type->builtin];
@@ -934,6 +965,7 @@ MPI_Datatype fortran_type_of_size(int typeclass, int size) {
 }  // namespace torusmpi::mpi
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* type) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_match_size";
   if (int err = require_active(kFn)) return err;
   if (int err = check_pointer(kFn, type, "datatype")) return err;
@@ -1030,16 +1062,19 @@ int f90_floating(const char* fn, bool complex, int p, int r, MPI_Datatype* newty
 }  // namespace
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return f90_floating("MPI_Type_create_f90_real", false, p, r, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_f90_real);
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   return f90_floating("MPI_Type_create_f90_complex", true, p, r, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_f90_complex);
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Type_create_f90_integer";
   if (int err = require_active(kFn)) return err;
   const int range = undefined_as_zero(r);

@@ -20,6 +20,7 @@
 // The generated header declares the calls without a visibility: libmpi.so.40 is built with
 // hidden visibility, and these are part of what it exports (exports.map: torusmpi_*).
 #pragma GCC visibility push(default)
+#include "core/progress.h"
 #include "include/torusmpi.h"
 #pragma GCC visibility pop
 
@@ -171,6 +172,7 @@ void reduce_device(const coll::Reduction& r, void* inout, const void* in, size_t
 extern "C" {
 
 int torusmpi_device_malloc(void** ptr, size_t bytes) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "torusmpi_device_malloc";
   if (!active()) return MPI_ERR_OTHER;
   if (ptr == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "ptr argument is NULL");
@@ -183,6 +185,7 @@ int torusmpi_device_malloc(void** ptr, size_t bytes) {
 }
 
 int torusmpi_device_free(void* ptr) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "torusmpi_device_free";
   if (!active()) return MPI_ERR_OTHER;
   if (ptr == nullptr) return MPI_SUCCESS;
@@ -194,18 +197,22 @@ int torusmpi_device_free(void* ptr) {
 }
 
 int torusmpi_memcpy(void* dst, const void* src, size_t bytes) {
+  torusmpi::progress::Lock lock;
   return copy_checked("torusmpi_memcpy", dst, src, bytes, -1, -1);
 }
 
 int torusmpi_memcpy_htod(void* dst_device, const void* src_host, size_t bytes) {
+  torusmpi::progress::Lock lock;
   return copy_checked("torusmpi_memcpy_htod", dst_device, src_host, bytes, kDevice, kHost);
 }
 
 int torusmpi_memcpy_dtoh(void* dst_host, const void* src_device, size_t bytes) {
+  torusmpi::progress::Lock lock;
   return copy_checked("torusmpi_memcpy_dtoh", dst_host, src_device, bytes, kHost, kDevice);
 }
 
 int torusmpi_memset(void* dst, int value, size_t bytes) {
+  torusmpi::progress::Lock lock;
   if (!active()) return MPI_ERR_OTHER;
   if (bytes == 0) return MPI_SUCCESS;
   device::Kind k;
@@ -215,6 +222,7 @@ int torusmpi_memset(void* dst, int value, size_t bytes) {
 }
 
 int torusmpi_pointer_kind(const void* ptr, int* kind, int* chip) {
+  torusmpi::progress::Lock lock;
   if (!active()) return MPI_ERR_OTHER;
   if (kind == nullptr) {
     return raise_error(nullptr, MPI_ERR_ARG, "torusmpi_pointer_kind", "kind argument is NULL");
@@ -236,6 +244,7 @@ int torusmpi_pointer_kind(const void* ptr, int* kind, int* chip) {
 }
 
 int torusmpi_device_chip(int* chip) {
+  torusmpi::progress::Lock lock;
   if (!active()) return MPI_ERR_OTHER;
   if (chip == nullptr) {
     return raise_error(nullptr, MPI_ERR_ARG, "torusmpi_device_chip", "chip argument is NULL");

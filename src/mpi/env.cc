@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "device/device.h"
 #include "mpi/errors.h"
 #include "mpi/info.h"
@@ -65,6 +66,7 @@ int PMPI_Get_version(int* version, int* subversion) {
 TORUSMPI_WEAK_ALIAS(MPI_Get_version);
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
+  torusmpi::progress::Lock lock;
   if (version == nullptr || resultlen == nullptr) {
     return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_library_version", "%s argument is NULL",
                        version == nullptr ? "version" : "resultlen");
@@ -76,6 +78,7 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
 TORUSMPI_WEAK_ALIAS(MPI_Get_library_version);
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Get_processor_name";
   if (int err = require_active(kFn)) return err;
   if (name == nullptr || resultlen == nullptr) {
@@ -89,6 +92,7 @@ int PMPI_Get_processor_name(char* name, int* resultlen) {
 TORUSMPI_WEAK_ALIAS(MPI_Get_processor_name);
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Alloc_mem";
   if (int err = require_active(kFn)) return err;
   if (size < 0)
@@ -131,6 +135,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
 TORUSMPI_WEAK_ALIAS(MPI_Alloc_mem);
 
 int PMPI_Free_mem(void* base) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Free_mem";
   if (int err = require_active(kFn)) return err;
   if (base == nullptr) return MPI_SUCCESS;
@@ -156,6 +161,7 @@ int PMPI_Free_mem(void* base) {
 TORUSMPI_WEAK_ALIAS(MPI_Free_mem);
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
+  torusmpi::progress::Lock lock;
   if (address == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, "MPI_Get_address", "address argument is NULL");
   *address = reinterpret_cast<MPI_Aint>(location);
@@ -165,6 +171,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Get_address);
 
 // Profiling control is for tools layered on PMPI; torusmpi itself has nothing to switch.
 int PMPI_Pcontrol(const int level, ...) {
+  torusmpi::progress::Lock lock;
   (void)level;
   return MPI_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include "boot/boot.h"
 #include "config.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "mpi/attr.h"
 #include "mpi/fortran.h"
 #include "mpi/group.h"
@@ -380,6 +381,7 @@ using torusmpi::mpi::require_active;
 // --- Error classes, codes and strings.
 
 int PMPI_Error_class(int errorcode, int* errorclass) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Error_class";
   if (errorclass == nullptr)
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "errorclass argument is NULL");
@@ -398,6 +400,7 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
 TORUSMPI_WEAK_ALIAS(MPI_Error_class);
 
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Error_string";
   if (string == nullptr || resultlen == nullptr) {
     return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
@@ -446,6 +449,7 @@ int add_code(const char* fn, int cls, int* code) {
 }  // namespace torusmpi::mpi
 
 int PMPI_Add_error_class(int* errorclass) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Add_error_class";
   if (int err = require_active(kFn)) return err;
   if (errorclass == nullptr)
@@ -455,6 +459,7 @@ int PMPI_Add_error_class(int* errorclass) {
 TORUSMPI_WEAK_ALIAS(MPI_Add_error_class);
 
 int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Add_error_code";
   if (int err = require_active(kFn)) return err;
   if (errorcode == nullptr)
@@ -471,6 +476,7 @@ int PMPI_Add_error_code(int errorclass, int* errorcode) {
 TORUSMPI_WEAK_ALIAS(MPI_Add_error_code);
 
 int PMPI_Add_error_string(int errorcode, const char* string) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Add_error_string";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::UserCode* u = torusmpi::mpi::user_code(errorcode);
@@ -578,23 +584,27 @@ int no_file(const char* fn, MPI_File file) {
 }  // namespace torusmpi::mpi
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_set_errhandler("MPI_Comm_set_errhandler", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_errhandler);
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_get_errhandler("MPI_Comm_get_errhandler", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_errhandler);
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_errhandler("MPI_Comm_create_errhandler", ompi::kTypeComm,
                                           reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_create_errhandler);
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Errhandler_free";
   if (int err = require_active(kFn)) return err;
   if (errhandler == nullptr)
@@ -612,6 +622,7 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_free);
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_call_errhandler";
   if (int err = require_active(kFn)) return err;
   if (comm_impl(comm) == nullptr) {
@@ -626,12 +637,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_call_errhandler);
 // Windows: handlers can be made and freed; there is no window to attach one to yet.
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_errhandler("MPI_Win_create_errhandler", ompi::kTypeWin,
                                           reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_create_errhandler);
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_set_errhandler";
   (void)errhandler;
   if (int err = require_active(kFn)) return err;
@@ -640,6 +653,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_Win_set_errhandler);
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_get_errhandler";
   (void)errhandler;
   if (int err = require_active(kFn)) return err;
@@ -648,6 +662,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_Win_get_errhandler);
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_call_errhandler";
   (void)errorcode;
   if (int err = require_active(kFn)) return err;
@@ -660,12 +675,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_call_errhandler);
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_errhandler("MPI_File_create_errhandler", ompi::kTypeFile,
                                           reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_create_errhandler);
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_set_errhandler";
   if (int err = require_active(kFn)) return err;
   if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
@@ -679,6 +696,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_File_set_errhandler);
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_get_errhandler";
   if (int err = require_active(kFn)) return err;
   if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
@@ -692,6 +710,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler) {
 TORUSMPI_WEAK_ALIAS(MPI_File_get_errhandler);
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_call_errhandler";
   (void)errorcode;
   if (int err = require_active(kFn)) return err;
@@ -704,17 +723,20 @@ TORUSMPI_WEAK_ALIAS(MPI_File_call_errhandler);
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::create_errhandler("MPI_Errhandler_create", ompi::kTypeComm,
                                           reinterpret_cast<void (*)()>(function), errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_create);
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_set_errhandler("MPI_Errhandler_set", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_set);
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::comm_get_errhandler("MPI_Errhandler_get", comm, errhandler);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Errhandler_get);
@@ -747,6 +769,7 @@ TORUSMPI_EXPORT int ompi_errhandler_invoke(ompi_errhandler_t* errhandler, void* 
 // MPI_ERRORS_ARE_FATAL's function for communicators. Open MPI's bindings also call it with comm
 // and error_code NULL and the name of a call made before MPI_Init or after MPI_Finalize.
 void ompi_mpi_errors_are_fatal_comm_handler(ompi_communicator_t** comm, int* error_code, ...) {
+  torusmpi::progress::Lock lock;
   (void)comm;
   if (error_code == nullptr) {
     va_list ap;

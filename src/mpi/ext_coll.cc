@@ -6,10 +6,12 @@
 
 // Exported (exports.map: torusmpi_*) from a library built with hidden visibility.
 #pragma GCC visibility push(default)
+#include "core/progress.h"
 #include "include/torusmpi.h"
 #pragma GCC visibility pop
 
 extern "C" int torusmpi_coll_algorithm(MPI_Comm comm, char* token, int len) {
+  torusmpi::progress::Lock lock;
   using torusmpi::mpi::raise_error;
   constexpr const char* kFn = "torusmpi_coll_algorithm";
   if (int err = torusmpi::mpi::require_active(kFn)) return err;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/progress.h"
 #include "mpi/builtins.h"
 
 // mpi.h names the C callbacks (OMPI_C_MPI_*) with these macros; here they are the Fortran
@@ -96,36 +97,43 @@ using torusmpi::mpi::kFortranTrue;
 extern "C" {
 void torusmpi_f_null_copy_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* flag,
                              MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *flag = kFortranFalse;
   *ierr = MPI_SUCCESS;
 }
 void torusmpi_f_dup_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* in, MPI_Fint* out, MPI_Fint* flag,
                        MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *out = *in;
   *flag = kFortranTrue;
   *ierr = MPI_SUCCESS;
 }
 void torusmpi_f_null_delete_fn(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *ierr = MPI_SUCCESS;
 }
 void torusmpi_f_aint_null_copy_fn(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Aint*,
                                   MPI_Fint* flag, MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *flag = kFortranFalse;
   *ierr = MPI_SUCCESS;
 }
 void torusmpi_f_aint_dup_fn(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint* in, MPI_Aint* out,
                             MPI_Fint* flag, MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *out = *in;
   *flag = kFortranTrue;
   *ierr = MPI_SUCCESS;
 }
 void torusmpi_f_aint_null_delete_fn(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *ierr = MPI_SUCCESS;
 }
 
 // MPI_CONVERSION_FN_NULL (MPI_REGISTER_DATAREP): no conversion, no error.
 void torusmpi_f_conversion_fn_null(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Offset*, MPI_Aint*,
                                    MPI_Fint* ierr) {
+  torusmpi::progress::Lock lock;
   *ierr = MPI_SUCCESS;
 }
 
@@ -134,9 +142,11 @@ void torusmpi_f_conversion_fn_null(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Offse
 void torusmpi_f_wtime(double* w) { *w = PMPI_Wtime(); }
 void torusmpi_f_wtick(double* w) { *w = PMPI_Wtick(); }
 void torusmpi_f_aint_add(MPI_Aint* base, MPI_Aint* disp, MPI_Aint* w) {
+  torusmpi::progress::Lock lock;
   *w = PMPI_Aint_add(*base, *disp);
 }
 void torusmpi_f_aint_diff(MPI_Aint* addr1, MPI_Aint* addr2, MPI_Aint* w) {
+  torusmpi::progress::Lock lock;
   *w = PMPI_Aint_diff(*addr1, *addr2);
 }
 }  // extern "C"

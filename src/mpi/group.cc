@@ -208,6 +208,7 @@ int set_op(const char* fn, MPI_Group group1, MPI_Group group2, MPI_Group* newgro
 }  // namespace
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_group";
   if (int err = require_active(kFn)) return err;
   Comm* c = torusmpi::mpi::comm_impl(comm);
@@ -222,6 +223,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_group);
 
 int PMPI_Group_size(MPI_Group group, int* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_size";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -232,6 +234,7 @@ int PMPI_Group_size(MPI_Group group, int* size) {
 TORUSMPI_WEAK_ALIAS(MPI_Group_size);
 
 int PMPI_Group_rank(MPI_Group group, int* rank) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_rank";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -243,6 +246,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Group_rank);
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_translate_ranks";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g1, group1, kFn, "group1");
@@ -273,6 +277,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 TORUSMPI_WEAK_ALIAS(MPI_Group_translate_ranks);
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_compare";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g1, group1, kFn, "group1");
@@ -291,21 +296,25 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
 TORUSMPI_WEAK_ALIAS(MPI_Group_compare);
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   return set_op("MPI_Group_union", group1, group2, newgroup, SetOp::kUnion);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Group_union);
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   return set_op("MPI_Group_intersection", group1, group2, newgroup, SetOp::kIntersection);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Group_intersection);
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   return set_op("MPI_Group_difference", group1, group2, newgroup, SetOp::kDifference);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Group_difference);
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_incl";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -319,6 +328,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 TORUSMPI_WEAK_ALIAS(MPI_Group_incl);
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_excl";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -332,6 +342,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgro
 TORUSMPI_WEAK_ALIAS(MPI_Group_excl);
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_range_incl";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -345,6 +356,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* ne
 TORUSMPI_WEAK_ALIAS(MPI_Group_range_incl);
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_range_excl";
   if (int err = require_active(kFn)) return err;
   TORUSMPI_RESOLVE_GROUP(g, group, kFn, "group");
@@ -358,6 +370,7 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* ne
 TORUSMPI_WEAK_ALIAS(MPI_Group_range_excl);
 
 int PMPI_Group_free(MPI_Group* group) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Group_free";
   if (int err = require_active(kFn)) return err;
   if (group == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "group argument is NULL");

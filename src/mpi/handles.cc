@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/builtins.h"
 #include "mpi/fortran.h"
 
@@ -162,10 +163,12 @@ void* handle_of(torusmpi::mpi::HandleKind kind, MPI_Fint n) {
 
 #define TORUSMPI_HANDLE_CONVERSIONS(Kind, CType, kind)                             \
   MPI_Fint PMPI_##Kind##_c2f(CType handle) {                                       \
+    torusmpi::progress::Lock lock;                                                 \
     return torusmpi::mpi::fortran_number(torusmpi::mpi::HandleKind::kind, handle); \
   }                                                                                \
   TORUSMPI_WEAK_ALIAS(MPI_##Kind##_c2f);                                           \
   CType PMPI_##Kind##_f2c(MPI_Fint handle) {                                       \
+    torusmpi::progress::Lock lock;                                                 \
     return static_cast<CType>(handle_of(torusmpi::mpi::HandleKind::kind, handle)); \
   }                                                                                \
   TORUSMPI_WEAK_ALIAS(MPI_##Kind##_f2c)
@@ -190,6 +193,7 @@ static_assert(sizeof(MPI_Status) == kFortranStatusInts * sizeof(MPI_Fint),
               "a Fortran status holds a C status word for word");
 
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
+  torusmpi::progress::Lock lock;
   if (c_status == nullptr || f_status == nullptr) return MPI_ERR_ARG;
   __builtin_memcpy(f_status, c_status, sizeof(MPI_Status));
   return MPI_SUCCESS;
@@ -197,6 +201,7 @@ int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
 TORUSMPI_WEAK_ALIAS(MPI_Status_c2f);
 
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
+  torusmpi::progress::Lock lock;
   if (c_status == nullptr || f_status == nullptr) return MPI_ERR_ARG;
   __builtin_memcpy(c_status, f_status, sizeof(MPI_Status));
   return MPI_SUCCESS;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
 #include "mpi/runtime.h"
@@ -170,6 +171,7 @@ using torusmpi::mpi::require_active;
 using torusmpi::mpi::resolve;
 
 int PMPI_Info_create(MPI_Info* info) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_create";
   if (int err = require_active(kFn)) return err;
   if (info == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "info argument is NULL");
@@ -179,6 +181,7 @@ int PMPI_Info_create(MPI_Info* info) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_create);
 
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_set";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -196,6 +199,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_set);
 
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_get";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -214,6 +218,7 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 TORUSMPI_WEAK_ALIAS(MPI_Info_get);
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_get_valuelen";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -230,6 +235,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 TORUSMPI_WEAK_ALIAS(MPI_Info_get_valuelen);
 
 int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_get_nkeys";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -241,6 +247,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_get_nkeys);
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_get_nthkey";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -256,6 +263,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_get_nthkey);
 
 int PMPI_Info_delete(MPI_Info info, const char* key) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_delete";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -269,6 +277,7 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_delete);
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_dup";
   if (int err = require_active(kFn)) return err;
   Info* i = nullptr;
@@ -280,6 +289,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
 TORUSMPI_WEAK_ALIAS(MPI_Info_dup);
 
 int PMPI_Info_free(MPI_Info* info) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Info_free";
   if (int err = require_active(kFn)) return err;
   if (info == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "info argument is NULL");

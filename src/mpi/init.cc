@@ -34,9 +34,10 @@ Runtime& runtime() { return g_runtime; }
 
 namespace {
 
-// Which thread level torusmpi gives: MPI_THREAD_SERIALIZED at most. Nothing in the library depends
-// on which thread calls, but nothing is locked against two threads calling at once yet.
-constexpr int kMaxThreadLevel = MPI_THREAD_SERIALIZED;
+// Which thread level torusmpi gives: all of them. At MPI_THREAD_MULTIPLE every entry point takes
+// the library's lock and every wait lets it go as it pauses (progress.h); below it the lock is
+// never taken.
+constexpr int kMaxThreadLevel = MPI_THREAD_MULTIPLE;
 
 int init(const char* fn, int required, int* provided) {
   Runtime& rt = runtime();
@@ -135,6 +136,7 @@ int init(const char* fn, int required, int* provided) {
   }
   coll::exec_init();
   hang_init(rt);
+  progress::set_threaded(required >= MPI_THREAD_MULTIPLE);
   if (params::async_progress()) progress::start_async();
   // Written through the handles, so they land in the executable's copies of the objects.
   MPI_COMM_WORLD->impl = &rt.world;
@@ -243,6 +245,7 @@ int PMPI_Finalized(int* flag) {
 TORUSMPI_WEAK_ALIAS(MPI_Finalized);
 
 int PMPI_Finalize(void) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Finalize";
   if (int err = require_active(kFn)) return err;
   torusmpi::mpi::Runtime& rt = runtime();
@@ -270,6 +273,7 @@ int PMPI_Finalize(void) {
   torusmpi::pml::net::detach();
   torusmpi::pml::shm::detach();
   torusmpi::device::finalize();
+  torusmpi::progress::set_threaded(false);  // the lock is let go at the end, as it was taken
   if (s != torusmpi::Status::kOk) {
     return raise_error(MPI_COMM_WORLD, torusmpi::mpi::error_class_of(s), kFn,
                        "the closing barrier over the job failed: %s", torusmpi::status_string(s));

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/coll_call.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
@@ -230,6 +231,7 @@ int resolve_inter(const char* fn, MPI_Comm comm, Comm** c) {
 }  // namespace
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_test_inter";
   Comm* c;
   if (int err = resolve(kFn, comm, &c)) return err;
@@ -240,6 +242,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_test_inter);
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_remote_size";
   Comm* c;
   if (int err = resolve_inter(kFn, comm, &c)) return err;
@@ -250,6 +253,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
 TORUSMPI_WEAK_ALIAS(MPI_Comm_remote_size);
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_remote_group";
   Comm* c;
   if (int err = resolve_inter(kFn, comm, &c)) return err;
@@ -261,6 +265,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Comm_remote_group);
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm* newintercomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Intercomm_create";
   Comm* lc;
   if (int err = require_active(kFn)) return err;
@@ -334,6 +339,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 TORUSMPI_WEAK_ALIAS(MPI_Intercomm_create);
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Intercomm_merge";
   Comm* c;
   if (int err = resolve_inter(kFn, intercomm, &c)) return err;

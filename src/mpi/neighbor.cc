@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "coll/team.h"
+#include "core/progress.h"
 #include "mpi/coll_call.h"
 #include "mpi/errors.h"
 #include "mpi/p2p.h"
@@ -180,6 +181,7 @@ using torusmpi::coll::Coll;
 
 int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Neighbor_allgather", Coll::kNeighborAllgather, sendbuf,
                               sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
                               comm, nullptr);
@@ -188,6 +190,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Neighbor_allgather);
 int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Ineighbor_allgather", Coll::kNeighborAllgather, sendbuf,
                               sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
                               comm, request);
@@ -197,6 +200,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_allgather);
 int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Neighbor_allgatherv", Coll::kNeighborAllgatherv, sendbuf,
                               sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
                               nullptr);
@@ -205,6 +209,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Neighbor_allgatherv);
 int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                               void* recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Ineighbor_allgatherv", Coll::kNeighborAllgatherv, sendbuf,
                               sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
                               request);
@@ -213,6 +218,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_allgatherv);
 
 int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Neighbor_alltoall", Coll::kNeighborAlltoall, sendbuf, sendcount,
                               sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
                               nullptr);
@@ -221,6 +227,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Neighbor_alltoall);
 int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_blocks("MPI_Ineighbor_alltoall", Coll::kNeighborAlltoall, sendbuf, sendcount,
                               sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
                               request);
@@ -230,6 +237,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_alltoall);
 int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_vw("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, nullptr,
                           &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false, comm,
                           nullptr);
@@ -239,6 +247,7 @@ int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const 
                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_vw("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, nullptr,
                           &sendtype, recvbuf, recvcounts, rdispls, nullptr, &recvtype, false, comm,
                           request);
@@ -249,6 +258,7 @@ int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_vw("MPI_Neighbor_alltoallw", sendbuf, sendcounts, nullptr, sdispls,
                           sendtypes, recvbuf, recvcounts, nullptr, rdispls, recvtypes, true, comm,
                           nullptr);
@@ -258,6 +268,7 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const 
                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return mpi::neighbor_vw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, nullptr, sdispls,
                           sendtypes, recvbuf, recvcounts, nullptr, rdispls, recvtypes, true, comm,
                           request);

@@ -408,6 +408,7 @@ MessageObj* message_impl(MPI_Message m) {
 }  // namespace
 
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, pml::SendMode::kStandard);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Send);
@@ -416,6 +417,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Send);
 // skipping the protocol.
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm,
                        pml::SendMode::kStandard);
 }
@@ -423,12 +425,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Rsend);
 
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, pml::SendMode::kSync);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ssend);
 
 int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Bsend";
   Comm* c;
   Buffer b;
@@ -440,6 +444,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Bsend);
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, false, request);
 }
@@ -447,6 +452,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Isend);
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, false, request);
 }
@@ -454,6 +460,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Irsend);
 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm, pml::SendMode::kSync,
                           false, request);
 }
@@ -462,6 +469,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Issend);
 // MPI_Ibsend's request is complete once the message is copied: that is when the buffer is free.
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Ibsend";
   Comm* c;
   Buffer b;
@@ -483,6 +491,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ibsend);
 
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Send_init", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, true, request);
 }
@@ -490,6 +499,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Send_init);
 
 int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Rsend_init", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kStandard, true, request);
 }
@@ -497,6 +507,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Rsend_init);
 
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_send("MPI_Ssend_init", buf, count, datatype, dest, tag, comm,
                           pml::SendMode::kSync, true, request);
 }
@@ -504,6 +515,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Ssend_init);
 
 int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Bsend_init";
   Comm* c;
   Buffer b;
@@ -515,6 +527,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Bsend_init);
 
 int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Recv";
   Comm* c;
   Buffer b;
@@ -525,12 +538,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Recv);
 
 int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_recv("MPI_Irecv", buf, count, datatype, source, tag, comm, false, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Irecv);
 
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   return nonblocking_recv("MPI_Recv_init", buf, count, datatype, source, tag, comm, true, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Recv_init);
@@ -538,6 +553,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Recv_init);
 int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Sendrecv";
   Comm* c;
   Buffer sb, rb;
@@ -565,6 +581,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Sendrecv);
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Sendrecv_replace";
   Comm* c;
   Buffer b;
@@ -615,22 +632,26 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
 TORUSMPI_WEAK_ALIAS(MPI_Sendrecv_replace);
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   return probe("MPI_Probe", source, tag, comm, true, false, nullptr, nullptr, status);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Probe);
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   return probe("MPI_Iprobe", source, tag, comm, false, false, flag, nullptr, status);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Iprobe);
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   return probe("MPI_Mprobe", source, tag, comm, true, true, nullptr, message, status);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Mprobe);
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                  MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   return probe("MPI_Improbe", source, tag, comm, false, true, flag, message, status);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Improbe);
@@ -678,6 +699,7 @@ int matched_recv(const char* fn, void* buf, int count, MPI_Datatype type, MPI_Me
 
 int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Mrecv";
   Request req;
   MPI_Comm comm = MPI_COMM_WORLD;
@@ -695,6 +717,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Mrecv);
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                 MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Imrecv";
   if (request == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "request argument is NULL");
   auto* req = Request::make();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
@@ -78,6 +79,7 @@ int64_t elements_per_piece(const dtype::Type& t) {
 
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
               int* position, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Pack";
   if (int err = require_active(kFn)) return err;
   if (int err = check_comm(kFn, comm)) return err;
@@ -94,6 +96,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Pack);
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Unpack";
   if (int err = require_active(kFn)) return err;
   if (int err = check_comm(kFn, comm)) return err;
@@ -109,6 +112,7 @@ int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int 
 TORUSMPI_WEAK_ALIAS(MPI_Unpack);
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Pack_size";
   if (int err = require_active(kFn)) return err;
   if (int err = check_comm(kFn, comm)) return err;
@@ -129,6 +133,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Pack_size);
 
 int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
                        void* outbuf, MPI_Aint outsize, MPI_Aint* position) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Pack_external";
   if (int err = require_active(kFn)) return err;
   if (int err = check_datarep(kFn, datarep)) return err;
@@ -161,6 +166,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Pack_external);
 
 int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
                          MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Unpack_external";
   if (int err = require_active(kFn)) return err;
   if (int err = check_datarep(kFn, datarep)) return err;
@@ -193,6 +199,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Unpack_external);
 
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                             MPI_Aint* size) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Pack_external_size";
   if (int err = require_active(kFn)) return err;
   if (int err = check_datarep(kFn, datarep)) return err;

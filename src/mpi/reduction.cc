@@ -5,6 +5,7 @@
 #include <climits>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
@@ -288,6 +289,7 @@ namespace mpi = torusmpi::mpi;
 
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Reduce_local";
   if (int err = require_active(kFn)) return err;
   Buffer b;
@@ -340,6 +342,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Reduce_local);
 // User ops. MPI_Op_create's function combines invec into inoutvec (inoutvec = invec op inoutvec);
 // a non-commutative one is applied in rank order by every reducing collective.
 int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Op_create";
   if (int err = require_active(kFn)) return err;
   if (user_fn == nullptr)
@@ -351,6 +354,7 @@ int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
 TORUSMPI_WEAK_ALIAS(MPI_Op_create);
 
 int PMPI_Op_free(MPI_Op* op) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Op_free";
   if (int err = require_active(kFn)) return err;
   if (op == nullptr || *op == nullptr || (*op)->magic != mpi::kMagicOp || (*op)->builtin == -1)
@@ -368,6 +372,7 @@ int PMPI_Op_free(MPI_Op* op) {
 TORUSMPI_WEAK_ALIAS(MPI_Op_free);
 
 int PMPI_Op_commutative(MPI_Op op, int* commute) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Op_commutative";
   if (int err = require_active(kFn)) return err;
   if (op == nullptr || op->magic != mpi::kMagicOp || op->builtin == -1)

@@ -203,6 +203,7 @@ void delete_on_completion(pml::Request* p) {
 }  // namespace
 
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Wait";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, request)) return err;
@@ -220,6 +221,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 TORUSMPI_WEAK_ALIAS(MPI_Wait);
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Test";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, request)) return err;
@@ -240,6 +242,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 TORUSMPI_WEAK_ALIAS(MPI_Test);
 
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Waitall";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
@@ -263,6 +266,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Waitall);
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
                  MPI_Status array_of_statuses[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Testall";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
@@ -279,6 +283,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
 TORUSMPI_WEAK_ALIAS(MPI_Testall);
 
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Waitany";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
@@ -300,6 +305,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Waitany);
 
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
                  MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Testany";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
@@ -355,6 +361,7 @@ int some(const char* fn, bool block, int incount, MPI_Request* requests, int* ou
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
+  torusmpi::progress::Lock lock;
   return some("MPI_Waitsome", true, incount, array_of_requests, outcount, array_of_indices,
               array_of_statuses);
 }
@@ -362,12 +369,14 @@ TORUSMPI_WEAK_ALIAS(MPI_Waitsome);
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
+  torusmpi::progress::Lock lock;
   return some("MPI_Testsome", false, incount, array_of_requests, outcount, array_of_indices,
               array_of_statuses);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Testsome);
 
 int PMPI_Start(MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Start";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, request)) return err;
@@ -381,6 +390,7 @@ int PMPI_Start(MPI_Request* request) {
 TORUSMPI_WEAK_ALIAS(MPI_Start);
 
 int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Startall";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handles(kFn, count, array_of_requests)) return err;
@@ -399,6 +409,7 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
 TORUSMPI_WEAK_ALIAS(MPI_Startall);
 
 int PMPI_Request_free(MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Request_free";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, request)) return err;
@@ -412,9 +423,8 @@ int PMPI_Request_free(MPI_Request* request) {
                        r->fn);
   }
   *request = MPI_REQUEST_NULL;
-  // Under the progress lock, so that the progress thread cannot complete the operation between
-  // the test and the hand-over (the request would then be left to no one).
-  progress::Lock lock;
+  // Under the lock (taken above), so that the progress thread cannot complete the operation
+  // between the test and the hand-over (the request would then be left to no one).
   if (!r->active || r->complete()) {
     if (r->active) mpi::drain_request(r);
     Request::release(r);
@@ -428,6 +438,7 @@ int PMPI_Request_free(MPI_Request* request) {
 TORUSMPI_WEAK_ALIAS(MPI_Request_free);
 
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Request_get_status";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, &request)) return err;
@@ -452,6 +463,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Request_get_status);
 // Receives that have not matched are cancelled; a send is never cancelled (MPI allows a cancel to
 // fail, and MPI 4 deprecates cancelling sends): its status says so.
 int PMPI_Cancel(MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cancel";
   if (int err = require_active(kFn)) return err;
   if (int err = check_handle(kFn, request)) return err;
@@ -470,6 +482,7 @@ int PMPI_Cancel(MPI_Request* request) {
 TORUSMPI_WEAK_ALIAS(MPI_Cancel);
 
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Test_cancelled";
   if (int err = require_active(kFn)) return err;
   if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "status argument is NULL");
@@ -521,32 +534,38 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype type, T count)
 }  // namespace
 
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  torusmpi::progress::Lock lock;
   return count_of("MPI_Get_count", status, datatype, false, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_count);
 
 // Basic elements: a predefined datatype is one, except the pair types, which are two.
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  torusmpi::progress::Lock lock;
   return count_of("MPI_Get_elements", status, datatype, true, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_elements);
 
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  torusmpi::progress::Lock lock;
   return count_of("MPI_Get_elements_x", status, datatype, true, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get_elements_x);
 
 int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  torusmpi::progress::Lock lock;
   return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Status_set_elements);
 
 int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  torusmpi::progress::Lock lock;
   return set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Status_set_elements_x);
 
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Status_set_cancelled";
   if (int err = require_active(kFn)) return err;
   if (status == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "status argument is NULL");

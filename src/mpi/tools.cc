@@ -11,6 +11,7 @@
 
 #include "coll/select/select.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "mpi/ompi_abi.h"
 
 // A control-variable handle: which parameter it reads.
@@ -87,7 +88,7 @@ int PMPI_T_init_thread(int required, int* provided) {
     params::load(&errors, &warnings);
   }
   *provided = std::min(std::max(required, static_cast<int>(MPI_THREAD_SINGLE)),
-                       static_cast<int>(MPI_THREAD_SERIALIZED));
+                       static_cast<int>(MPI_THREAD_MULTIPLE));
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_T_init_thread);
@@ -101,6 +102,7 @@ int PMPI_T_finalize(void) {
 TORUSMPI_WEAK_ALIAS(MPI_T_finalize);
 
 int PMPI_T_cvar_get_num(int* num_cvar) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (num_cvar == nullptr) return MPI_T_ERR_INVALID;
   *num_cvar = cvar_count();
@@ -111,6 +113,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_cvar_get_num);
 int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
                          MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
                          int* bind, int* scope) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (cvar_index < 0 || cvar_index >= cvar_count()) return MPI_T_ERR_INVALID_INDEX;
   const params::Info& p = params::all()[cvar_index];
@@ -129,6 +132,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosi
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_get_info);
 
 int PMPI_T_cvar_get_index(const char* name, int* cvar_index) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (name == nullptr || cvar_index == nullptr) return MPI_T_ERR_INVALID;
   for (int i = 0; i < cvar_count(); ++i) {
@@ -143,6 +147,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_cvar_get_index);
 
 int PMPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle,
                              int* count) {
+  torusmpi::progress::Lock lock;
   (void)obj_handle;  // every parameter binds to no object
   TORUSMPI_T_ACTIVE();
   if (cvar_index < 0 || cvar_index >= cvar_count()) return MPI_T_ERR_INVALID_INDEX;
@@ -154,6 +159,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_handle_alloc);
 
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle* handle) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (handle == nullptr || *handle == MPI_T_CVAR_HANDLE_NULL) return MPI_T_ERR_INVALID_HANDLE;
   delete *handle;
@@ -163,6 +169,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle* handle) {
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_handle_free);
 
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (handle == MPI_T_CVAR_HANDLE_NULL) return MPI_T_ERR_INVALID_HANDLE;
   if (buf == nullptr) return MPI_T_ERR_INVALID;
@@ -190,6 +197,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_read);
 
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (handle == MPI_T_CVAR_HANDLE_NULL) return MPI_T_ERR_INVALID_HANDLE;
   if (buf == nullptr) return MPI_T_ERR_INVALID;
@@ -227,6 +235,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
 TORUSMPI_WEAK_ALIAS(MPI_T_cvar_write);
 
 int PMPI_T_category_get_num(int* num_cat) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (num_cat == nullptr) return MPI_T_ERR_INVALID;
   *num_cat = 1;
@@ -236,6 +245,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_category_get_num);
 
 int PMPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
                              int* num_cvars, int* num_pvars, int* num_categories) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (cat_index != 0) return MPI_T_ERR_INVALID_INDEX;
   copy_string(kCategory, name, name_len);
@@ -248,6 +258,7 @@ int PMPI_T_category_get_info(int cat_index, char* name, int* name_len, char* des
 TORUSMPI_WEAK_ALIAS(MPI_T_category_get_info);
 
 int PMPI_T_category_get_index(const char* name, int* category_index) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (name == nullptr || category_index == nullptr) return MPI_T_ERR_INVALID;
   if (std::strcmp(name, kCategory) != 0) return MPI_T_ERR_INVALID_NAME;
@@ -257,6 +268,7 @@ int PMPI_T_category_get_index(const char* name, int* category_index) {
 TORUSMPI_WEAK_ALIAS(MPI_T_category_get_index);
 
 int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (cat_index != 0) return MPI_T_ERR_INVALID_INDEX;
   if (len > 0 && indices == nullptr) return MPI_T_ERR_INVALID;
@@ -267,6 +279,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_category_get_cvars);
 
 // The category holds no performance variables and no subcategories.
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
+  torusmpi::progress::Lock lock;
   (void)len;
   (void)indices;
   TORUSMPI_T_ACTIVE();
@@ -275,6 +288,7 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
 TORUSMPI_WEAK_ALIAS(MPI_T_category_get_pvars);
 
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) {
+  torusmpi::progress::Lock lock;
   (void)len;
   (void)indices;
   TORUSMPI_T_ACTIVE();
@@ -283,6 +297,7 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) {
 TORUSMPI_WEAK_ALIAS(MPI_T_category_get_categories);
 
 int PMPI_T_category_changed(int* stamp) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (stamp == nullptr) return MPI_T_ERR_INVALID;
   *stamp = 0;  // the set of variables never changes while a process runs
@@ -291,6 +306,7 @@ int PMPI_T_category_changed(int* stamp) {
 TORUSMPI_WEAK_ALIAS(MPI_T_category_changed);
 
 int PMPI_T_pvar_get_num(int* num_pvar) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (num_pvar == nullptr) return MPI_T_ERR_INVALID;
   *num_pvar = 0;
@@ -299,6 +315,7 @@ int PMPI_T_pvar_get_num(int* num_pvar) {
 TORUSMPI_WEAK_ALIAS(MPI_T_pvar_get_num);
 
 int PMPI_T_pvar_session_create(MPI_T_pvar_session* session) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (session == nullptr) return MPI_T_ERR_INVALID;
   *session = new mca_base_pvar_session_t{0};
@@ -307,6 +324,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session* session) {
 TORUSMPI_WEAK_ALIAS(MPI_T_pvar_session_create);
 
 int PMPI_T_pvar_session_free(MPI_T_pvar_session* session) {
+  torusmpi::progress::Lock lock;
   TORUSMPI_T_ACTIVE();
   if (session == nullptr || *session == MPI_T_PVAR_SESSION_NULL) {
     return MPI_T_ERR_INVALID_SESSION;
@@ -321,6 +339,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_pvar_session_free);
 int PMPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
                          MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
                          int* bind, int* readonly, int* continuous, int* atomic) {
+  torusmpi::progress::Lock lock;
   (void)pvar_index, (void)name, (void)name_len, (void)verbosity, (void)var_class;
   (void)datatype, (void)enumtype, (void)desc, (void)desc_len, (void)bind, (void)readonly;
   (void)continuous, (void)atomic;
@@ -330,6 +349,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosi
 TORUSMPI_WEAK_ALIAS(MPI_T_pvar_get_info);
 
 int PMPI_T_pvar_get_index(const char* name, int var_class, int* pvar_index) {
+  torusmpi::progress::Lock lock;
   (void)name, (void)var_class, (void)pvar_index;
   TORUSMPI_T_ACTIVE();
   return MPI_T_ERR_INVALID_NAME;
@@ -338,6 +358,7 @@ TORUSMPI_WEAK_ALIAS(MPI_T_pvar_get_index);
 
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* obj_handle,
                              MPI_T_pvar_handle* handle, int* count) {
+  torusmpi::progress::Lock lock;
   (void)session, (void)pvar_index, (void)obj_handle, (void)handle, (void)count;
   TORUSMPI_T_ACTIVE();
   return MPI_T_ERR_INVALID_INDEX;
@@ -361,6 +382,7 @@ TORUSMPI_T_NO_PVAR_HANDLE(MPI_T_pvar_reset, MPI_T_pvar_handle);
 TORUSMPI_T_NO_PVAR_HANDLE(MPI_T_pvar_readreset, MPI_T_pvar_handle, void*);
 
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len) {
+  torusmpi::progress::Lock lock;
   (void)enumtype, (void)num, (void)name, (void)name_len;
   TORUSMPI_T_ACTIVE();
   return MPI_T_ERR_INVALID_HANDLE;
@@ -368,6 +390,7 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_le
 TORUSMPI_WEAK_ALIAS(MPI_T_enum_get_info);
 
 int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int* value, char* name, int* name_len) {
+  torusmpi::progress::Lock lock;
   (void)enumtype, (void)index, (void)value, (void)name, (void)name_len;
   TORUSMPI_T_ACTIVE();
   return MPI_T_ERR_INVALID_HANDLE;

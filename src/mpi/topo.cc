@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/p2p.h"
@@ -178,6 +179,7 @@ namespace mpi = torusmpi::mpi;
 // Balanced factors: the free dimensions get nnodes / (the fixed ones' product), split as evenly as
 // the prime factors allow, largest first.
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Dims_create";
   if (int err = require_active(kFn)) return err;
   if (ndims < 0) return raise_error(nullptr, MPI_ERR_DIMS, kFn, "ndims argument is %d", ndims);
@@ -227,6 +229,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Dims_create);
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                      int reorder, MPI_Comm* comm_cart) {
+  torusmpi::progress::Lock lock;
   (void)reorder;
   constexpr const char* kFn = "MPI_Cart_create";
   if (int err = require_active(kFn)) return err;
@@ -258,6 +261,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 TORUSMPI_WEAK_ALIAS(MPI_Cart_create);
 
 int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cartdim_get";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -269,6 +273,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
 TORUSMPI_WEAK_ALIAS(MPI_Cartdim_get);
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cart_get";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -289,6 +294,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 TORUSMPI_WEAK_ALIAS(MPI_Cart_get);
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cart_rank";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -314,6 +320,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
 TORUSMPI_WEAK_ALIAS(MPI_Cart_rank);
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cart_coords";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -332,6 +339,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
 TORUSMPI_WEAK_ALIAS(MPI_Cart_coords);
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cart_shift";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -349,6 +357,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Cart_shift);
 
 // The kept dimensions' sub-grids: ranks that agree on every dropped coordinate share one.
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cart_sub";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -382,6 +391,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
 TORUSMPI_WEAK_ALIAS(MPI_Cart_sub);
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
+  torusmpi::progress::Lock lock;
   (void)periods;
   constexpr const char* kFn = "MPI_Cart_map";
   if (int err = require_active(kFn)) return err;
@@ -428,6 +438,7 @@ int check_graph(const char* fn, MPI_Comm comm, int nnodes, const int index[], co
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                       int reorder, MPI_Comm* comm_graph) {
+  torusmpi::progress::Lock lock;
   (void)reorder;
   constexpr const char* kFn = "MPI_Graph_create";
   if (int err = require_active(kFn)) return err;
@@ -444,6 +455,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 TORUSMPI_WEAK_ALIAS(MPI_Graph_create);
 
 int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Graphdims_get";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -457,6 +469,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
 TORUSMPI_WEAK_ALIAS(MPI_Graphdims_get);
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Graph_get";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -471,6 +484,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 TORUSMPI_WEAK_ALIAS(MPI_Graph_get);
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Graph_neighbors_count";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -484,6 +498,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
 TORUSMPI_WEAK_ALIAS(MPI_Graph_neighbors_count);
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Graph_neighbors";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -500,6 +515,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 TORUSMPI_WEAK_ALIAS(MPI_Graph_neighbors);
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Graph_map";
   if (int err = require_active(kFn)) return err;
   Comm* c;
@@ -531,6 +547,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     const int sourceweights[], int outdegree,
                                     const int destinations[], const int destweights[],
                                     MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
+  torusmpi::progress::Lock lock;
   (void)info;
   (void)reorder;
   constexpr const char* kFn = "MPI_Dist_graph_create_adjacent";
@@ -572,6 +589,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Dist_graph_create_adjacent);
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
                            const int destinations[], const int weights[], MPI_Info info,
                            int reorder, MPI_Comm* comm_dist_graph) {
+  torusmpi::progress::Lock lock;
   (void)info;
   (void)reorder;
   constexpr const char* kFn = "MPI_Dist_graph_create";
@@ -637,6 +655,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 TORUSMPI_WEAK_ALIAS(MPI_Dist_graph_create);
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Dist_graph_neighbors_count";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -652,6 +671,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Dist_graph_neighbors_count);
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[]) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Dist_graph_neighbors";
   if (int err = require_active(kFn)) return err;
   const Topology* t;
@@ -670,6 +690,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 TORUSMPI_WEAK_ALIAS(MPI_Dist_graph_neighbors);
 
 int PMPI_Topo_test(MPI_Comm comm, int* status) {
+  torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Topo_test";
   if (int err = require_active(kFn)) return err;
   Comm* c;
