@@ -57,6 +57,8 @@ static void usage(const struct osu_bench* b, FILE* out) {
   if (b->extra_opts & OSU_OPT_WINDOW)
     fprintf(out, "  -W, --window-size N           messages in flight per iteration (default %d)\n",
             b->window);
+  if (b->extra_opts & OSU_OPT_THREADS)
+    fprintf(out, "  -t, --num-threads N           threads per rank, at most 64 (default 2)\n");
   if (!b->sizeless)
     fprintf(
         out,
@@ -148,6 +150,7 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       {'f', "full", 0, 0},
       {'d', "accelerator", 1, 0},
       {'a', "show-algorithm", 0, kOptAlgorithm},
+      {'t', "num-threads", 1, OSU_OPT_THREADS},
       {'h', "help", 0, 0},
   };
   int places = 0; /* positional H|D given */
@@ -221,6 +224,9 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       case 'a':
         o->show_algorithm = 1;
         break;
+      case 't':
+        ok = parse_int(value, 1, &o->threads) && o->threads <= 64;
+        break;
       case 'h':
         if (o->rank == 0) usage(b, stdout);
         return 0;
@@ -272,8 +278,14 @@ static int find_torusmpi(const struct osu_bench* b, const struct osu_options* o)
 }
 
 int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_options* o) {
-  MPI_Init(argc, argv);
+  int provided = MPI_THREAD_SINGLE;
+  if (b->extra_opts & OSU_OPT_THREADS) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(argc, argv);
+  }
   memset(o, 0, sizeof *o);
+  o->threads = (b->extra_opts & OSU_OPT_THREADS) ? 2 : 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &o->nranks);
   o->min_size = b->min_size;
@@ -285,6 +297,12 @@ int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_opt
 
   o->where[0] = o->where[1] = 'D';
   int rc = parse_options(b, *argc, *argv, o);
+  if (rc < 0 && (b->extra_opts & OSU_OPT_THREADS) && provided != MPI_THREAD_MULTIPLE) {
+    if (o->rank == 0)
+      fprintf(stderr, "%s: this MPI library provides thread level %d, not MPI_THREAD_MULTIPLE\n",
+              b->name, provided);
+    rc = 1;
+  }
   if (rc < 0 && (o->device || o->show_algorithm) && !find_torusmpi(b, o)) rc = 1;
   if (rc < 0 && (o->nranks < b->min_ranks || (b->even_ranks && o->nranks % 2 != 0))) {
     if (o->rank == 0 && b->even_ranks)

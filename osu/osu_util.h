@@ -36,6 +36,9 @@ enum osu_bus {
 #define OSU_OPT_BUFFERS                                                      \
   0x2 /* point-to-point: two positional H|D, the buffers' places on even and \
          odd ranks (rank 0 and rank 1), as the OSU benchmarks' "D D" */
+#define OSU_OPT_THREADS                                                       \
+  0x4 /* -t threads: threads per rank; MPI is started at MPI_THREAD_MULTIPLE, \
+         and a library that does not provide it stops the benchmark */
 
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
@@ -81,9 +84,11 @@ struct osu_options {
   int device;         /* -d neuron given */
   char where[2];      /* 'H' or 'D' for even and odd ranks */
   int show_algorithm; /* -a: collectives add an Algorithm column (torusmpi only) */
+  int threads;        /* -t: threads per rank (OSU_OPT_THREADS), 1 otherwise */
 };
 
-/* MPI_Init, parse argv, check the rank count. Returns -1 to go on, or the exit status (0 after -h,
+/* MPI_Init (MPI_Init_thread at MPI_THREAD_MULTIPLE with OSU_OPT_THREADS), parse argv, check the
+ * rank count. Returns -1 to go on, or the exit status (0 after -h,
  * 1 after a bad option or rank count) once MPI_Finalize has run; rank 0 has said why. */
 int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_options* o);
 

@@ -15,8 +15,8 @@
 # A program not built with ASan gets its runtime first: LD_PRELOAD=<libasan>:<libmpi.so.40>, passed
 # to every rank with mpirun -x. UBSan stops at the first error (-fno-sanitize-recover). Leaks are
 # reported; sanitizers.supp holds suppressions for third-party libraries only (PMIx so far), each
-# with its reason. With SANITIZERS_TSAN=1, ThreadSanitizer too, on the asynchronous progress thread
-# (at the end).
+# with its reason. Then ThreadSanitizer on MPI_THREAD_MULTIPLE and the progress thread (at the end;
+# SANITIZERS_TSAN=no skips it).
 #
 # The budget: 7.5 minutes on 2 cores shared with other work (load 5 to 7), 6.3 of them the build
 # (configure, then 5.5 CPU minutes of compiling); the unit tests 17 s, the tools and MPI jobs a
@@ -206,24 +206,50 @@ job 4 "ofi: net_p2p across 2 instances" "${net[@]}" -- "$p/net_p2p.gcc" 2
 job 4 "ofi: coll_basic across 2 instances" "${net[@]}" -- "$p/coll_basic.gcc"
 diag "MPI jobs and tools: $((SECONDS - t0)) s"
 
-# --- ThreadSanitizer, with SANITIZERS_TSAN=1 only: a second build of the library (-O1, no
-# UBSan: 2.5 more minutes of 2 cores), then the progress thread of TORUSMPI_ASYNC_PROGRESS=1
-# beside the application's calls: every algorithm forced at np=4, and point-to-point at np=3.
-if [ "${SANITIZERS_TSAN:-0}" = 1 ]; then
+# --- ThreadSanitizer (SANITIZERS_TSAN=no skips it): a second build of the library (-O1, no
+# UBSan: about 2 minutes of 2 cores), then MPI_THREAD_MULTIPLE under it: tests/progs/threads.c
+# built with -fsanitize=thread by Open MPI's mpicc (gcc: clang 14's shared TSan runtime crashes
+# at start-up on Debian 12, even in an empty program), over shared memory and over libfabric
+# between two emulated instances, and the progress thread of TORUSMPI_ASYNC_PROGRESS=1 beside
+# the application's calls. SANITIZERS_TSAN=all adds every collective algorithm forced at np=4
+# with the progress thread (minutes more).
+if [ "${SANITIZERS_TSAN:-yes}" != no ]; then
   t0=$SECONDS
   tsan=$TM_TOP_BUILDDIR/sanitize-thread
   (build "$tsan" thread "-O1 -g1")
   build_rc=$?
   check "TSan build (sanitize-thread/: library, tools) in $((SECONDS - t0)) s" \
     test "$build_rc" -eq 0 || diag_file "$build_log" 40
+  threads_tsan=$work/threads.tsan
+  "$TM_OMPI_MPICC" -fsanitize=thread -g -O1 -Wall -Wextra -Werror -o "$threads_tsan" \
+    "$TM_SRCDIR/progs/threads.c" >>"$build_log" 2>&1
+  check "threads.c built with -fsanitize=thread" test -x "$threads_tsan" ||
+    diag_file "$build_log" 20
   if [ "$build_rc" -eq 0 ]; then
+    # The program carries the runtime; the others get it preloaded.
+    tsan_lib=(-x "LD_PRELOAD=$tsan/src/mpi/.libs/libmpi.so.40")
     runtime=$(sed -n 's/^TORUSMPI_SANITIZER_RUNTIME = //p' "$tsan/Makefile")
     preload=(-x "LD_PRELOAD=$runtime:$tsan/src/mpi/.libs/libmpi.so.40")
-    san_x=(-x "TSAN_OPTIONS=log_path=$reports/tsan:halt_on_error=0" -x TORUSMPI_ASYNC_PROGRESS=1)
-    job 4 "TSan: coll_algos, asynchronous progress, every algorithm forced" \
-      -- "$p/coll_algos.gcc" ${algorithms[@]+"${algorithms[@]}"}
-    job 3 "TSan: p2p_basic, asynchronous progress" -- "$p/p2p_basic.gcc"
+    san_x=(-x "TSAN_OPTIONS=log_path=$reports/tsan:halt_on_error=0" -x TORUSMPI_TIMEOUT=120)
+    if [ -x "$threads_tsan" ]; then
+      run_job 240 "${mpirun[@]}" -np 3 "${tsan_lib[@]}" "${san_x[@]}" "$threads_tsan" 4
+      check "TSan: threads, 4 threads per rank, shared memory, np=3" passed 3 || diag_job
+      run_job 240 "${mpirun[@]}" -np 4 "${tsan_lib[@]}" "${san_x[@]}" -x FI_PROVIDER=tcp \
+        -x FI_TCP_IFACE=lo -x TORUSMPI_NET=ofi -x TORUSMPI_INSTANCE=torus:2x1:cores=1 \
+        -x TORUSMPI_INSTANCES=2 -x TORUSMPI_EAGER_LIMIT=0 "$threads_tsan" 3
+      check "TSan: threads, 3 threads per rank, two instances over libfabric, np=4" passed 4 ||
+        diag_job
+      run_job 240 "${mpirun[@]}" -np 3 "${tsan_lib[@]}" "${san_x[@]}" \
+        -x TORUSMPI_ASYNC_PROGRESS=1 "$threads_tsan" 3
+      check "TSan: threads with the progress thread, np=3" passed 3 || diag_job
+    fi
+    san_x+=(-x TORUSMPI_ASYNC_PROGRESS=1)
     job 3 "TSan: p2p_order, asynchronous progress" -- "$p/p2p_order.gcc"
+    if [ "${SANITIZERS_TSAN:-yes}" = all ]; then
+      job 4 "TSan: coll_algos, asynchronous progress, every algorithm forced" \
+        -- "$p/coll_algos.gcc" ${algorithms[@]+"${algorithms[@]}"}
+      job 3 "TSan: p2p_basic, asynchronous progress" -- "$p/p2p_basic.gcc"
+    fi
   fi
 fi
 

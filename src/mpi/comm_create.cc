@@ -42,12 +42,13 @@ void set_bit(uint64_t* map, int pair, bool on) {
 }
 
 // What this process contributes: the pairs it uses or has reserved, then whether a nonblocking
-// creation of its own may change that before the answer comes.
+// creation of its own, or another thread's (MPI_THREAD_MULTIPLE), may change that before the
+// answer comes.
 std::vector<uint64_t> contribution() {
   progress::Lock lock;  // the progress thread may be completing a nonblocking creation
   std::vector<uint64_t> words(kContextWords + 1);
   for (int i = 0; i < kContextWords; ++i) words[i] = g_map.used[i] | g_map.reserved[i];
-  words[kContextWords] = g_map.nonblocking > 0;
+  words[kContextWords] = g_map.nonblocking > 0 || progress::threaded();
   return words;
 }
 
