@@ -855,7 +855,10 @@ int PMPI_Type_get_contents(MPI_Datatype mtype, int max_integers, int max_address
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_get_contents);
 
-int PMPI_Type_size(MPI_Datatype type, int* size) { return size_of("MPI_Type_size", type, size); }
+int PMPI_Type_size(MPI_Datatype type, int* size) {
+  torusmpi::progress::Lock lock;
+  return size_of("MPI_Type_size", type, size);
+}
 TORUSMPI_WEAK_ALIAS(MPI_Type_size);
 
 int PMPI_Type_size_x(MPI_Datatype type, MPI_Count* size) {
