@@ -12,6 +12,7 @@
 #include "config.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "pml/pml.h"
 #include "topo/machine.h"
 
 namespace torusmpi::pml::net {
@@ -41,6 +42,7 @@ constexpr Choice kChoices[] = {
 struct Active {
   const Choice* choice = nullptr;
   std::unique_ptr<NetworkTransport> transport;
+  std::vector<uint8_t> card;  // this process's, as published
 };
 
 Active& active() {
@@ -75,8 +77,7 @@ struct CardHead {
 
 std::string card_key(const Choice& c) { return std::string("torusmpi.") + c.name; }
 
-Status publish_card(const Choice& c, const boot::JobInfo& job,
-                    const std::vector<uint8_t>& address) {
+std::vector<uint8_t> make_card(const boot::JobInfo& job, const std::vector<uint8_t>& address) {
   CardHead head{};
   head.pid = static_cast<int32_t>(getpid());
   head.addr_len = static_cast<uint32_t>(address.size());
@@ -84,7 +85,7 @@ Status publish_card(const Choice& c, const boot::JobInfo& job,
   std::vector<uint8_t> card(sizeof head + address.size());
   std::memcpy(card.data(), &head, sizeof head);
   std::copy(address.begin(), address.end(), card.begin() + sizeof head);
-  return boot::put(card_key(c), card.data(), card.size());
+  return card;
 }
 
 Status lookup_card(const Choice& c, const boot::JobInfo& job, int peer, AddressCard* card,
@@ -115,7 +116,7 @@ Status parse_card(const char* transport, const char* library, int peer,
              std::to_string(value.size()) + " B)";
     return Status::kErrBoot;
   }
-  // The host as publish_card() wrote it: cut to what fits, so compared on that much.
+  // The host as make_card() wrote it: cut to what fits, so compared on that much.
   const bool here = std::strncmp(head.host, hostname.c_str(), sizeof head.host - 1) == 0;
   card->local_pid = here ? head.pid : 0;
   card->address.assign(value.begin() + sizeof head, value.end());
@@ -189,7 +190,40 @@ Status prepare(const boot::JobInfo& job, const std::vector<int>& peers, std::str
   TORUSMPI_CHECK(choose(&a.choice, error));
   std::vector<uint8_t> address;
   TORUSMPI_CHECK(a.choice->open(job, &a.transport, &address, error));
-  return publish_card(*a.choice, job, address);
+  a.card = make_card(job, address);
+  return boot::put(card_key(*a.choice), a.card.data(), a.card.size());
+}
+
+Status dynamic_card(const boot::JobInfo& job, std::vector<uint8_t>* card, std::string* error) {
+  Active& a = active();
+  if (a.transport == nullptr) {
+    TORUSMPI_CHECK(choose(&a.choice, error));
+    std::vector<uint8_t> address;
+    if (Status s = a.choice->open(job, &a.transport, &address, error); s != Status::kOk) {
+      a.transport.reset();
+      return s;
+    }
+    a.card = make_card(job, address);
+    TORUSMPI_DEBUG(kPml, "%s: opened for processes of other jobs", a.choice->name);
+  }
+  *card = a.card;
+  return Status::kOk;
+}
+
+Status dynamic_connect(const boot::JobInfo& job, uint64_t job_id, int rank,
+                       const std::vector<uint8_t>& card, int* index, std::string* error) {
+  Active& a = active();
+  if (a.transport == nullptr) {
+    *error = "net: a process of another job before this one's card";
+    return Status::kErrInternal;
+  }
+  AddressCard parsed;
+  TORUSMPI_CHECK(
+      parse_card(a.choice->name, a.choice->library, rank, card, job.hostname, &parsed, error));
+  const int next = peer_count();
+  TORUSMPI_CHECK(a.transport->connect_dynamic(next, job_id, rank, parsed, error));
+  *index = add_peer(a.transport.get());
+  return Status::kOk;
 }
 
 Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error) {

@@ -40,6 +40,15 @@ Status prepare(const boot::JobInfo& job, const std::vector<int>& peers, std::str
 Status attach(const boot::JobInfo& job, const std::vector<int>& peers, std::string* error);
 void detach();
 
+// Processes of other jobs (MPI_Comm_spawn, _connect, _join) talk through the network transport,
+// shared memory on one node included (a job's segment is its own). dynamic_card() gives this
+// process's address card for them, opening TORUSMPI_NET's transport now if the job did not need
+// it at start-up. dynamic_connect() makes process `rank` of job `job_id` (boot::job_id), whose
+// card is `card`, a peer of the pml; *index is its number there.
+Status dynamic_card(const boot::JobInfo& job, std::vector<uint8_t>* card, std::string* error);
+Status dynamic_connect(const boot::JobInfo& job, uint64_t job_id, int rank,
+                       const std::vector<uint8_t>& card, int* index, std::string* error);
+
 // The network libraries are opened at run time, when a job needs them, not linked into libmpi:
 // as they load, libfabric (through its psm provider's libinfinipath) and UCX (libucs) install
 // handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE that print their own backtrace and exit 1, in
@@ -105,6 +114,15 @@ class NetworkTransport : public Transport {
   bool network() const override { return true; }
   // Makes job rank `peer` reachable at card.address, and watches card.local_pid (pml/liveness.h).
   virtual Status connect(int peer, const AddressCard& card, std::string* error) = 0;
+  // Makes process `rank` of another job (`job`: boot::job_id) reachable as the pml's peer
+  // `index` (a number past the job's ranks), at card.address. Its process is not watched: it may
+  // end normally while this one runs on.
+  virtual Status connect_dynamic(int index, uint64_t job, int rank, const AddressCard& card,
+                                 std::string* error) {
+    (void)index, (void)job, (void)rank, (void)card;
+    *error = std::string(name()) + ": this network transport cannot reach processes of other jobs";
+    return Status::kErrUnsupported;
+  }
   // detach(), before the transport is destroyed: lets the fragments still in flight leave.
   virtual void flush() {}
 };

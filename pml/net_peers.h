@@ -22,11 +22,14 @@ namespace torusmpi::pml::net {
 // a 16 KiB fragment after a header-only one sent behind it; UCX's order is not relied on either).
 // So every fragment carries a Stamp, and the receiver holds early ones back until those before
 // them have been delivered; in order, which is nearly always, that costs a compare.
+// A sender of another job (spawned, connected: pml.h's add_peer) is known by its job's id and its
+// rank there, which the receiver maps to its own number for it (PeerOrder::resolve).
 struct Stamp {
   int32_t from;  // the sender's job rank
   uint32_t seq;  // per (sender, receiver), from 0
+  uint64_t job;  // the sender's job (boot::job_id)
 };
-static_assert(sizeof(Stamp) == 8, "Stamp travels on the wire");
+static_assert(sizeof(Stamp) == 16, "Stamp travels on the wire");
 
 // A rank read off the wire that is not in the job: a peer of another job, version or protocol.
 // Ends the job, diagnosed.
@@ -45,14 +48,35 @@ class PeerOrder {
   PeerOrder(const char* transport, const boot::JobInfo& job)
       : transport_(transport),
         rank_(job.rank),
+        job_(boot::job_id(job.nspace)),
         out_(static_cast<size_t>(job.size), 0),
         in_(static_cast<size_t>(job.size), 0),
         held_(static_cast<size_t>(job.size)) {}
 
   // Sending: the stamp of the next fragment to `peer` (a rank the pml chose); sent() once the
   // library has taken it.
-  Stamp stamp(int peer) const { return Stamp{rank_, out_[peer]}; }
+  Stamp stamp(int peer) const { return Stamp{rank_, out_[peer], job_}; }
   void sent(int peer) { ++out_[peer]; }
+
+  // Processes of other jobs: `rank` of job `job` is the pml's peer `index` (beyond this job's
+  // ranks). resolve() turns an arrival's stamp into the pml's numbering: false for a sender of
+  // another job not added yet (its fragment waits until it is), true otherwise.
+  void add(int index, uint64_t job, int rank) {
+    const size_t n = static_cast<size_t>(index) + 1;
+    if (out_.size() < n) {
+      out_.resize(n, 0);
+      in_.resize(n, 0);
+      held_.resize(n);
+    }
+    foreign_[{job, rank}] = index;
+  }
+  bool resolve(Stamp* s) const {
+    if (s->job == job_) return true;
+    auto it = foreign_.find({s->job, s->from});
+    if (it == foreign_.end()) return false;
+    s->from = it->second;
+    return true;
+  }
 
   // Receiving. in_turn(): whether an arrival is the next from its sender, whose rank, read off the
   // wire, is checked first. If not, hold() keeps it. Once one in turn has been delivered,
@@ -100,6 +124,9 @@ class PeerOrder {
 
   const char* transport_;
   int32_t rank_;
+  uint64_t job_;
+  // Processes of other jobs: (job, rank) -> the pml's number for it.
+  std::map<std::pair<uint64_t, int>, int> foreign_;
   std::vector<uint32_t> out_;                   // by receiver: the next seq to send
   std::vector<uint32_t> in_;                    // by sender: the next seq to deliver
   std::vector<std::map<uint32_t, Held>> held_;  // by sender: arrivals ahead of their turn

@@ -157,6 +157,11 @@ Context& context(uint32_t id) {
 }
 
 void complete(Request* r) {
+  // A send whose cancellation is being asked completes at the answer (deliver, kCancelReply).
+  if (__builtin_expect(r->cancel_pending_, 0)) {
+    r->finished_ = true;
+    return;
+  }
   __atomic_store_n(&r->done_, true, __ATOMIC_RELEASE);
   if (r->on_complete != nullptr) r->on_complete(r);  // may free r
 }
@@ -387,6 +392,26 @@ Status init(int self, int size) {
   return Status::kOk;
 }
 
+int peer_count() {
+  progress::Lock lock;
+  return static_cast<int>(engine().peers.size());
+}
+
+int add_peer(Transport* t) {
+  progress::Lock lock;
+  Engine& e = engine();
+  Peer p;
+  p.transport = t;
+  p.network = t->network();
+  p.eager_limit = std::min(e.eager_limit, t->max_payload());
+  e.peers.push_back(std::move(p));
+  // Polled, and sleeping, in init's order: shared memory, network, then the loopback, last.
+  if (std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end()) {
+    e.transports.insert(e.transports.end() - 1, t);
+  }
+  return static_cast<int>(e.peers.size()) - 1;
+}
+
 Status finalize() {
   Engine& e = engine();
   // Sends the application completed may still sit in a backlog (eager sends complete on queueing).
@@ -442,6 +467,10 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   req->done_ = false;
   req->error = Status::kOk;
   req->cancelled = false;
+  req->matched_ = false;
+  req->cancel_pending_ = false;
+  req->finished_ = false;
+  req->context_ = ctx;
   req->mode_ = mode;
   req->peer_ = peer;
   req->source = comm.rank;
@@ -520,9 +549,87 @@ int waiting_for(int32_t* ranks, int max) {
   return n;
 }
 
+namespace {
+
+// The send side of cancel() (see pml.h).
+bool cancel_send(Request* req) {
+  if (req->matched_ || req->cancelled || req->cancel_pending_) return false;
+  Engine& e = engine();
+  Peer& p = e.peers[req->peer_];
+  const auto sreq = reinterpret_cast<uint64_t>(req);
+  // Still here: nothing of it has left, so it goes without asking anyone. (A pipeline job is the
+  // data of a matched message: never taken out.)
+  for (auto it = p.backlog.begin(); it != p.backlog.end(); ++it) {
+    if (it->pipeline || it->h.sreq != sreq ||
+        (it->h.type != FragType::kEager && it->h.type != FragType::kRts))
+      continue;
+    if (it->h.type == FragType::kRts) p.transport->unexpose(sreq);
+    e.bounces.give(it->bounce, it->pooled);
+    p.backlog.erase(it);  // an emptied backlog leaves e.backlogged at the next flush
+    req->cancelled = true;
+    complete(req);
+    return true;
+  }
+  // Sent: the receiver decides. The envelope and size single out the message among those of an
+  // earlier use of the same request object (see deliver, kCancel).
+  req->finished_ = req->done();
+  __atomic_store_n(&req->done_, false, __ATOMIC_RELEASE);
+  req->cancel_pending_ = true;
+  OutJob job;
+  std::memset(&job.h, 0, sizeof job.h);
+  job.h.type = FragType::kCancel;
+  job.h.context = req->context_;
+  job.h.source = req->source;
+  job.h.tag = req->tag;
+  job.h.size = req->capacity_;
+  job.h.sreq = sreq;
+  send_or_queue(req->peer_, job);
+  return true;
+}
+
+// The receiver's side: drops the newest unexpected message from `peer` that kCancel `h` names.
+// Newest: an older message with the same request pointer and envelope would have matched first.
+void on_cancel(int peer, const FragHeader& h) {
+  Context& c = context(h.context);
+  bool dropped = false;
+  for (Message* m = c.unexpected.tail; m != nullptr; m = m->prev_) {
+    if (m->peer == peer && m->h.sreq == h.sreq && m->h.source == h.source && m->h.tag == h.tag &&
+        m->h.size == h.size) {
+      c.unexpected.erase(m);
+      std::free(m->data);
+      delete m;
+      dropped = true;
+      break;
+    }
+  }
+  OutJob job;
+  std::memset(&job.h, 0, sizeof job.h);
+  job.h.type = FragType::kCancelReply;
+  job.h.flags = dropped ? kFlagCancelled : 0;
+  job.h.sreq = h.sreq;
+  send_or_queue(peer, job);
+}
+
+// The sender's side of the answer: the send completes, cancelled or as sent. On no, a matched
+// send whose protocol has not ended yet (a pipeline still pushing) completes when it ends.
+void on_cancel_reply(int peer, const FragHeader& h) {
+  auto* s = reinterpret_cast<Request*>(h.sreq);
+  s->cancel_pending_ = false;
+  if (h.flags & kFlagCancelled) {
+    s->cancelled = true;
+    engine().peers[peer].transport->unexpose(h.sreq);  // a rendezvous send's buffer
+    complete(s);
+  } else if (s->finished_) {
+    complete(s);
+  }
+}
+
+}  // namespace
+
 bool cancel(Request* req) {
   progress::Lock lock;
-  if (req->kind_ != Request::Kind::kRecv || req->done()) return false;
+  if (req->kind_ == Request::Kind::kSend) return cancel_send(req);
+  if (req->done()) return false;
   Context& c = context(req->context_);
   for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
     if (r == req) {
@@ -587,15 +694,24 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
       on_matched_fragment(peer, h, bytes, len);
       return;
     case FragType::kAck:
+      reinterpret_cast<Request*>(h.sreq)->matched_ = true;
       complete(reinterpret_cast<Request*>(h.sreq));
       return;
     case FragType::kFin:
       engine().peers[peer].transport->unexpose(h.sreq);
+      reinterpret_cast<Request*>(h.sreq)->matched_ = true;
       complete(reinterpret_cast<Request*>(h.sreq));
+      return;
+    case FragType::kCancel:
+      on_cancel(peer, h);
+      return;
+    case FragType::kCancelReply:
+      on_cancel_reply(peer, h);
       return;
     case FragType::kCts: {
       engine().peers[peer].transport->unexpose(h.sreq);
       auto* s = reinterpret_cast<Request*>(h.sreq);
+      s->matched_ = true;
       OutJob job;
       std::memset(&job.h, 0, sizeof job.h);
       job.h.type = FragType::kData;

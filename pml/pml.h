@@ -15,6 +15,10 @@
 //
 // The MPI layer serializes calls (MPI_THREAD_SERIALIZED at most); with asynchronous progress the
 // entry points below and polling take progress::Lock, so the progress thread may poll meanwhile.
+//
+// Cancelling a send that has not matched (see cancel()):
+//   S --kCancel(sreq, envelope)--> R: R drops the unexpected message if it is still there
+//   R --kCancelReply(yes|no)--> S:    yes: the send completes cancelled; no: it completes as sent
 #ifndef TORUSMPI_PML_PML_H_
 #define TORUSMPI_PML_PML_H_
 
@@ -79,6 +83,9 @@ struct Request {
   int peer_ = 0;  // job rank of the other side (sends; matched receives)
   int match_source_ = kAnySource;
   int match_tag_ = kAnyTag;
+  bool matched_ = false;         // sends: the receiver has matched it (kAck, kFin or kCts came)
+  bool cancel_pending_ = false;  // sends: a kCancel is out; completion waits for its answer
+  bool finished_ = false;        // sends: the protocol completed while the answer was awaited
   uint8_t* buf_ = nullptr;
   size_t capacity_ = 0;      // receive buffer size, or send size
   size_t received_ = 0;      // pipelined receives: bytes arrived so far, excess included
@@ -92,6 +99,14 @@ struct Request {
 Status init(int self, int size);
 // Completes what is still queued for sending, then stops polling.
 Status finalize();
+
+// Processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect) become peers at run time, numbered
+// after the job's ranks: peer_count() is the number the next one gets, and add_peer(t) makes it,
+// reached through transport t, and returns that number. Communicators name them by it as they
+// name job ranks.
+class Transport;
+int peer_count();
+int add_peer(Transport* t);
 
 // Starts a send of `bytes` bytes to rank `dest` of comm, on `context` (comm.context or
 // comm.coll_context()). The buffer must stay unchanged until the request is done.
@@ -107,7 +122,16 @@ Status irecv(const Comm& comm, uint32_t context, void* buf, size_t capacity, int
 int waiting_for(int32_t* ranks, int max);
 
 // Cancels a receive that has not matched yet: it completes with cancelled set. Returns false (and
-// does nothing) when it is too late, or for a send.
+// does nothing) when it is too late.
+//
+// A send can be cancelled until its receiver matches it. One still in this rank's backlog is taken
+// out at once. Otherwise a kCancel fragment follows the message to the receiver (the channel is
+// FIFO, so the message is there first): it drops the message if it is still unexpected and
+// answers yes or no. Meanwhile the request is not done, even a standard eager send that was
+// complete already; the answer completes it, with cancelled set on yes. So a cancelled send's
+// completion needs the receiver's progress, as its matching would. Returns true when the
+// cancellation was done or asked for, false when the send is known to have matched or was
+// cancelled already.
 bool cancel(Request* req);
 
 // A matched message taken off the queue by improbe, received later by mrecv.

@@ -17,10 +17,15 @@ enum class FragType : uint8_t {
   kFin,        // to the sender of a rendezvous message: its buffer has been read
   kCts,        // to the sender of a rendezvous message: push the data as kData fragments
   kData,       // a chunk of a rendezvous message, at offset `size`
+  // To a receiver: drop the message of `sreq` (envelope and size as sent) if still unmatched.
+  kCancel,
+  // To the sender of kCancel: kFlagCancelled when the message was dropped.
+  kCancelReply,
 };
 
 constexpr uint8_t kFlagSync = 1;    // kEager: the sender waits for kAck
 constexpr uint8_t kFlagDevice = 2;  // kRts: the sender's buffer is device memory (no read_remote)
+constexpr uint8_t kFlagCancelled = 1;  // kCancelReply: the message was unmatched and is dropped
 
 struct FragHeader {
   FragType type;
@@ -30,7 +35,7 @@ struct FragHeader {
   int32_t source;  // sender's rank in the communicator
   int32_t tag;
   uint64_t size;  // the whole message's bytes; kData: the chunk's offset in it
-  uint64_t sreq;  // the sender's request, echoed in kAck, kFin and kCts
+  uint64_t sreq;  // the sender's request, echoed in kAck, kFin, kCts and kCancelReply
   union {
     uint64_t rreq;  // kCts, kData: the receiver's request
     uint64_t addr;  // kRts: the sender's buffer
@@ -112,6 +117,13 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
     case FragType::kCts:
       if (h.flags != 0 || len != 0) return "a control fragment with flags or a payload";
       return nullptr;  // unmatched: no context, source or tag
+    case FragType::kCancel:
+      if (h.flags != 0 || len != 0) return "a cancel request with flags or a payload";
+      break;  // names a message: context and source are checked below
+    case FragType::kCancelReply:
+      if ((h.flags & ~kFlagCancelled) != 0 || len != 0)
+        return "a cancel reply with unknown flags or a payload";
+      return nullptr;
     case FragType::kData:
       if (h.flags != 0) return "a data fragment with flags";
       if (h.size + len < h.size) return "a data fragment past the end of any message";

@@ -108,6 +108,8 @@ class OfiTransport final : public net::NetworkTransport {
 
   Status open(const boot::JobInfo& job, std::vector<uint8_t>* address, std::string* error);
   Status connect(int peer, const net::AddressCard& card, std::string* error) override;
+  Status connect_dynamic(int index, uint64_t job, int rank, const net::AddressCard& card,
+                         std::string* error) override;
   void flush() override;
 
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
@@ -221,14 +223,22 @@ class OfiTransport final : public net::NetworkTransport {
 
   int poll() override {
     reap();
-    return arrived_.drain([&](const Arrival& a) {
+    int retaken = 0;
+    if (retry_strangers_) {
+      // Fragments of another job's processes that came before connect_dynamic() added them.
+      retry_strangers_ = false;
+      std::vector<std::vector<uint8_t>> waiting;
+      waiting.swap(strangers_);
+      for (const std::vector<uint8_t>& frag : waiting) retaken += take(frag.data(), frag.size());
+    }
+    return retaken + arrived_.drain([&](const Arrival& a) {
       const int delivered = take(recv_buf(a.index), a.len);
       post_recv(a.index);
       return delivered;
     });
   }
 
-  bool pending() const override { return !arrived_.empty(); }
+  bool pending() const override { return !arrived_.empty() || retry_strangers_; }
 
   int wait_fd() override { return wait_fd_; }
 
@@ -279,6 +289,11 @@ class OfiTransport final : public net::NetworkTransport {
     }
     net::Stamp stamp;
     std::memcpy(&stamp, wire, sizeof stamp);
+    if (!order_.resolve(&stamp)) {
+      // A process of another job whose connection this one has not finished: kept until it has.
+      strangers_.emplace_back(wire, wire + len);
+      return 0;
+    }
     if (!order_.in_turn(stamp)) {
       order_.hold(stamp, std::vector<uint8_t>(wire, wire + len));  // the buffer is re-posted
       return 0;
@@ -426,6 +441,8 @@ class OfiTransport final : public net::NetworkTransport {
   net::PeerOrder<std::vector<uint8_t>> order_;  // early arrivals held as copies
   Liveness liveness_;
   std::unordered_map<uint64_t, fid_mr*> exposed_;
+  std::vector<std::vector<uint8_t>> strangers_;  // arrivals from processes not added yet
+  bool retry_strangers_ = false;                 // a process was added: look at them again
 };
 
 // Which provider: TORUSMPI_OFI_PROVIDER, else FI_PROVIDER's (libfabric filters by it itself),
@@ -617,6 +634,21 @@ Status OfiTransport::connect(int peer, const net::AddressCard& card, std::string
     return Status::kErrBoot;
   }
   liveness_.watch(peer, card.local_pid);
+  return Status::kOk;
+}
+
+Status OfiTransport::connect_dynamic(int index, uint64_t job, int rank,
+                                     const net::AddressCard& card, std::string* error) {
+  if (addr_.size() <= static_cast<size_t>(index)) addr_.resize(index + 1, FI_ADDR_UNSPEC);
+  int ret = fi_av_insert(av_, card.address.data(), 1, &addr_[index], 0, nullptr);
+  if (ret != 1) {
+    *error = "ofi: cannot resolve the address of rank " + std::to_string(rank) +
+             " of another job (" + fi_text("fi_av_insert", ret < 0 ? ret : -FI_EINVAL) +
+             ", provider " + provider_ + ")";
+    return Status::kErrBoot;
+  }
+  order_.add(index, job, rank);
+  retry_strangers_ = !strangers_.empty();
   return Status::kOk;
 }
 

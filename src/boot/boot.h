@@ -83,6 +83,41 @@ constexpr int kExitLauncherLost = 112;  // the rank's launcher went away (EHOSTD
 // PMIx_Notify_event is not used to reach other nodes: under Open MPI 4.1's mpirun a client's
 // notification leaves the launcher unable to carry out a PMIx_Abort afterwards.
 
+// --- Dynamic processes (MPI_Comm_spawn, MPI_Publish_name), through the launcher's PMIx server.
+// Each call may wait for the launcher (and other processes): the caller lets the library's lock
+// go around it (progress::Unlocked). Without a launcher (a singleton) each is kErrUnsupported,
+// with *error saying so.
+
+// A 64-bit name of a job, the same in every process that knows its namespace: a network
+// transport tells the senders of other jobs (spawned, connected) from its own job's by it.
+uint64_t job_id(const std::string& nspace);
+
+// One command of a spawn: what MPI_Comm_spawn_multiple takes for it, its info keys read.
+struct SpawnApp {
+  std::string command;
+  std::vector<std::string> args;  // after the command (argv[1] ...)
+  int procs = 1;
+  std::vector<std::string> env;  // "NAME=value": set for its processes, after what they inherit
+  std::string wdir;              // working directory; empty: the parent's
+  std::string host;              // comma-separated hosts to start on (PMIX_HOST); empty: any
+};
+
+// Starts a new job of `apps` (one namespace, ranks in the order of apps); *nspace is its name.
+// The spawned processes get this process's environment for torusmpi and the loader
+// (LD_PRELOAD, LD_LIBRARY_PATH, PATH, TORUSMPI_*, FI_*, UCX_*, OMPI_MCA_*), then each app's env.
+// A job that cannot start is an error naming PMIx's status.
+Status spawn(const std::vector<SpawnApp>& apps, std::string* nspace, std::string* error);
+// Whether a process of job `nspace`, which this process spawned, has ended, as the launcher's
+// process table says: a parent waiting for children that will never connect (a program that is
+// not an MPI program, or one that died first) stops waiting. Asks the launcher: call it seldom.
+bool spawned_job_ended(const std::string& nspace);
+
+// The launcher's name service (mpirun's data server): names published by one process are found
+// by the processes of every job of the same launcher.
+Status publish_name(const std::string& service, const std::string& port, std::string* error);
+Status lookup_name(const std::string& service, std::string* port, std::string* error);
+Status unpublish_name(const std::string& service, std::string* error);
+
 // Launcher variables found in the environment ("PMIX_RANK, OMPI_COMM_WORLD_SIZE"), empty if none.
 std::string launcher_variables();
 

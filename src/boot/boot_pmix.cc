@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -410,6 +411,197 @@ void abort_job(int code, const std::string& msg) {
     PMIx_Abort(code, msg.c_str(), nullptr, 0);
   }
   _exit(code);
+}
+
+uint64_t job_id(const std::string& nspace) {
+  // FNV-1a: stable across processes and builds, unlike std::hash.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : nspace) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+namespace {
+
+// What a spawned process inherits from its parent besides what the launcher gives every process:
+// whatever makes it run torusmpi (the loader's variables) and torusmpi as the parent does.
+constexpr const char* kInheritedPrefixes[] = {
+    "LD_PRELOAD=", "LD_LIBRARY_PATH=", "PATH=",      "TORUSMPI_", "FI_",
+    "UCX_",        "OMPI_MCA_",        "PYTHONPATH="};
+
+// ... but not how the parent job is laid out: a spawned job of another size has its own
+// (TORUSMPI_INSTANCES=2 cannot hold a job of one process). Set to its default rather than left
+// out, since mpirun passes its -x variables to spawned jobs too; an app's env may set it.
+constexpr const char* kNotInherited[] = {"TORUSMPI_INSTANCES="};
+constexpr const char* kSpawnDefaults[] = {"TORUSMPI_INSTANCES=1"};
+
+// A NULL-terminated array of strdup'ed strings, as PMIx frees them (PMIX_APP_FREE).
+char** argv_dup(const std::vector<std::string>& v) {
+  auto** out = static_cast<char**>(calloc(v.size() + 1, sizeof(char*)));
+  for (size_t i = 0; i < v.size(); ++i) out[i] = strdup(v[i].c_str());
+  return out;
+}
+
+Status needs_launcher(const char* what, std::string* error) {
+  if (g_initialized && !g_job.singleton) return Status::kOk;
+  *error = std::string(what) + " needs a launcher's PMIx server (Open MPI's mpirun), and this " +
+           "process was started without one";
+  return Status::kErrUnsupported;
+}
+
+}  // namespace
+
+Status spawn(const std::vector<SpawnApp>& apps, std::string* nspace, std::string* error) {
+  TORUSMPI_CHECK(needs_launcher("spawning processes", error));
+  std::vector<std::string> inherited;
+  for (char** e = environ; e && *e; ++e) {
+    bool excluded = false;
+    for (const char* prefix : kNotInherited) {
+      excluded = excluded || std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
+    }
+    if (excluded) continue;
+    for (const char* prefix : kInheritedPrefixes) {
+      if (std::strncmp(*e, prefix, std::strlen(prefix)) == 0) {
+        inherited.push_back(*e);
+        break;
+      }
+    }
+  }
+  pmix_app_t* papps = nullptr;
+  PMIX_APP_CREATE(papps, apps.size());
+  for (size_t i = 0; i < apps.size(); ++i) {
+    const SpawnApp& a = apps[i];
+    pmix_app_t& p = papps[i];
+    p.cmd = strdup(a.command.c_str());
+    std::vector<std::string> argv{a.command};
+    argv.insert(argv.end(), a.args.begin(), a.args.end());
+    p.argv = argv_dup(argv);
+    std::vector<std::string> env = inherited;
+    env.insert(env.end(), std::begin(kSpawnDefaults), std::end(kSpawnDefaults));
+    env.insert(env.end(), a.env.begin(), a.env.end());
+    p.env = argv_dup(env);
+    p.maxprocs = a.procs;
+    if (!a.wdir.empty()) p.cwd = strdup(a.wdir.c_str());
+    if (!a.host.empty()) {
+      PMIX_INFO_CREATE(p.info, 1);
+      p.ninfo = 1;
+      PMIX_INFO_LOAD(&p.info[0], PMIX_HOST, a.host.c_str(), PMIX_STRING);
+    }
+  }
+  pmix_nspace_t child;
+  std::memset(child, 0, sizeof child);
+  pmix_status_t rc = PMIx_Spawn(nullptr, 0, papps, apps.size(), child);
+  PMIX_APP_FREE(papps, apps.size());
+  if (rc != PMIX_SUCCESS) {
+    // Open MPI 4.1's mpirun answers with its own codes, which PMIx may have no name for.
+    *error = std::string("the launcher could not start the job (PMIx_Spawn: ") +
+             PMIx_Error_string(rc) + ", status " + std::to_string(rc) + ")";
+    return Status::kErrBoot;
+  }
+  *nspace = child;
+  TORUSMPI_DEBUG(kBoot, "spawned job %s", child);
+  return Status::kOk;
+}
+
+namespace {
+
+bool terminated(const pmix_proc_info_t& p) {
+  TORUSMPI_DEBUG(kBoot, "  %s rank %u: state %d, pid %d", p.proc.nspace, p.proc.rank,
+                 static_cast<int>(p.state), static_cast<int>(p.pid));
+  if (p.state >= PMIX_PROC_STATE_TERMINATED) return true;
+  // Open MPI 4.1's mpirun leaves the state undefined; a process of this host is looked at
+  // directly (its launcher reaps it at once, so a gone pid is an ended process).
+  return p.pid > 0 && p.hostname != nullptr && g_job.hostname == p.hostname &&
+         kill(p.pid, 0) != 0 && errno == ESRCH;
+}
+
+// Whether a process table (PMIX_QUERY_PROC_TABLE's answer: process infos, which Open MPI 4.1's
+// mpirun wraps in an array of infos) lists a process that has ended.
+bool any_terminated(const pmix_value_t& v) {
+  if (v.type == PMIX_PROC_INFO && v.data.pinfo != nullptr) return terminated(*v.data.pinfo);
+  if (v.type != PMIX_DATA_ARRAY || v.data.darray == nullptr) return false;
+  const pmix_data_array_t& a = *v.data.darray;
+  bool found = false;
+  for (size_t k = 0; k < a.size; ++k) {
+    if (a.type == PMIX_PROC_INFO) {
+      found = terminated(static_cast<const pmix_proc_info_t*>(a.array)[k]) || found;
+    } else if (a.type == PMIX_INFO) {
+      found = any_terminated(static_cast<const pmix_info_t*>(a.array)[k].value) || found;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+bool spawned_job_ended(const std::string& nspace) {
+  // The launcher's table of the job's processes and their states. (Open MPI 4.1's mpirun cannot
+  // deliver PMIX_NOTIFY_COMPLETION's event to a PMIx 4 client: asked, it logs BAD-PARAM.)
+  pmix_query_t* query = nullptr;
+  PMIX_QUERY_CREATE(query, 1);
+  query[0].keys = argv_dup({PMIX_QUERY_PROC_TABLE});
+  PMIX_QUERY_QUALIFIERS_CREATE(&query[0], 1);
+  PMIX_INFO_LOAD(&query[0].qualifiers[0], PMIX_NSPACE, nspace.c_str(), PMIX_STRING);
+  pmix_info_t* results = nullptr;
+  size_t nresults = 0;
+  pmix_status_t rc = PMIx_Query_info(query, 1, &results, &nresults);
+  PMIX_QUERY_FREE(query, 1);
+  // A job the launcher no longer knows has ended; one it cannot tell about is taken as running.
+  bool ended = rc == PMIX_ERR_NOT_FOUND;
+  for (size_t i = 0; rc == PMIX_SUCCESS && i < nresults; ++i) {
+    ended = any_terminated(results[i].value) || ended;
+  }
+  if (results != nullptr) PMIX_INFO_FREE(results, nresults);
+  TORUSMPI_DEBUG(kBoot, "process table of %s: %s, %zu result(s), %s", nspace.c_str(),
+                 PMIx_Error_string(rc), nresults, ended ? "ended" : "running");
+  return ended;
+}
+
+Status publish_name(const std::string& service, const std::string& port, std::string* error) {
+  TORUSMPI_CHECK(needs_launcher("publishing a name", error));
+  pmix_info_t info;
+  PMIX_INFO_CONSTRUCT(&info);
+  PMIX_INFO_LOAD(&info, service.c_str(), port.c_str(), PMIX_STRING);
+  pmix_status_t rc = PMIx_Publish(&info, 1);
+  PMIX_INFO_DESTRUCT(&info);
+  if (rc != PMIX_SUCCESS) {
+    *error = std::string("PMIx_Publish: ") + PMIx_Error_string(rc);
+    return rc == PMIX_EXISTS ? Status::kErrArg : Status::kErrBoot;
+  }
+  return Status::kOk;
+}
+
+Status lookup_name(const std::string& service, std::string* port, std::string* error) {
+  TORUSMPI_CHECK(needs_launcher("looking up a name", error));
+  pmix_pdata_t data;
+  PMIX_PDATA_CONSTRUCT(&data);
+  PMIX_LOAD_KEY(data.key, service.c_str());
+  pmix_status_t rc = PMIx_Lookup(&data, 1, nullptr, 0);
+  Status s = Status::kOk;
+  if (rc != PMIX_SUCCESS) {
+    *error = std::string("PMIx_Lookup: ") + PMIx_Error_string(rc);
+    s = Status::kErrArg;
+  } else if (data.value.type != PMIX_STRING || data.value.data.string == nullptr) {
+    *error = "the name service holds no port name under it";
+    s = Status::kErrArg;
+  } else {
+    *port = data.value.data.string;
+  }
+  PMIX_PDATA_DESTRUCT(&data);
+  return s;
+}
+
+Status unpublish_name(const std::string& service, std::string* error) {
+  TORUSMPI_CHECK(needs_launcher("unpublishing a name", error));
+  char* keys[2] = {const_cast<char*>(service.c_str()), nullptr};
+  pmix_status_t rc = PMIx_Unpublish(keys, nullptr, 0);
+  if (rc != PMIX_SUCCESS) {
+    *error = std::string("PMIx_Unpublish: ") + PMIx_Error_string(rc);
+    return Status::kErrArg;
+  }
+  return Status::kOk;
 }
 
 }  // namespace torusmpi::boot

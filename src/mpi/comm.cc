@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/progress.h"
+#include "mpi/dynamic.h"
 #include "mpi/errors.h"
 #include "mpi/runtime.h"
 
@@ -72,13 +73,13 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_set_name);
 
-// A torusmpi process is never started by MPI_Comm_spawn (it spawns none), so it has no parent.
+// The intercommunicator to the parents of a job MPI_Comm_spawn started (dynamic.cc).
 int PMPI_Comm_get_parent(MPI_Comm* parent) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_get_parent";
   if (int err = require_active(kFn)) return err;
   if (parent == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "parent argument is NULL");
-  *parent = MPI_COMM_NULL;
+  *parent = torusmpi::mpi::dynamic_parent();
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_parent);

@@ -2,6 +2,8 @@
 // communicators, and MPI_Comm_dup, _dup_with_info, _idup, _split, _split_type, _create,
 // _create_group, _free, _compare, _set_info, _get_info.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <unordered_set>
@@ -15,6 +17,7 @@
 #include "mpi/group.h"
 #include "mpi/p2p.h"
 #include "mpi/topo.h"
+#include "topo/host.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -489,6 +492,7 @@ using torusmpi::mpi::require_active;
 using torusmpi::mpi::runtime;
 namespace mpi = torusmpi::mpi;
 namespace coll = torusmpi::coll;
+namespace topo = torusmpi::topo;
 
 namespace {
 
@@ -624,7 +628,7 @@ int split(const char* fn, MPI_Comm comm, Comm* c, int color, int key, MPI_Comm* 
 
 // Every member of g is a member of c.
 int check_subgroup(const char* fn, MPI_Comm comm, const Comm& c, const Group& g) {
-  std::vector<char> in(runtime().job.size, 0);
+  std::vector<char> in(torusmpi::pml::peer_count(), 0);  // job ranks, then processes of other jobs
   for (int r : mpi::comm_members(c)) in[r] = 1;
   for (size_t i = 0; i < g.ranks.size(); ++i) {
     if (!in[g.ranks[i]]) {
@@ -712,6 +716,53 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_split);
 
+namespace {
+
+// This process's color for a locality finer than a node (`level`; nullptr: none, this process
+// passed another split_type or MPI_UNDEFINED): the lowest rank of comm sharing the node and the
+// object of `level` that holds its binding (topo::locality_key). A rank with no such object
+// (unbound, as Open MPI 4.1 decides) gets a color of its own. Collective over comm whatever the
+// level, since a process passing MPI_UNDEFINED cannot know whether the others need it.
+int locality_color(const char* fn, MPI_Comm comm, Comm* c, const topo::Locality* level,
+                   int* color) {
+  struct Place {
+    int64_t node;
+    int64_t first, last, weight;
+    uint64_t hash;
+  };
+  const auto& rt = runtime();
+  Place mine{rt.job.local_peers.empty() ? rt.job.rank : rt.job.local_peers.front(), -1,
+             -1 - static_cast<int64_t>(rt.job.rank), 0, 0};
+  topo::LocalityKey k;
+  // Open MPI's launcher says it bound the process (possibly to the whole node) this way.
+  const char* bound_at_launch = std::getenv("OMPI_MCA_orte_bound_at_launch");
+  const bool launcher_bound = bound_at_launch != nullptr && std::strcmp(bound_at_launch, "1") == 0;
+  if (level != nullptr && topo::locality_key(*level, launcher_bound, &k))
+    mine = {mine.node, k.first, k.last, k.weight, k.hash};
+  std::vector<Place> all(c->size);
+  coll::Args a;
+  a.coll = coll::Coll::kAllgather;
+  a.count = sizeof(Place);
+  coll::RunArgs r;
+  r.send = &mine;
+  r.recv = all.data();
+  if (Status s = mpi::run_tagged(*c, mpi::agreement_tag(c), a, r); s != Status::kOk) {
+    return raise_error(comm, mpi::error_class_of(s), fn, "exchanging localities failed: %s",
+                       torusmpi::status_string(s));
+  }
+  for (int i = 0; i < c->size; ++i) {
+    const Place& p = all[i];
+    if (p.node == mine.node && p.first == mine.first && p.last == mine.last &&
+        p.weight == mine.weight && p.hash == mine.hash) {
+      *color = i;
+      break;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Comm_split_type";
@@ -724,22 +775,29 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   }
   if (int err = check_info(kFn, comm, info, true)) return err;
   if (int err = check_newcomm(kFn, comm, newcomm)) return err;
-  int color;
+  int color = MPI_UNDEFINED;
+  const topo::Locality* level = nullptr;
+  const topo::Locality kLevels[] = {topo::Locality::kHwthread, topo::Locality::kCore,
+                                    topo::Locality::kL1Cache,  topo::Locality::kL2Cache,
+                                    topo::Locality::kL3Cache,  topo::Locality::kSocket,
+                                    topo::Locality::kNuma};
   switch (split_type) {
     case MPI_UNDEFINED:
-      color = MPI_UNDEFINED;
       break;
     // Shared memory reaches the ranks of one node: the bootstrap names them (local_peers, the
-    // node's lowest job rank naming the node).
+    // node's lowest job rank naming the node). OMPI_COMM_TYPE_NODE is MPI_COMM_TYPE_SHARED. A
+    // compute unit (CU) is the node too, as Open MPI 4.1 has it.
     case MPI_COMM_TYPE_SHARED:
     case OMPI_COMM_TYPE_HOST:
     case OMPI_COMM_TYPE_BOARD:
+    case OMPI_COMM_TYPE_CU:
       color = runtime().job.local_peers.empty() ? runtime().job.rank
                                                 : runtime().job.local_peers.front();
       break;
     case OMPI_COMM_TYPE_CLUSTER:
       color = 0;
       break;
+    // Below the node: by the hwloc object that holds each rank's binding.
     case OMPI_COMM_TYPE_HWTHREAD:
     case OMPI_COMM_TYPE_CORE:
     case OMPI_COMM_TYPE_L1CACHE:
@@ -747,17 +805,17 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     case OMPI_COMM_TYPE_L3CACHE:
     case OMPI_COMM_TYPE_SOCKET:
     case OMPI_COMM_TYPE_NUMA:
-    case OMPI_COMM_TYPE_CU:
-      return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
-                         "split_type %d (a locality finer than a node) is not implemented: "
-                         "MPI_COMM_TYPE_SHARED is",
-                         split_type);
+      level = &kLevels[split_type - OMPI_COMM_TYPE_HWTHREAD];
+      break;
     default:
       return raise_error(comm, MPI_ERR_ARG, kFn,
                          "split_type argument is %d, not MPI_COMM_TYPE_SHARED, an "
                          "OMPI_COMM_TYPE_ value or MPI_UNDEFINED",
                          split_type);
   }
+  int fine = MPI_UNDEFINED;
+  if (int err = locality_color(kFn, comm, c, level, &fine)) return err;
+  if (level != nullptr) color = fine;
   return split(kFn, comm, c, color, key, newcomm);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_split_type);

@@ -92,7 +92,7 @@ namespace {
 
 // Position of each job rank in g (-1: not a member), as a table over the job.
 std::vector<int> positions(const Group& g) {
-  std::vector<int> at(runtime().job.size, -1);
+  std::vector<int> at(torusmpi::pml::peer_count(), -1);  // job ranks, then processes of other jobs
   for (size_t i = 0; i < g.ranks.size(); ++i) at[g.ranks[i]] = static_cast<int>(i);
   return at;
 }

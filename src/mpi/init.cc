@@ -16,6 +16,7 @@
 #include "device/device.h"
 #include "mpi/attr.h"
 #include "mpi/datatype.h"
+#include "mpi/dynamic.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/hang.h"
@@ -151,6 +152,7 @@ int init(const char* fn, int required, int* provided) {
   rt.main_thread = pthread_self();
   rt.phase = Phase::kActive;
   ompi_mpi_state = ompi::kStateInitCompleted;
+  dynamic_init(fn);  // a spawned job connects to its parents
   TORUSMPI_DEBUG(kMpi, "%s done: rank %d of %d, thread level %d", fn, rt.world.rank, rt.world.size,
                  rt.thread_level);
   return MPI_SUCCESS;

@@ -137,7 +137,6 @@ void set_empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = MPI_SUCCESS;
   st->_ucount = 0;
   st->_cancelled = 0;
 }
@@ -222,7 +221,8 @@ int start_request(const char* fn, Request* req) {
       req->immediate = true;  // done once copied
       return bsend(fn, req->comm, *c, req->buffer, req->peer, req->tag);
     case Request::Kind::kColl:
-      break;  // never persistent: started by its collective call
+    case Request::Kind::kGrequest:
+      break;  // never persistent: started by their own calls
   }
   if (s != Status::kOk) {
     return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s", req->peer,

@@ -61,6 +61,9 @@ int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 
 // MPI_Status of a receive: `bytes` of the packed stream arrived (MPI_Get_count and
 // MPI_Get_elements divide them by the datatype they are given).
+//
+// None of them touches MPI_ERROR: MPI 3.1 (sections 3.2.5, 3.7.5) has only the calls that
+// complete several requests set it, and only when they return MPI_ERR_IN_STATUS.
 void set_status(MPI_Status* st, int source, int tag, size_t bytes, bool cancelled);
 void set_empty_status(MPI_Status* st);      // source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0
 void set_proc_null_status(MPI_Status* st);  // source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0
@@ -71,8 +74,13 @@ int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Bu
 
 // An MPI_Request: the handle object, and what it stands for.
 struct Request {
-  enum class Kind : uint8_t { kSend, kRecv, kBsend, kColl };
+  enum class Kind : uint8_t { kSend, kRecv, kBsend, kColl, kGrequest };
+  // Open MPI's Fortran MPI_GREQUEST_START (libmpi_mpifh) writes 0 at this offset of the request it
+  // is given, once the C call returns: its ompi_grequest_t's greq_funcs_are_c, saying that the
+  // callbacks are Fortran subroutines. Our handle is smaller, so the room after it takes the byte.
+  static constexpr size_t kGrequestFuncsAreCAt = 0xc0;
   ompi_request_t handle;  // MPI_Request is &handle; handle.impl == this
+  unsigned char grequest_abi_[kGrequestFuncsAreCAt + 8 - sizeof(ompi_request_t)];
   Kind kind = Kind::kSend;
   bool persistent = false;
   bool active = true;      // persistent requests: started and not yet completed by a wait/test
@@ -92,12 +100,29 @@ struct Request {
   std::unique_ptr<char[]> staging;
   dtype::TypeRef type_ref;
   bool drained = false;  // a staged receive's data is unpacked (drain_request)
+  // Generalized requests (MPI_Grequest_start): the application's callbacks and their argument.
+  // gcomplete is set by MPI_Grequest_complete, possibly from another thread than the waiter's;
+  // gfreed when MPI_Request_free let the handle go first (free_fn then runs at completion).
+  MPI_Grequest_query_function* query_fn = nullptr;
+  MPI_Grequest_free_function* free_fn = nullptr;
+  MPI_Grequest_cancel_function* cancel_fn = nullptr;
+  void* extra_state = nullptr;
+  bool gcomplete = false;
+  bool gfreed = false;
+  // The byte Open MPI's Fortran binding clears: 1 (set by MPI_Grequest_start) for C callbacks.
+  // grequest_abi_ follows handle directly (a char array, handle's size a multiple of 8).
+  unsigned char& grequest_funcs_are_c() {
+    return grequest_abi_[kGrequestFuncsAreCAt - sizeof(ompi_request_t)];
+  }
 
   Request() {
     handle.magic = kMagicRequest;
     handle.impl = this;
   }
-  bool complete() const { return immediate || (exec != nullptr ? exec->done() : pml.done()); }
+  bool complete() const {
+    if (kind == Kind::kGrequest) return __atomic_load_n(&gcomplete, __ATOMIC_ACQUIRE);
+    return immediate || (exec != nullptr ? exec->done() : pml.done());
+  }
 
   // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
   static Request* make();

@@ -3,6 +3,7 @@
 #include "mpi/reduction.h"
 
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "core/progress.h"
@@ -207,6 +208,44 @@ void call_user_op_packed(const coll::Reduction& r, void* inout, const void* in, 
   }
 }
 
+// A predefined op on packed pair-type elements (MPI_DOUBLE_INT in a derived datatype): the packed
+// stream holds each pair as value then int, with no padding, while the kernels take the C
+// struct's layout, whose int sits at the value's size rounded up to an int's alignment. Each
+// piece is spread into that layout (scratch on the stack), reduced, and packed back.
+// r.user_extra is the pair type's kernel and r.user_type its BuiltinTypeInfo (no user function:
+// collectives keep no datatype alive for this).
+void call_packed_pairs(const coll::Reduction& r, void* inout, const void* in, size_t count) {
+  const auto kernel = reinterpret_cast<coll::ReduceFn>(r.user_extra);
+  const auto& b = *static_cast<const BuiltinTypeInfo*>(r.user_type);
+  const size_t packed = static_cast<size_t>(b.size);
+  const size_t padded = static_cast<size_t>(b.extent);
+  const size_t value = packed - sizeof(int);
+  const size_t index_at = (value + alignof(int) - 1) / alignof(int) * alignof(int);
+  constexpr size_t kPiece = 128;
+  alignas(16) unsigned char a[kPiece * 32], c[kPiece * 32];  // 32: MPI_LONG_DOUBLE_INT's extent
+  auto* out = static_cast<unsigned char*>(inout);
+  auto* src = static_cast<const unsigned char*>(in);
+  while (count > 0) {
+    const size_t n = count < kPiece ? count : kPiece;
+    std::memset(a, 0, n * padded);
+    std::memset(c, 0, n * padded);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(a + i * padded, out + i * packed, value);
+      std::memcpy(a + i * padded + index_at, out + i * packed + value, sizeof(int));
+      std::memcpy(c + i * padded, src + i * packed, value);
+      std::memcpy(c + i * padded + index_at, src + i * packed + value, sizeof(int));
+    }
+    kernel(a, c, n);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(out + i * packed, a + i * padded, value);
+      std::memcpy(out + i * packed + value, a + i * padded + index_at, sizeof(int));
+    }
+    out += n * packed;
+    src += n * packed;
+    count -= n;
+  }
+}
+
 int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype type,
                              const dtype::Type& t, coll::Reduction* out, bool* commutative,
                              size_t* elem, size_t* per) {
@@ -227,15 +266,16 @@ int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datat
                        builtin_op_name(op->builtin));
   }
   const BuiltinTypeInfo& b = builtin_type(t.uniform_id());
-  if (b.size != b.extent) {
-    // The kernels of pair types work on their padded layout, which the packed stream lacks.
-    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                       "a predefined op on a derived datatype made of %s (a pair type) is not "
-                       "implemented",
-                       b.name);
-  }
   if (int err = resolve_reduction(fn, comm, op, builtin_datatype(t.uniform_id()), out, commutative))
     return err;
+  if (b.size != b.extent) {
+    // A pair type with padding (every other one is dense): its kernel needs the padded layout,
+    // which the packed stream lacks. Pairs whose second member is not an int are all dense.
+    out->user_extra = reinterpret_cast<void*>(out->kernel);
+    out->user_type = const_cast<BuiltinTypeInfo*>(&b);
+    out->kernel = nullptr;
+    out->call = call_packed_pairs;
+  }
   *elem = static_cast<size_t>(b.size);
   *per = static_cast<size_t>(t.uniform_count());
   return MPI_SUCCESS;
@@ -387,6 +427,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Op_commutative);
 // Open MPI's C++ bindings make an MPI::Op with MPI_Op_create(their intercept) and then hand the
 // user's C++ function over here; the intercept gets it at each call (run_user_fn).
 TORUSMPI_EXPORT void ompi_op_set_cxx_callback(MPI_Op op, MPI_User_function* fn) {
+  torusmpi::progress::Lock lock;
   if (op == nullptr || op->magic != mpi::kMagicOp || op->builtin != mpi::kUserOp) return;
   op->o_flags |= mpi::ompi::kOpCxxFunc;
   op->cxx_fn = reinterpret_cast<void*>(fn);

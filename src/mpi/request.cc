@@ -1,5 +1,6 @@
 // Completing requests: the Wait and Test families, persistent requests (Start, Startall),
-// Request_free, Request_get_status, Cancel, and what a status tells (Get_count, Get_elements).
+// Request_free, Request_get_status, Cancel, generalized requests (Grequest_start, _complete), and
+// what a status tells (Get_count, Get_elements).
 #include <cstring>
 #include <limits>
 #include <new>
@@ -106,9 +107,82 @@ void fill_status(const Request& r, MPI_Status* st) {
       mpi::set_status(st, r.pml.source, r.pml.tag, r.pml.bytes, r.pml.cancelled);
     }
   } else {
-    // A send's status says only whether it was cancelled (never, here).
+    // A send's status says only whether it was cancelled.
     mpi::set_empty_status(st);
+    if (st != MPI_STATUS_IGNORE) st->_cancelled = r.kind == Request::Kind::kSend && r.pml.cancelled;
   }
+}
+
+// The callbacks of a generalized request, in the convention they were written in: C, or Fortran
+// (started through Open MPI's Fortran binding: see Request::grequest_funcs_are_c). A Fortran
+// subroutine takes everything by reference, extra_state being the address of the application's
+// INTEGER(MPI_ADDRESS_KIND), which is what the binding passed us; its error comes back in IERROR.
+using FortranQuery = void(void* extra_state, MPI_Fint* status, MPI_Fint* ierror);
+using FortranFree = void(void* extra_state, MPI_Fint* ierror);
+using FortranCancel = void(void* extra_state, MPI_Fint* complete, MPI_Fint* ierror);
+
+// The same function as what it really is (through void (*)(), the cast every compiler allows).
+template <class F, class G>
+F* as_fortran(G* fn) {
+  return reinterpret_cast<F*>(reinterpret_cast<void (*)()>(fn));
+}
+
+int call_query(Request* r, MPI_Status* st) {
+  if (r->query_fn == nullptr) return MPI_SUCCESS;
+  if (r->grequest_funcs_are_c()) return r->query_fn(r->extra_state, st);
+  // Open MPI's Fortran status is the C one, word for word (MPI_STATUS_SIZE = 6).
+  static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "a status is a whole number of Fints");
+  MPI_Fint fstatus[sizeof(MPI_Status) / sizeof(MPI_Fint)];
+  std::memcpy(fstatus, st, sizeof fstatus);
+  MPI_Fint ierror = MPI_SUCCESS;
+  as_fortran<FortranQuery>(r->query_fn)(r->extra_state, fstatus, &ierror);
+  std::memcpy(st, fstatus, sizeof fstatus);
+  return ierror;
+}
+
+int call_free(Request* r) {
+  if (r->free_fn == nullptr) return MPI_SUCCESS;
+  if (r->grequest_funcs_are_c()) return r->free_fn(r->extra_state);
+  MPI_Fint ierror = MPI_SUCCESS;
+  as_fortran<FortranFree>(r->free_fn)(r->extra_state, &ierror);
+  return ierror;
+}
+
+int call_cancel(Request* r, bool complete) {
+  if (r->cancel_fn == nullptr) return MPI_SUCCESS;
+  if (r->grequest_funcs_are_c()) return r->cancel_fn(r->extra_state, complete);
+  MPI_Fint logical = complete ? mpi::kFortranTrue : mpi::kFortranFalse, ierror = MPI_SUCCESS;
+  as_fortran<FortranCancel>(r->cancel_fn)(r->extra_state, &logical, &ierror);
+  return ierror;
+}
+
+// A generalized request's status comes from its query_fn (MPI 3.1, section 13.2), which may say
+// anything of it; it starts empty. Returns what query_fn returned: the completion's error.
+int query_status(Request* r, MPI_Status* st) {
+  MPI_Status scratch;
+  if (st == MPI_STATUS_IGNORE) st = &scratch;
+  mpi::set_empty_status(st);
+  return call_query(r, st);
+}
+
+// Ends a complete generalized request: its status from query_fn, then free_fn (once, here or at
+// MPI_Grequest_complete after MPI_Request_free). query_fn's error wins, free_fn's follows.
+int finish_grequest(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
+  Request* r = request_impl(*handle);
+  int err = query_status(r, st);
+  int free_err = call_free(r);
+  const char* which = "query_fn";
+  if (err == MPI_SUCCESS && free_err != MPI_SUCCESS) {
+    err = free_err;
+    which = "free_fn";
+  }
+  Request::release(r);
+  *handle = MPI_REQUEST_NULL;
+  if (err != MPI_SUCCESS && !in_status) {
+    err =
+        raise_error(nullptr, err, fn, "the generalized request's %s returned error %d", which, err);
+  }
+  return err;
 }
 
 // Ends a complete request: fills its status, frees it (or makes a persistent one inactive) and
@@ -116,12 +190,12 @@ void fill_status(const Request& r, MPI_Status* st) {
 // multiple-completion calls (in_status) put it in the status and raise MPI_ERR_IN_STATUS later.
 int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
   Request* r = request_impl(*handle);
+  if (r->kind == Request::Kind::kGrequest) return finish_grequest(fn, handle, st, in_status);
   if (r->buffer.staged()) mpi::drain_request(r);
   fill_status(*r, st);
   int err = error_class(*r);
   if (in_status) {
-    // Every status of the call says how its request went, the successful ones included.
-    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+    // The caller puts it in the status, if the call returns MPI_ERR_IN_STATUS.
   } else if (err != MPI_SUCCESS && r->exec != nullptr) {
     err = raise_error(r->comm, err, fn, "%s failed: %s", r->fn,
                       torusmpi::status_string(r->exec->error()));
@@ -141,27 +215,44 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// After a multiple-completion call finished requests: MPI_ERR_IN_STATUS if any failed.
-int raise_in_status(const char* fn, int failed, MPI_Comm comm) {
+// After a multiple-completion call finished requests: MPI_ERR_IN_STATUS if any failed. Only then
+// does each status get its MPI_ERROR (errors[i] for status i; MPI_SUCCESS for the others): MPI 3.1
+// section 3.7.5 leaves the error fields alone otherwise.
+int raise_in_status(const char* fn, int failed, MPI_Comm comm, MPI_Status* statuses,
+                    const std::vector<int>& errors) {
   if (failed == 0) return MPI_SUCCESS;
+  if (statuses != MPI_STATUSES_IGNORE) {
+    for (size_t i = 0; i < errors.size(); ++i) statuses[i].MPI_ERROR = errors[i];
+  }
   return raise_error(comm, MPI_ERR_IN_STATUS, fn, "%d request(s) failed: see their statuses",
                      failed);
 }
 
 // Finishes every complete active request among requests[0..count); returns how many failed and
-// fills indices/outcount when given (Waitsome, Testsome) and the first failure's comm.
+// fills indices/outcount when given (Waitsome, Testsome), the first failure's comm, and, once one
+// has failed, each status's error in *errors (indexed as the statuses are: by request, or by
+// completion when indices are given; MPI_SUCCESS where nothing completed). No failure, no vector:
+// the usual Waitall allocates nothing.
 int finish_complete(const char* fn, int count, MPI_Request* requests, MPI_Status* statuses,
-                    int* outcount, int* indices, MPI_Comm* failed_comm) {
+                    int* outcount, int* indices, MPI_Comm* failed_comm, std::vector<int>* errors) {
   int failed = 0, done = 0;
   for (int i = 0; i < count; ++i) {
     Request* r = request_impl(requests[i]);
     if (!active(r) || !r->complete()) continue;
+    // A generalized request has no communicator: its errors go to MPI_COMM_WORLD's handler.
     MPI_Comm comm = r->comm;
     MPI_Status* st = indices != nullptr ? status_at(statuses, done) : status_at(statuses, i);
-    if (finish(fn, &requests[i], st, true) != MPI_SUCCESS) {
-      if (failed++ == 0) *failed_comm = comm;
+    int err = finish(fn, &requests[i], st, true);
+    if (err != MPI_SUCCESS && failed++ == 0) {
+      *failed_comm = comm;
+      errors->assign(indices != nullptr ? done : count, MPI_SUCCESS);
     }
-    if (indices != nullptr) indices[done] = i;
+    if (indices != nullptr) {
+      indices[done] = i;
+      if (failed > 0) errors->push_back(err);
+    } else if (failed > 0) {
+      (*errors)[i] = err;
+    }
     ++done;
   }
   if (outcount != nullptr) *outcount = done;
@@ -258,9 +349,10 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     }
   }
   MPI_Comm failed_comm = nullptr;
+  std::vector<int> errors;
   int failed = finish_complete(kFn, count, array_of_requests, array_of_statuses, nullptr, nullptr,
-                               &failed_comm);
-  return raise_in_status(kFn, failed, failed_comm);
+                               &failed_comm, &errors);
+  return raise_in_status(kFn, failed, failed_comm, array_of_statuses, errors);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Waitall);
 
@@ -353,8 +445,10 @@ int some(const char* fn, bool block, int incount, MPI_Request* requests, int* ou
     }
   }
   MPI_Comm failed_comm = nullptr;
-  int failed = finish_complete(fn, incount, requests, statuses, outcount, indices, &failed_comm);
-  return raise_in_status(fn, failed, failed_comm);
+  std::vector<int> errors;
+  int failed =
+      finish_complete(fn, incount, requests, statuses, outcount, indices, &failed_comm, &errors);
+  return raise_in_status(fn, failed, failed_comm, statuses, errors);
 }
 
 }  // namespace
@@ -422,7 +516,25 @@ int PMPI_Request_free(MPI_Request* request) {
                        "only completed",
                        r->fn);
   }
+  if (r->gfreed) {
+    return raise_error(nullptr, MPI_ERR_REQUEST, kFn,
+                       "request argument is a generalized request freed already");
+  }
   *request = MPI_REQUEST_NULL;
+  if (r->kind == Request::Kind::kGrequest) {
+    // free_fn runs once the request is both complete and freed: now, or at MPI_Grequest_complete.
+    if (!r->complete()) {
+      r->gfreed = true;
+      return MPI_SUCCESS;
+    }
+    int err = call_free(r);
+    Request::release(r);
+    if (err != MPI_SUCCESS) {
+      return raise_error(nullptr, err, kFn, "the generalized request's free_fn returned error %d",
+                         err);
+    }
+    return MPI_SUCCESS;
+  }
   // Under the lock (taken above), so that the progress thread cannot complete the operation
   // between the test and the hand-over (the request would then be left to no one).
   if (!r->active || r->complete()) {
@@ -451,7 +563,13 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   }
   if (!r->complete()) progress::poll();
   *flag = r->complete();
-  if (*flag) {
+  if (*flag && r->kind == Request::Kind::kGrequest) {
+    int err = query_status(r, status);
+    if (err != MPI_SUCCESS) {
+      return raise_error(nullptr, err, kFn, "the generalized request's query_fn returned error %d",
+                         err);
+    }
+  } else if (*flag) {
     // Complete means the receive buffer holds the message, though the request lives on.
     if (r->buffer.staged()) mpi::drain_request(r);
     fill_status(*r, status);
@@ -460,8 +578,10 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
 }
 TORUSMPI_WEAK_ALIAS(MPI_Request_get_status);
 
-// Receives that have not matched are cancelled; a send is never cancelled (MPI allows a cancel to
-// fail, and MPI 4 deprecates cancelling sends): its status says so.
+// Receives that have not matched are cancelled at once. A send is cancelled if its receiver has
+// not matched it yet (the pml asks the receiver: see pml::cancel); its completion then says which.
+// A buffered send is complete and its copy the library's: never cancelled. A generalized request
+// hands the question to its cancel_fn, with whether it is complete already.
 int PMPI_Cancel(MPI_Request* request) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Cancel";
@@ -476,9 +596,70 @@ int PMPI_Cancel(MPI_Request* request) {
     return raise_error(r->comm, MPI_ERR_REQUEST, kFn,
                        "request is of %s: nonblocking collectives cannot be cancelled", r->fn);
   }
-  if (r->kind == Request::Kind::kRecv && !r->immediate) pml::cancel(&r->pml);
+  if (r->kind == Request::Kind::kGrequest) {
+    if (r->gfreed) {
+      return raise_error(nullptr, MPI_ERR_REQUEST, kFn,
+                         "request argument is a generalized request freed already");
+    }
+    int err = call_cancel(r, r->complete());
+    if (err != MPI_SUCCESS) {
+      return raise_error(nullptr, err, kFn, "the generalized request's cancel_fn returned error %d",
+                         err);
+    }
+    return MPI_SUCCESS;
+  }
+  if ((r->kind == Request::Kind::kRecv || r->kind == Request::Kind::kSend) && !r->immediate)
+    pml::cancel(&r->pml);
   return MPI_SUCCESS;
 }
+
+int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                        MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Grequest_start";
+  if (int err = require_active(kFn)) return err;
+  if (request == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "request argument is NULL");
+  // Open MPI takes NULL callbacks, as doing nothing (query_fn: an empty status): so do we.
+  Request* r = Request::make();
+  r->kind = Request::Kind::kGrequest;
+  r->query_fn = query_fn;
+  r->free_fn = free_fn;
+  r->cancel_fn = cancel_fn;
+  r->extra_state = extra_state;
+  r->grequest_funcs_are_c() = 1;  // Open MPI's Fortran binding clears it on return
+  *request = &r->handle;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Grequest_start);
+
+int PMPI_Grequest_complete(MPI_Request request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Grequest_complete";
+  if (int err = require_active(kFn)) return err;
+  Request* r = request_impl(request);
+  if (r == nullptr || r->kind != Request::Kind::kGrequest) {
+    return raise_error(
+        nullptr, MPI_ERR_REQUEST, kFn, "request argument is %s",
+        request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL" : "not a generalized request");
+  }
+  if (r->complete()) {
+    return raise_error(nullptr, MPI_ERR_REQUEST, kFn,
+                       "request argument is a generalized request completed already");
+  }
+  __atomic_store_n(&r->gcomplete, true, __ATOMIC_RELEASE);
+  if (r->gfreed) {
+    // MPI_Request_free came first: the request ends here, and nobody will query it.
+    int err = call_free(r);
+    Request::release(r);
+    if (err != MPI_SUCCESS) {
+      return raise_error(nullptr, err, kFn, "the generalized request's free_fn returned error %d",
+                         err);
+    }
+  }
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Grequest_complete);
 TORUSMPI_WEAK_ALIAS(MPI_Cancel);
 
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {

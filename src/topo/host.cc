@@ -183,6 +183,85 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
   hwloc_topology_destroy(topo);
 }
 
+namespace {
+
+hwloc_obj_type_t hwloc_type(Locality level) {
+  switch (level) {
+    case Locality::kHwthread:
+      return HWLOC_OBJ_PU;
+    case Locality::kCore:
+      return HWLOC_OBJ_CORE;
+    case Locality::kL1Cache:
+      return HWLOC_OBJ_L1CACHE;
+    case Locality::kL2Cache:
+      return HWLOC_OBJ_L2CACHE;
+    case Locality::kL3Cache:
+      return HWLOC_OBJ_L3CACHE;
+    case Locality::kSocket:
+      return HWLOC_OBJ_PACKAGE;
+    case Locality::kNuma:
+      break;
+  }
+  return HWLOC_OBJ_NUMANODE;
+}
+
+// The key of a cpuset: equal cpusets give equal keys; distinct objects of one topology (which
+// share no PU at one level, or differ in size across levels) practically never collide.
+LocalityKey key_of(hwloc_const_cpuset_t set) {
+  LocalityKey k;
+  k.first = hwloc_bitmap_first(set);
+  k.last = hwloc_bitmap_last(set);
+  k.weight = hwloc_bitmap_weight(set);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the PU indices
+  for (int pu = hwloc_bitmap_first(set); pu >= 0; pu = hwloc_bitmap_next(set, pu)) {
+    h = (h ^ static_cast<uint64_t>(pu)) * 1099511628211ull;
+  }
+  k.hash = h;
+  return k;
+}
+
+}  // namespace
+
+bool locality_key(Locality level, bool launcher_bound, LocalityKey* key) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return false;
+  bool found = false;
+  hwloc_cpuset_t bound = hwloc_bitmap_alloc();
+  if (bound != nullptr && hwloc_topology_load(topo) == 0 &&
+      hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
+    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
+    hwloc_bitmap_and(bound, bound, all);
+    // Unbound (the whole node, or nothing hwloc knows): Open MPI 4.1 gives such a rank no
+    // locality below its node, so every finer split leaves it alone; we match that. Bound to the
+    // whole node by the launcher (a socket of a one-socket host) is bound, as Open MPI has it.
+    if (hwloc_bitmap_iszero(bound)) hwloc_bitmap_copy(bound, all);
+    const bool unbound = !launcher_bound && hwloc_bitmap_isincluded(all, bound);
+    const hwloc_obj_type_t type = hwloc_type(level);
+    hwloc_obj_t hit = nullptr;
+    int hits = 0;
+    const int n = unbound ? 0 : hwloc_get_nbobjs_by_type(topo, type);
+    for (int i = 0; i < n; ++i) {
+      hwloc_obj_t obj = hwloc_get_obj_by_type(topo, type, i);
+      if (obj != nullptr && obj->cpuset != nullptr && hwloc_bitmap_intersects(obj->cpuset, bound)) {
+        hit = obj;
+        ++hits;
+      }
+    }
+    if (hits == 1) {
+      *key = key_of(hit->cpuset);
+      found = true;
+    } else if (hits > 1) {
+      // Bound to more than one: what covers the binding (the root at worst) is its locality.
+      hwloc_obj_t cover = hwloc_get_obj_covering_cpuset(topo, bound);
+      *key = key_of(cover != nullptr ? cover->cpuset : all);
+      found = true;
+    }
+  }
+  hwloc_bitmap_free(bound);
+  hwloc_topology_destroy(topo);
+  return found;
+}
+
 const HostInfo& host_info() {
   static std::once_flag once;
   static HostInfo info;

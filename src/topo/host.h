@@ -4,6 +4,7 @@
 #ifndef TORUSMPI_TOPO_HOST_H_
 #define TORUSMPI_TOPO_HOST_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,25 @@ std::vector<int> assign_cores(const std::vector<int>& numa_of_core, const std::v
 // ranks on this node in ascending order; ranks are grouped by their chip of topo::machine(). A
 // binding that fails only prints a debug line (TORUSMPI_DEBUG=boot): it never stops a job.
 void bind_process(const std::string& policy, int rank, const std::vector<int>& local_peers);
+
+// The levels of the node that MPI_Comm_split_type's OMPI_COMM_TYPE_ localities name, finest first.
+enum class Locality { kHwthread, kCore, kL1Cache, kL2Cache, kL3Cache, kSocket, kNuma };
+
+// Which object of `level` holds this process's binding, as a key that is equal for two processes
+// of one node exactly when they share it: the object's cpuset (first and last PU, PU count and a
+// hash of the set). Returns false when the process is not bound (its cpuset is the whole node's,
+// and `launcher_bound` does not say the launcher bound it there) or the host has no such level:
+// it then shares the level with no other process, as in Open MPI 4.1, which knows no locality of
+// an unbound process finer than its node. A binding that spans several objects of the level (a
+// rank bound to a socket, asked for its core) is held by the smallest object covering it, so
+// ranks bound alike share the level, as Open MPI says too.
+struct LocalityKey {
+  int64_t first = -1;
+  int64_t last = -1;
+  int64_t weight = 0;
+  uint64_t hash = 0;
+};
+bool locality_key(Locality level, bool launcher_bound, LocalityKey* key);
 
 }  // namespace torusmpi::topo
 

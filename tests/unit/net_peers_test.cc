@@ -45,23 +45,24 @@ boot::JobInfo job_of_four() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stamp: 8 bytes in front of every fragment on the wire, copied with memcpy (ofi) or as part of an
-// AM header (ucx). Sender and receiver are the same build, so host byte order; what must hold is
-// the size, the order of the fields, and that a byte copy is the whole of it.
+// Stamp: 16 bytes in front of every fragment on the wire, copied with memcpy (ofi) or as part of
+// an AM header (ucx). Sender and receiver are the same build, so host byte order; what must hold
+// is the size, the order of the fields, and that a byte copy is the whole of it.
 
-TEST(StampTest, IsEightBytesRankThenSeq) {
+TEST(StampTest, IsSixteenBytesRankThenSeqThenJob) {
   static_assert(std::is_standard_layout_v<net::Stamp>);
   static_assert(std::is_trivially_copyable_v<net::Stamp>);
-  EXPECT_EQ(sizeof(net::Stamp), 8u);
+  EXPECT_EQ(sizeof(net::Stamp), 16u);
   EXPECT_EQ(offsetof(net::Stamp, from), 0u);  // ofi's comment: | rank | seq | FragHeader |
   EXPECT_EQ(offsetof(net::Stamp, seq), 4u);
+  EXPECT_EQ(offsetof(net::Stamp, job), 8u);
 }
 
 TEST(StampTest, SurvivesAByteCopyAtItsExtremes) {
   // A receiver reads the stamp back from a buffer of bytes: the sign of `from` and the top bit
   // of `seq` must come back intact (a negative rank is how a foreign sender may show up).
-  for (const net::Stamp s : {net::Stamp{0, 0}, net::Stamp{-1, UINT32_MAX},
-                             net::Stamp{INT32_MAX, 0x80000000u}, net::Stamp{3, 12345}}) {
+  for (const net::Stamp s : {net::Stamp{0, 0, 0}, net::Stamp{-1, UINT32_MAX, 0},
+                             net::Stamp{INT32_MAX, 0x80000000u, 0}, net::Stamp{3, 12345, 0}}) {
     uint8_t wire[sizeof(net::Stamp)];
     std::memcpy(wire, &s, sizeof s);
     net::Stamp back;
@@ -80,7 +81,7 @@ class PeerOrderTest : public ::testing::Test {
   // One arrival from `from`: delivered at once (into got_) when in turn, with whatever it
   // releases; held otherwise. Returns how many were delivered.
   int arrive(int from, uint32_t seq, const std::string& frag) {
-    const net::Stamp s{from, seq};
+    const net::Stamp s{from, seq, 0};
     if (!order_.in_turn(s)) {
       order_.hold(s, frag);
       return 0;
@@ -101,6 +102,24 @@ TEST_F(PeerOrderTest, StampsCarryOwnRankAndCountFromZeroPerPeer) {
     EXPECT_EQ(order_.stamp(peer).from, 1) << "peer " << peer;
     EXPECT_EQ(order_.stamp(peer).seq, 0u) << "peer " << peer;
   }
+}
+
+TEST_F(PeerOrderTest, SendersOfAnotherJobResolveOnceAdded) {
+  // A process of another job (spawned, connected) stamps its own job and rank; the receiver maps
+  // them to the pml's number for it, past its own job's ranks, and orders its fragments there.
+  const uint64_t other = boot::job_id("another job");
+  net::Stamp s{0, 0, other};
+  EXPECT_FALSE(order_.resolve(&s)) << "not added yet: its fragments wait";
+  order_.add(5, other, 0);
+  ASSERT_TRUE(order_.resolve(&s));
+  EXPECT_EQ(s.from, 5);
+  EXPECT_TRUE(order_.in_turn(s));
+  EXPECT_EQ(order_.delivered(5, [](const std::string&) {}), 0);
+  EXPECT_EQ(order_.stamp(5).seq, 0u);
+  EXPECT_EQ(order_.stamp(5).job, boot::job_id(job_.nspace));
+  net::Stamp own{2, 0, boot::job_id(job_.nspace)};
+  ASSERT_TRUE(order_.resolve(&own));
+  EXPECT_EQ(own.from, 2) << "this job's ranks stay as they are";
 }
 
 TEST_F(PeerOrderTest, SentAdvancesOnlyThatPeersSequence) {
@@ -188,14 +207,14 @@ TEST_F(PeerOrderTest, DropHeldHandsOverEveryHeldArrivalOnce) {
 TEST_F(PeerOrderTest, AFragmentBehindItsTurnEndsTheJob) {
   arrive(2, 0, "2a");
   arrive(2, 1, "2b");
-  EXPECT_EXIT(order_.hold(net::Stamp{2, 0}, "again"), kAborted,
+  EXPECT_EXIT(order_.hold(net::Stamp{2, 0, 0}, "again"), kAborted,
               "test: rank 1 received fragment 0 from rank 2, whose place was delivered already "
               "\\(next due: 2\\)");
 }
 
 TEST_F(PeerOrderTest, ASecondFragmentForAHeldPlaceEndsTheJob) {
   arrive(3, 4, "3e");
-  EXPECT_EXIT(order_.hold(net::Stamp{3, 4}, "again"), kAborted,
+  EXPECT_EXIT(order_.hold(net::Stamp{3, 4, 0}, "again"), kAborted,
               "test: rank 1 received fragment 4 from rank 3, whose place is held already");
 }
 
@@ -217,11 +236,11 @@ class PeerOrderForeignTest : public PeerOrderTest, public ::testing::WithParamIn
 };
 
 TEST_P(PeerOrderForeignTest, InTurnEndsTheJob) {
-  EXPECT_EXIT((void)order_.in_turn(net::Stamp{GetParam(), 0}), kAborted, message());
+  EXPECT_EXIT((void)order_.in_turn(net::Stamp{GetParam(), 0, 0}), kAborted, message());
 }
 
 TEST_P(PeerOrderForeignTest, HoldEndsTheJob) {
-  EXPECT_EXIT(order_.hold(net::Stamp{GetParam(), 1}, "x"), kAborted, message());
+  EXPECT_EXIT(order_.hold(net::Stamp{GetParam(), 1, 0}, "x"), kAborted, message());
 }
 
 TEST_P(PeerOrderForeignTest, DeliveredEndsTheJob) {

@@ -214,6 +214,95 @@ TEST_F(PmlTest, CancelOnlyBeforeMatching) {
   EXPECT_EQ(buf, data);
 }
 
+// A send the receiver has not matched: kCancel drops it from the unexpected queue, and the
+// request, though a standard eager send was done already, waits for the answer.
+TEST_F(PmlTest, CancelSendsBeforeMatching) {
+  for (size_t n : {size_t{0}, size_t{16}, size_t{100000}}) {  // eager, and rendezvous
+    for (SendMode mode : {SendMode::kStandard, SendMode::kSync}) {
+      auto data = pattern(n, 3);
+      Request s;
+      ASSERT_EQ(send(data, 50, &s, mode), Status::kOk);
+      progress::poll();  // unexpected at the receiver
+      EXPECT_TRUE(cancel(&s));
+      EXPECT_FALSE(s.done()) << "done before the receiver answered";
+      wait(&s);
+      EXPECT_TRUE(s.cancelled) << n;
+      ProbeInfo info;
+      EXPECT_FALSE(iprobe(comm_, comm_.context, 0, 50, &info)) << "the message is still there";
+      EXPECT_TRUE(contexts_idle(comm_.context));
+      EXPECT_FALSE(cancel(&s)) << "cancelled twice";
+    }
+  }
+}
+
+// Still in this rank's backlog (the transport has no room): taken out without asking anyone.
+TEST_F(PmlTest, CancelSendStillInTheBacklog) {
+  loop_.room = 0;
+  auto data = pattern(100, 4);
+  Request s;
+  ASSERT_EQ(send(data, 51, &s), Status::kOk);
+  EXPECT_FALSE(s.done());
+  EXPECT_TRUE(cancel(&s));
+  EXPECT_TRUE(s.done());
+  EXPECT_TRUE(s.cancelled);
+  loop_.room = 1000;
+  for (int i = 0; i < 3; ++i) progress::poll();
+  ProbeInfo info;
+  EXPECT_FALSE(iprobe(comm_, comm_.context, 0, 51, &info));
+}
+
+// Matched first: the answer is no, and the send completes as sent (a synchronous one knows it
+// matched and does not even ask).
+TEST_F(PmlTest, CancelSendAfterMatchingFails) {
+  for (SendMode mode : {SendMode::kStandard, SendMode::kSync}) {
+    auto data = pattern(64, 6);
+    std::vector<uint8_t> buf(64);
+    Request s, r;
+    recv(&buf, 0, 52, &r);
+    ASSERT_EQ(send(data, 52, &s, mode), Status::kOk);
+    wait(&r);
+    wait(&s);
+    cancel(&s);
+    wait(&s);
+    EXPECT_FALSE(s.cancelled);
+    EXPECT_EQ(buf, data);
+  }
+  // Rendezvous, matched, pipelined: the data still all arrives.
+  loop_.single_copy = false;
+  loop_.payload = 1000;
+  auto big = pattern(20000, 7);
+  std::vector<uint8_t> buf(20000);
+  Request s, r;
+  ASSERT_EQ(send(big, 53, &s), Status::kOk);
+  recv(&buf, 0, 53, &r);  // matched on posting: the CTS is on its way
+  cancel(&s);
+  wait(&r);
+  wait(&s);
+  EXPECT_FALSE(s.cancelled);
+  EXPECT_EQ(buf, big);
+}
+
+// A request object used again for the same envelope: the cancel drops the newer message, whose
+// request it is now, and the older one is received.
+TEST_F(PmlTest, CancelSendPicksTheNewestUseOfARequest) {
+  auto first = pattern(32, 8), second = pattern(32, 9);
+  Request s;
+  ASSERT_EQ(send(first, 54, &s), Status::kOk);
+  wait(&s);
+  ASSERT_EQ(send(second, 54, &s), Status::kOk);
+  progress::poll();
+  EXPECT_TRUE(cancel(&s));
+  wait(&s);
+  EXPECT_TRUE(s.cancelled);
+  std::vector<uint8_t> buf(32);
+  Request r;
+  recv(&buf, 0, 54, &r);
+  wait(&r);
+  EXPECT_EQ(buf, first);
+  ProbeInfo info;
+  EXPECT_FALSE(iprobe(comm_, comm_.context, 0, 54, &info));
+}
+
 TEST_F(PmlTest, MatchedProbeTakesTheMessage) {
   auto big = pattern(60000, 6), small = pattern(3, 7);
   Request s1, s2;
