@@ -132,6 +132,9 @@ struct Args {
   // The ranks' placement; nullptr is the host (one chip). Every algorithm runs any placement;
   // the torus algorithms follow the links when the communicator fills a torus.
   const TopoView* topo = nullptr;
+  // Intercommunicator collectives (coll/inter/inter.h): the call runs over both groups, ranks
+  // [0, split) being the first and [split, size) the second; 0 on an intracommunicator.
+  int split = 0;
   // Where the builder finds the data: the call's buffers, or (in compositions) parts of them.
   BufRef send = send_buf();
   BufRef recv = recv_buf();

@@ -17,6 +17,11 @@ namespace {
 
 const char* kBufNames[] = {"send", "recv", "scratch"};
 
+uint64_t bytes_of(const Collective& c, const Args& a, Buf buf) {
+  if (buf == Buf::kScratch) return 0;
+  return buf == Buf::kSend ? c.send_bytes(a) : c.recv_bytes(a);
+}
+
 struct Posted {
   int rank;
   uint32_t op;
@@ -49,8 +54,10 @@ struct RankState {
 
 class Sim {
  public:
-  Sim(const std::vector<Schedule>& s, const std::vector<Args>& a, const Costs& c)
-      : p_(static_cast<int>(a.size())),
+  Sim(const std::vector<Schedule>& s, const std::vector<Args>& a, const Collective& d,
+      const Costs& c)
+      : desc_(d),
+        p_(static_cast<int>(a.size())),
         costs_(c),
         args_(a),
         out_free_(a.size(), 0),
@@ -66,7 +73,7 @@ class Sim {
   }
 
   Result run() {
-    track_heard_ = p_ > 0 && collective(ranks_[0].a->coll).synchronizes();
+    track_heard_ = p_ > 0 && desc_.synchronizes();
     if (costs_.machine != nullptr && !init_machine()) return res_;
     for (int r = 0; r < p_ && res_.ok; ++r) init_rank(r);
     for (int r = 0; r < p_ && res_.ok; ++r) start_step(r);
@@ -176,7 +183,7 @@ class Sim {
   void init_rank(int r) {
     RankState& st = ranks_[r];
     const Args& a = *st.a;
-    for (int b = 0; b < kBufCount; ++b) st.size[b] = buffer_bytes(a, static_cast<Buf>(b));
+    for (int b = 0; b < kBufCount; ++b) st.size[b] = bytes_of(desc_, a, static_cast<Buf>(b));
     st.size[static_cast<int>(Buf::kScratch)] = st.s->scratch_bytes;
     if (track_heard_) {
       st.heard.assign((p_ + 63) / 64, 0);
@@ -187,7 +194,7 @@ class Sim {
     uint64_t recv_size = st.size[static_cast<int>(Buf::kRecv)];
     if (recv_size != kUnavailable) recv.fill(0, recv_size, make_key(kRecvOf, r), 0, 0);
     int me = sets_.range(r, r);
-    const Collective& c = collective(a.coll);
+    const Collective& c = desc_;
     uint32_t own = c.reduces() ? make_key(kVec, 0) : make_key(kSendOf, r);
     uint64_t send_size = st.size[static_cast<int>(Buf::kSend)];
     if (send_size != kUnavailable) send.fill(0, send_size, own, me, 0);
@@ -496,7 +503,7 @@ class Sim {
     want = st.initial_recv;
     std::vector<std::pair<uint64_t, uint64_t>> skip;  // [lo, hi): MPI leaves these undefined
     ExpectedRecv expected(&sets_, &args_, &want, &skip);
-    collective(st.a->coll).expect(*st.a, expected);
+    desc_.expect(*st.a, expected);
     std::sort(skip.begin(), skip.end());
     const std::vector<Piece>& got = st.buf[static_cast<int>(Buf::kRecv)].read(0, size, &in_);
     const std::vector<Piece>& exp = want.read(0, size, &io_);
@@ -525,6 +532,7 @@ class Sim {
   }
 
   std::pmr::unsynchronized_pool_resource pool_;  // first: everything below allocates from it
+  const Collective& desc_;
   int p_;
   Costs costs_;
   const std::vector<Args>& args_;  // every rank's call
@@ -546,11 +554,7 @@ class Sim {
 
 }  // namespace
 
-uint64_t buffer_bytes(const Args& a, Buf buf) {
-  if (buf == Buf::kScratch) return 0;
-  const Collective& c = collective(a.coll);
-  return buf == Buf::kSend ? c.send_bytes(a) : c.recv_bytes(a);
-}
+uint64_t buffer_bytes(const Args& a, Buf buf) { return bytes_of(collective(a.coll), a, buf); }
 
 Costs machine_costs(const topo::Machine& m, const TopoView& view) {
   Costs c;
@@ -570,17 +574,28 @@ Costs machine_costs(const topo::Machine& m, const TopoView& view) {
 
 Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>& args,
                 const Costs& costs) {
-  return Sim(schedules, args, costs).run();
+  const Collective& desc = collective(args.empty() ? Coll::kBarrier : args[0].coll);
+  return Sim(schedules, args, desc, costs).run();
+}
+
+Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>& args,
+                const Collective& desc, const Costs& costs) {
+  return Sim(schedules, args, desc, costs).run();
 }
 
 Result run(const std::vector<Args>& args, const BuildFn& build, const Costs& costs) {
+  return run(args, build, collective(args.empty() ? Coll::kBarrier : args[0].coll), costs);
+}
+
+Result run(const std::vector<Args>& args, const BuildFn& build, const Collective& desc,
+           const Costs& costs) {
   std::vector<Schedule> schedules(args.size());
   for (size_t r = 0; r < args.size(); ++r) {
     Builder b(&schedules[r]);
     build(b, args[r]);
     b.finish();
   }
-  return simulate(schedules, args, costs);
+  return simulate(schedules, args, desc, costs);
 }
 
 }  // namespace torusmpi::coll::sim

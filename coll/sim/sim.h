@@ -80,6 +80,13 @@ Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>&
 using BuildFn = std::function<void(Builder&, const Args&)>;
 Result run(const std::vector<Args>& args, const BuildFn& build, const Costs& costs = Costs{});
 
+// The same with the calls' descriptor given rather than looked up by Args::coll: the
+// intercommunicator collectives (coll/inter/inter.h) describe their calls their own way.
+Result simulate(const std::vector<Schedule>& schedules, const std::vector<Args>& args,
+                const Collective& desc, const Costs& costs = Costs{});
+Result run(const std::vector<Args>& args, const BuildFn& build, const Collective& desc,
+           const Costs& costs = Costs{});
+
 // The size of each buffer of a call, as MPI defines it (the collective's descriptor says, see
 // coll/collective.h); kUnavailable when the call has no such buffer on this rank (the send
 // buffer of an in-place call, recvbuf of reduce off the root). Scratch: 0 (the schedule's).

@@ -159,7 +159,10 @@ int allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype 
                MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  if (c->is_inter()) return inter_unsupported(fn, comm);
+  if (c->is_inter()) {
+    return inter_allgatherv(fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, c, request);
+  }
   bool in_place = sendbuf == MPI_IN_PLACE;
   TypeArg st, rt;
   if (int err = check_type_arg(fn, comm, "recv", recvtype, &rt)) return err;
@@ -195,7 +198,10 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
                    MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  if (c->is_inter()) return inter_unsupported(fn, comm);
+  if (c->is_inter()) {
+    return inter_reduce_scatter(fn, sendbuf, recvbuf, recvcounts, blockcount, type, op, comm, c,
+                                request);
+  }
   bool block = recvcounts == nullptr;
   CollCall call;
   if (!block) {
@@ -237,9 +243,12 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
                 MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  if (c->is_inter()) return inter_unsupported(fn, comm);
-  const int p = c->size;
   bool w = fn[std::char_traits<char>::length(fn) - 1] == 'w';
+  if (c->is_inter()) {
+    return inter_alltoall_vw(fn, w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                             rdispls, recvtypes, comm, c, request);
+  }
+  const int p = c->size;
   bool in_place = sendbuf == MPI_IN_PLACE;
   // Each side's types (one, or one per peer for w) and its blocks.
   auto layout = [&](const void* buf, const int* counts, const int* displs,
@@ -367,7 +376,10 @@ int rooted_vector(const char* fn, Coll kind, const void* sendbuf, const int* cou
                   void* recvbuf, int root, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  if (c->is_inter()) return inter_unsupported(fn, comm);
+  if (c->is_inter()) {
+    return inter_rooted_vector(fn, kind, sendbuf, counts, displs, owncount, owntype, roottype,
+                               recvbuf, root, comm, c, request);
+  }
   if (int err = check_root(fn, comm, *c, root)) return err;
   const bool gather = kind == Coll::kGatherv, at_root = c->rank == root;
   void* own_buf = const_cast<void*>(gather ? sendbuf : recvbuf);
@@ -431,7 +443,10 @@ using torusmpi::coll::Coll;
 // Each MPI function and its nonblocking twin: the implementation is shared, request tells them
 // apart. The function name's 5th character is 'I' for the nonblocking ones (MPI_Ibarrier).
 
-int PMPI_Barrier(MPI_Comm comm) { return mpi::barrier("MPI_Barrier", comm, nullptr); }
+int PMPI_Barrier(MPI_Comm comm) {
+  torusmpi::progress::Lock lock;
+  return mpi::barrier("MPI_Barrier", comm, nullptr);
+}
 TORUSMPI_WEAK_ALIAS(MPI_Barrier);
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   torusmpi::progress::Lock lock;

@@ -155,6 +155,42 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
   return MPI_SUCCESS;
 }
 
+int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
+                 std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request) {
+  std::unique_ptr<Staging>& staging = call.staged;
+  if (staging && staging->idle()) staging.reset();
+  if (staging) {
+    call.r.finish = Staging::finish;
+    call.r.finish_ctx = staging.get();
+  }
+  flight::Scope record(fn, c->context, c->name.c_str(), ++c->coll_calls,
+                       static_cast<int64_t>(call.a.count * call.a.elem), flight::kNoPeer);
+  coll::Exec* e = coll::Exec::make();
+  e->bind(schedule.get(), call.r);
+  if (request == nullptr) {
+    e->start();
+    if (!e->done()) e->wait();
+    const Status s = e->error();
+    coll::Exec::release(e);
+    if (s != Status::kOk) record.finish(flight::State::kFailed);
+    return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, "");
+  }
+  record.finish(flight::State::kStarted);
+  // The run outlives the call: it keeps the schedule, and its end deletes the staging.
+  e->keep(std::move(schedule));
+  if (staging) staging->set_owned_by_run();
+  (void)staging.release();
+  Request* req = Request::make();
+  req->kind = Request::Kind::kColl;
+  req->comm = comm;
+  req->exec = e;
+  req->fn = fn;
+  e->set_on_complete(request_done, nullptr);
+  e->start_nonblocking();
+  *request = &req->handle;
+  return MPI_SUCCESS;
+}
+
 // --- Checks
 
 int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {

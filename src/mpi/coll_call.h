@@ -117,6 +117,10 @@ struct CollCall {
 
 // Runs the call (request == nullptr), or starts it and makes *request.
 int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request);
+// The same with the schedule given, built by the caller rather than chosen by c's team, and
+// call.r.comm and call.r.tag set: an intercommunicator's collectives (intercomm.cc).
+int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
+                 std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request);
 
 // MPI is up, comm is a communicator, and a nonblocking call (fn is "MPI_I...") has its request.
 int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c);
@@ -140,6 +144,28 @@ int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char*
 // extent is its element, used in place) and *per (engine elements per element of the datatype).
 int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op,
                     CollCall* call, TypeArg* t, size_t* per);
+
+// Intercommunicator collectives (intercomm.cc) that group.h does not list with the others: the
+// v and w forms and reduce_scatter. The arrays have one entry per rank of the remote group
+// (reduce_scatter's recvcounts: per rank of the local group, as MPI has it).
+int inter_allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                     MPI_Comm comm, Comm* c, MPI_Request* request);
+// recvcounts == nullptr: the block form, blockcount elements each.
+int inter_reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int* recvcounts,
+                         int blockcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm, Comm* c,
+                         MPI_Request* request);
+// sendtypes/recvtypes: one type (v) or one per remote rank (w, displacements in bytes).
+int inter_alltoall_vw(const char* fn, bool w, const void* sendbuf, const int* sendcounts,
+                      const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                      const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                      MPI_Comm comm, Comm* c, MPI_Request* request);
+// kind: kGatherv (counts and displs: the root's receive layout) or kScatterv (its send layout);
+// owncount and owntype: the other group's own block.
+int inter_rooted_vector(const char* fn, coll::Coll kind, const void* sendbuf, const int* counts,
+                        const int* displs, int owncount, MPI_Datatype owntype,
+                        MPI_Datatype roottype, void* recvbuf, int root, MPI_Comm comm, Comm* c,
+                        MPI_Request* request);
 
 }  // namespace torusmpi::mpi
 

@@ -3,25 +3,20 @@
 // collectives.
 //
 // An intercommunicator owns two hidden communicators (runtime.h): `local`, its local group as an
-// intracommunicator of its own, where the local part of each collective runs through the engine;
-// and `shadow`, a view of the intercommunicator on its collective context, where the leaders (or a
-// root and the other group's leader) exchange data with MPI's own point-to-point calls, so any
-// datatype the library takes works, and no message meets the application's. A collective is then
-//
-//   Allreduce:  reduce to local rank 0 | leaders swap their group's result | bcast from rank 0
-//   Bcast:      MPI_ROOT sends to remote rank 0 | bcast there from rank 0
-//   Reduce:     reduce to rank 0 of the non-root group | its rank 0 sends to MPI_ROOT
-//   Allgather:  gather to rank 0 | leaders swap both groups' blocks | bcast from rank 0
-//   Gather:     gather to rank 0 of the non-root group | sent to MPI_ROOT in one message
-//   Scatter:    MPI_ROOT sends all to remote rank 0 | scatter there from rank 0
-//   Alltoall:   every pair of ranks of the two groups exchanges its block directly
-//   Barrier:    barrier | leaders swap an empty message | barrier
+// intracommunicator of its own, where the local part of an agreement runs; and `shadow`, a view
+// of the intercommunicator on its collective context. Its collectives, every one MPI defines on
+// an intercommunicator, blocking and nonblocking, are schedules of coll/inter (see there for the
+// algorithms) run over the row of both groups (the end of this file).
 #include <climits>
 #include <cstring>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
+#include "coll/inter/inter.h"
 #include "core/progress.h"
 #include "mpi/coll_call.h"
+#include "mpi/dynamic.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
 #include "mpi/p2p.h"
@@ -101,6 +96,11 @@ int exchange_failed(const char* fn, MPI_Comm comm, Status s) {
                      status_string(s));
 }
 
+// Whether c's local group comes first in its collectives' row (the end of this file): the group
+// whose leader comes first in the order every process agrees on, its own job's processes and
+// those of other jobs (spawned, connected) alike.
+bool local_first(const Comm& c) { return process_before(comm_members(c)[0], c.remote_ranks[0]); }
+
 // A new intercommunicator: local group `local` (this process at rank `rank`), remote group
 // `remote`, on the two pairs agreed.
 Comm* make_inter(const Comm& parent, std::vector<int> local, int rank, std::vector<int> remote,
@@ -178,7 +178,7 @@ int inter_split(const char* fn, Comm* c, int color, int key, MPI_Comm* newcomm) 
 }
 
 int inter_create(const char* fn, Comm* c, Group* g, MPI_Comm* newcomm) {
-  std::vector<char> in(runtime().job.size, 0);
+  std::vector<char> in(torusmpi::pml::peer_count(), 0);
   for (int r : comm_members(*c)) in[r] = 1;
   for (size_t i = 0; i < g->ranks.size(); ++i) {
     if (!in[g->ranks[i]]) {
@@ -318,7 +318,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                        "the exchange between the leaders failed: %s", torusmpi::status_string(s));
   }
   // Both groups see both lists, so all of them find an overlap alike.
-  std::vector<char> in(mpi::runtime().job.size, 0);
+  std::vector<char> in(torusmpi::pml::peer_count(), 0);
   for (int r : local) in[r] = 1;
   for (int r : remote) {
     if (in[r]) {
@@ -354,10 +354,10 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   std::vector<int> own_high{high != 0};
   if (s = mpi::bcast_ints(*c->local, tag, 0, &own_high); s != Status::kOk)
     return mpi::exchange_failed(kFn, intercomm, s);
-  // The group that said high = false comes first; on a tie, the group whose leader has the
-  // lower rank in MPI_COMM_WORLD (both groups compute the same).
+  // The group that said high = false comes first; on a tie, the group whose leader comes first
+  // in the order of processes every process agrees on (both groups compute the same).
   std::vector<int> local = mpi::comm_members(*c);
-  bool first = own_high[0] != theirs[0] ? own_high[0] == 0 : local[0] < c->remote_ranks[0];
+  bool first = own_high[0] != theirs[0] ? own_high[0] == 0 : mpi::local_first(*c);
   std::vector<int> members = first ? local : c->remote_ranks;
   const std::vector<int>& second = first ? c->remote_ranks : local;
   members.insert(members.end(), second.begin(), second.end());
@@ -371,262 +371,417 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 TORUSMPI_WEAK_ALIAS(MPI_Intercomm_merge);
 
 // --- Collectives
+//
+// Every collective on an intercommunicator is a schedule of coll/inter (inter.h) over the row of
+// both groups: the first group (its leader comes first in the order of processes every process
+// agrees on, dynamic.h: process_before, so processes of other jobs too) then the second, each in
+// rank order. The row is a pml view on the intercommunicator's collective context (where the
+// context agreements' messages also go, with tags of their own range), so the schedule runs on the
+// executor like any collective: blocking, nonblocking, staged datatypes, flight recorder. Every
+// rank of both groups builds its schedule from its own arguments, which MPI makes consistent.
 
 namespace torusmpi::mpi {
 namespace {
 
-// A buffer for n elements of type, laid out as MPI lays them (room for the true extent, the
-// pointer moved back by the true lower bound).
-class TypedBuffer {
- public:
-  TypedBuffer(int n, MPI_Datatype type) {
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    size_t bytes = n > 0 ? static_cast<size_t>(n - 1) * extent + true_extent : 0;
-    bytes_.resize(bytes + 1);
-    base_ = bytes_.data() - true_lb;
-  }
-  void* get() { return base_; }
-
- private:
-  std::vector<uint8_t> bytes_;
-  uint8_t* base_;
+struct Row {
+  std::shared_ptr<pml::Comm> view;
+  int split = 0;
+  bool first = false;  // the local group comes first
 };
 
-MPI_Aint extent_of(MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0;
-  PMPI_Type_get_extent(type, &lb, &extent);
-  return extent;
+// The rows of live intercommunicators, by communicator. A row replaced (its communicator freed
+// and the object reused) is kept: a nonblocking run of the old one may still use it.
+std::unordered_map<const Comm*, Row>& rows() {
+  static auto* m = new std::unordered_map<const Comm*, Row>;
+  return *m;
+}
+std::vector<std::shared_ptr<pml::Comm>>& retired_rows() {
+  static auto* v = new std::vector<std::shared_ptr<pml::Comm>>;
+  return *v;
+}
+
+const Row& row_of(Comm* c) {
+  std::vector<int> local = comm_members(*c);
+  const bool first = local_first(*c);
+  std::vector<int> members = first ? local : c->remote_ranks;
+  const std::vector<int>& second = first ? c->remote_ranks : local;
+  members.insert(members.end(), second.begin(), second.end());
+  Row& row = rows()[c];
+  if (row.view && row.view->context == c->context && row.view->world_ranks == members) return row;
+  if (row.view) retired_rows().push_back(std::move(row.view));
+  auto v = std::make_shared<pml::Comm>();
+  v->context = c->context;
+  v->rank = first ? c->rank : c->remote_size() + c->rank;
+  v->size = static_cast<int>(members.size());
+  v->world_ranks = std::move(members);
+  row.view = std::move(v);
+  row.split = first ? c->size : c->remote_size();
+  row.first = first;
+  return row;
+}
+
+// The row rank of rank r of the remote group.
+int remote_in_row(const Row& row, int r) { return row.first ? row.split + r : r; }
+
+// Builds this rank's schedule of the call and runs it (or starts it: request).
+int run(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
+  const Row& row = row_of(c);
+  call.a.rank = row.view->rank;
+  call.a.size = row.view->size;
+  call.a.split = row.split;
+  auto schedule = std::make_shared<coll::Schedule>();
+  coll::Builder b(schedule.get());
+  coll::inter::build(b, call.a);
+  b.finish();
+  call.r.comm = row.view.get();
+  // Both groups make their collective calls in one order, so the sequence agrees everywhere.
+  call.r.tag = static_cast<int>(c->inter_seq++ & 0x3fffffffu);
+  return run_schedule(fn, comm, c, call, std::move(schedule), request);
 }
 
 // The root argument of a rooted collective: MPI_ROOT or MPI_PROC_NULL in the root's group, a rank
-// of the remote group in the other.
-int check_inter_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
-  if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c.remote_size()))
-    return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_ROOT, fn,
-                     "root argument is %d: on an intercommunicator it is MPI_ROOT, "
-                     "MPI_PROC_NULL or a rank of the remote group (size %d)",
-                     root, c.remote_size());
-}
-
-// count elements of type at buf, which may be NULL only when there is nothing; `what` names the
-// arguments ("send", "recv", "").
-int check_data(const char* fn, MPI_Comm comm, const char* what, const void* buf, int count,
-               MPI_Datatype type) {
-  if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
-  TypeArg t;
-  if (int err = check_type_arg(fn, comm, what, type, &t)) return err;
-  if (buf == MPI_IN_PLACE) {
-    return raise_error(comm, MPI_ERR_BUFFER, fn,
-                       "%sbuf is MPI_IN_PLACE, which intercommunicator collectives do not take",
-                       what[0] != '\0' ? what : "");
-  }
-  // A NULL buf is MPI_BOTTOM, which only a derived datatype (absolute addresses) can use.
-  if (buf == nullptr && count > 0 && t.size > 0 && !t.derived) {
-    return raise_error(comm, MPI_ERR_BUFFER, fn, "%sbuf argument is NULL with %scount %d",
-                       what[0] != '\0' ? what : "", what, count);
+// of the remote group in the other. Sets a.root as the row has it.
+int inter_root(const char* fn, MPI_Comm comm, Comm* c, int root, coll::Args* a) {
+  if (root == MPI_ROOT) {
+    a->root = row_of(c).view->rank;
+  } else if (root == MPI_PROC_NULL) {
+    a->root = -1;
+  } else if (root >= 0 && root < c->remote_size()) {
+    a->root = remote_in_row(row_of(c), root);
+  } else {
+    return raise_error(comm, MPI_ERR_ROOT, fn,
+                       "root argument is %d: on an intercommunicator it is MPI_ROOT, "
+                       "MPI_PROC_NULL or a rank of the remote group (size %d)",
+                       root, c->remote_size());
   }
   return MPI_SUCCESS;
 }
 
-// n * count as an int count, or MPI_ERR_COUNT.
-int times(const char* fn, MPI_Comm comm, int n, int count, int* out) {
-  long long total = static_cast<long long>(n) * count;
-  if (total > INT_MAX) {
-    return raise_error(comm, MPI_ERR_COUNT, fn,
-                       "%d blocks of %d elements exceed what one message of this build counts", n,
-                       count);
+// MPI_IN_PLACE has no meaning on an intercommunicator: a rank's data never stays with it.
+// MPI_ERR_ARG, as Open MPI answers it.
+int no_in_place(const char* fn, MPI_Comm comm, const void* buf, const char* what) {
+  if (buf != MPI_IN_PLACE) return MPI_SUCCESS;
+  return raise_error(comm, MPI_ERR_ARG, fn,
+                     "%s is MPI_IN_PLACE, which intercommunicator collectives do not take", what);
+}
+
+// count elements of type at buf (the argument `what`, "sendbuf" or "recvbuf"; `prefix` names the
+// count and type arguments): checked, their packed bytes in *bytes.
+int check_block(const char* fn, MPI_Comm comm, const char* what, const char* prefix,
+                const void* buf, int count, MPI_Datatype type, size_t n, TypeArg* t,
+                size_t* bytes) {
+  if (int err = no_in_place(fn, comm, buf, what)) return err;
+  if (int err = check_type_arg(fn, comm, prefix, type, t)) return err;
+  if (int err = check_count(fn, comm, prefix, count, *t, bytes)) return err;
+  return check_span(fn, comm, buf, what, *t, static_cast<size_t>(count) * n);
+}
+
+// n blocks of one type: block i is counts[i] elements from buf + displs[i] * unit bytes.
+Side side_of(const void* buf, const TypeArg* t, const int* counts, const int* displs, int n,
+             size_t unit) {
+  Side s;
+  s.buf = const_cast<void*>(buf);
+  s.types.assign(1, t);
+  s.counts.resize(n);
+  s.at.resize(n);
+  for (int i = 0; i < n; ++i) {
+    s.counts[i] = static_cast<size_t>(counts[i]);
+    s.at[i] = static_cast<int64_t>(displs[i]) * static_cast<int64_t>(unit);
   }
-  *out = static_cast<int>(total);
-  return MPI_SUCCESS;
-}
-
-// An internal call on a hidden communicator failed (it returned, its handler being
-// MPI_ERRORS_RETURN): raise it on the intercommunicator's own handler.
-int failed(const char* fn, MPI_Comm comm, int err) {
-  return raise_error(comm, err, fn, "a step within or between the groups failed (error class %d)",
-                     err);
-}
-
-int next_tag(Comm* c) { return static_cast<int>(c->inter_seq++ & 0x3fffffffu); }
-
-int nonblocking_unsupported(const char* fn, MPI_Comm comm) {
-  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                     "the nonblocking form on an intercommunicator is not implemented (the "
-                     "blocking one is)");
+  return s;
 }
 
 }  // namespace
 
 int inter_unsupported(const char* fn, MPI_Comm comm) {
   if (int err = require_active(fn)) return err;
-  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                     "not implemented on intercommunicators (Barrier, Bcast, Reduce, Allreduce, "
-                     "Allgather, Alltoall, Gather and Scatter are)");
+  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn, "not defined on intercommunicators");
 }
 
 int inter_barrier(const char* fn, MPI_Comm comm, Comm* c, MPI_Request* request) {
-  if (request != nullptr) return nonblocking_unsupported(fn, comm);
-  const int tag = next_tag(c);
-  // Once every rank of the group is in, the leaders tell each other; then everyone may leave.
-  int err = PMPI_Barrier(c->local->handle);
-  if (err == MPI_SUCCESS && c->rank == 0) {
-    err = PMPI_Sendrecv(nullptr, 0, MPI_BYTE, 0, tag, nullptr, 0, MPI_BYTE, 0, tag,
-                        c->shadow->handle, MPI_STATUS_IGNORE);
-  }
-  if (err == MPI_SUCCESS) err = PMPI_Barrier(c->local->handle);
-  return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  CollCall call;
+  call.a.coll = coll::Coll::kBarrier;
+  return run(fn, comm, c, call, request);
 }
 
 int inter_bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                 Comm* c, MPI_Request* request) {
-  if (request != nullptr) return nonblocking_unsupported(fn, comm);
-  if (int err = check_inter_root(fn, comm, *c, root)) return err;
+  CollCall call;
+  call.a.coll = coll::Coll::kBcast;
+  if (int err = inter_root(fn, comm, c, root, &call.a)) return err;
   if (root != MPI_PROC_NULL) {
-    if (int err = check_data(fn, comm, "", buffer, count, type)) return err;
+    TypeArg t;
+    size_t bytes = 0;
+    if (int err = check_block(fn, comm, "buffer", "", buffer, count, type, 1, &t, &bytes))
+      return err;
+    call.a.count = bytes;
+    const bool at_root = root == MPI_ROOT;
+    call.r.recv = call.place(buffer, t, count, 1, at_root, !at_root);
   }
-  const int tag = next_tag(c);
-  int err = MPI_SUCCESS;
-  if (root == MPI_ROOT) {
-    err = PMPI_Send(buffer, count, type, 0, tag, c->shadow->handle);
-  } else if (root != MPI_PROC_NULL) {
-    if (c->rank == 0)
-      err = PMPI_Recv(buffer, count, type, root, tag, c->shadow->handle, MPI_STATUS_IGNORE);
-    if (err == MPI_SUCCESS) err = PMPI_Bcast(buffer, count, type, 0, c->local->handle);
-  }
-  return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  return run(fn, comm, c, call, request);
 }
 
 int inter_reduce(const char* fn, coll::Coll kind, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, Comm* c,
                  MPI_Request* request) {
-  if (request != nullptr) return nonblocking_unsupported(fn, comm);
+  CollCall call;
+  call.a.coll = kind;
   const bool all = kind == coll::Coll::kAllreduce;
   if (!all) {
-    if (int err = check_inter_root(fn, comm, *c, root)) return err;
+    if (int err = inter_root(fn, comm, c, root, &call.a)) return err;
   }
   // Who holds what: the contributing group sends, the root (or everyone, allreduce) receives.
   const bool sends = all || (root != MPI_ROOT && root != MPI_PROC_NULL);
   const bool receives = all || root == MPI_ROOT;
-  if (sends || receives) {
-    CollCall probe;
-    TypeArg t;
-    size_t per = 1;
-    if (int err = check_reduction(fn, comm, count, type, op, &probe, &t, &per)) return err;
-  }
+  if (!sends && !receives) return run(fn, comm, c, call, request);
+  TypeArg t;
+  size_t per = 1;
+  if (int err = check_reduction(fn, comm, count, type, op, &call, &t, &per)) return err;
+  const size_t n = static_cast<size_t>(count);
   if (sends) {
-    if (int err = check_data(fn, comm, "send", sendbuf, count, type)) return err;
+    if (int err = no_in_place(fn, comm, sendbuf, "sendbuf")) return err;
+    if (int err = check_span(fn, comm, sendbuf, "sendbuf", t, n)) return err;
+    call.r.send = call.place(const_cast<void*>(sendbuf), t, n, 1, true, false);
   }
   if (receives) {
-    if (int err = check_data(fn, comm, "recv", recvbuf, count, type)) return err;
+    if (int err = no_in_place(fn, comm, recvbuf, "recvbuf")) return err;
+    if (int err = check_span(fn, comm, recvbuf, "recvbuf", t, n)) return err;
+    call.r.recv = call.place(recvbuf, t, n, 1, false, true);
   }
-  const int tag = next_tag(c);
-  const MPI_Comm local = c->local->handle, shadow = c->shadow->handle;
-  int err = MPI_SUCCESS;
-  if (root == MPI_ROOT && !all) {
-    err = PMPI_Recv(recvbuf, count, type, 0, tag, shadow, MPI_STATUS_IGNORE);
-  } else if (sends) {
-    // The group's reduction, at its rank 0, in rank order (non-commutative ops included).
-    TypedBuffer partial(c->rank == 0 ? count : 0, type);
-    err = PMPI_Reduce(sendbuf, partial.get(), count, type, op, 0, local);
-    if (err == MPI_SUCCESS && c->rank == 0) {
-      err = all ? PMPI_Sendrecv(partial.get(), count, type, 0, tag, recvbuf, count, type, 0, tag,
-                                shadow, MPI_STATUS_IGNORE)
-                : PMPI_Send(partial.get(), count, type, root, tag, shadow);
-    }
-    if (err == MPI_SUCCESS && all) err = PMPI_Bcast(recvbuf, count, type, 0, local);
-  }
-  return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  return run(fn, comm, c, call, request);
 }
 
 int inter_exchange(const char* fn, coll::Coll kind, const void* sendbuf, int sendcount,
                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, Comm* c, MPI_Request* request) {
-  if (request != nullptr) return nonblocking_unsupported(fn, comm);
-  if (int err = check_data(fn, comm, "send", sendbuf, sendcount, sendtype)) return err;
-  if (int err = check_data(fn, comm, "recv", recvbuf, recvcount, recvtype)) return err;
-  const int tag = next_tag(c);
-  const MPI_Comm local = c->local->handle, shadow = c->shadow->handle;
-  const int p = c->size, q = c->remote_size();
-  int err = MPI_SUCCESS;
-  if (kind == coll::Coll::kAlltoall) {
-    // Block j of the send buffer goes to remote rank j, block j of the receive buffer comes from
-    // it: p * q messages in all, each pair's own.
-    std::vector<MPI_Request> reqs(2 * q, MPI_REQUEST_NULL);
-    const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
-    for (int j = 0; j < q && err == MPI_SUCCESS; ++j) {
-      err = PMPI_Irecv(static_cast<char*>(recvbuf) + j * recvcount * rext, recvcount, recvtype, j,
-                       tag, shadow, &reqs[2 * j]);
-      if (err == MPI_SUCCESS) {
-        err = PMPI_Isend(static_cast<const char*>(sendbuf) + j * sendcount * sext, sendcount,
-                         sendtype, j, tag, shadow, &reqs[2 * j + 1]);
-      }
-    }
-    int werr = PMPI_Waitall(2 * q, reqs.data(), MPI_STATUSES_IGNORE);
-    if (err == MPI_SUCCESS) err = werr;
-    return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  const bool alltoall = kind == coll::Coll::kAlltoall;
+  const size_t q = static_cast<size_t>(c->remote_size());
+  TypeArg st, rt;
+  size_t sbytes = 0, rbytes = 0;
+  if (int err = check_block(fn, comm, "sendbuf", "send", sendbuf, sendcount, sendtype,
+                            alltoall ? q : 1, &st, &sbytes))
+    return err;
+  if (int err =
+          check_block(fn, comm, "recvbuf", "recv", recvbuf, recvcount, recvtype, q, &rt, &rbytes))
+    return err;
+  CollCall call;
+  call.r.send =
+      call.place(const_cast<void*>(sendbuf), st, sendcount, alltoall ? q : 1, true, false);
+  call.r.recv = call.place(recvbuf, rt, recvcount, q, false, true);
+  if (sbytes == rbytes) {
+    call.a.coll = kind;
+    call.a.count = sbytes;
+    return run(fn, comm, c, call, request);
   }
-  // Allgather: each group's blocks meet at its rank 0, the leaders swap them, and rank 0 gives
-  // the other group's blocks to its own.
-  int mine_count = 0, theirs_count = 0;
-  if (int e = times(fn, comm, p, sendcount, &mine_count)) return e;
-  if (int e = times(fn, comm, q, recvcount, &theirs_count)) return e;
-  TypedBuffer gathered(c->rank == 0 ? mine_count : 0, sendtype);
-  err = PMPI_Gather(sendbuf, sendcount, sendtype, gathered.get(), sendcount, sendtype, 0, local);
-  if (err == MPI_SUCCESS && c->rank == 0) {
-    err = PMPI_Sendrecv(gathered.get(), mine_count, sendtype, 0, tag, recvbuf, theirs_count,
-                        recvtype, 0, tag, shadow, MPI_STATUS_IGNORE);
+  // The groups' blocks differ in size (MPI asks each pair to match, not the two directions):
+  // the v form's row carries both, and every rank of both groups sees the same inequality.
+  std::vector<size_t> rcounts(q, rbytes), rdispls(q);
+  for (size_t j = 0; j < q; ++j) rdispls[j] = j * rbytes;
+  if (alltoall) {
+    std::vector<size_t> scounts(q, sbytes), sdispls(q);
+    for (size_t j = 0; j < q; ++j) sdispls[j] = j * sbytes;
+    call.a.coll = coll::Coll::kAlltoallv;
+    call.a.scounts = call.keep(2, std::move(scounts));
+    call.a.sdispls = call.keep(3, std::move(sdispls));
+    call.a.rcounts = call.keep(0, std::move(rcounts));
+    call.a.rdispls = call.keep(1, std::move(rdispls));
+  } else {
+    call.a.coll = coll::Coll::kAllgatherv;
+    call.a.count = sbytes;
+    call.a.counts = call.keep(0, std::move(rcounts));
+    call.a.displs = call.keep(1, std::move(rdispls));
   }
-  if (err == MPI_SUCCESS) err = PMPI_Bcast(recvbuf, theirs_count, recvtype, 0, local);
-  return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  return run(fn, comm, c, call, request);
 }
 
 int inter_rooted(const char* fn, coll::Coll kind, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm, Comm* c, MPI_Request* request) {
-  if (request != nullptr) return nonblocking_unsupported(fn, comm);
-  if (int err = check_inter_root(fn, comm, *c, root)) return err;
-  const bool gather = kind == coll::Coll::kGather;
-  const bool at_root = root == MPI_ROOT, in_other = root != MPI_ROOT && root != MPI_PROC_NULL;
-  // The root's side of the arguments (gather: recv; scatter: send) counts remote_size blocks;
-  // the other group's ranks each have one block of the other side.
-  if (at_root || in_other) {
-    const bool send_side = gather ? in_other : at_root;
-    if (send_side) {
-      if (int err = check_data(fn, comm, "send", sendbuf, sendcount, sendtype)) return err;
-    } else {
-      if (int err = check_data(fn, comm, "recv", recvbuf, recvcount, recvtype)) return err;
-    }
+  CollCall call;
+  call.a.coll = kind;
+  if (int err = inter_root(fn, comm, c, root, &call.a)) return err;
+  if (root == MPI_PROC_NULL) return run(fn, comm, c, call, request);
+  const bool gather = kind == coll::Coll::kGather, at_root = root == MPI_ROOT;
+  // The root's side (gather: recv; scatter: send) has a block per remote rank; the other
+  // group's ranks have one block of the other side.
+  const bool send_side = gather ? !at_root : at_root;
+  const size_t blocks = at_root ? static_cast<size_t>(c->remote_size()) : 1;
+  TypeArg t;
+  size_t bytes = 0;
+  if (send_side) {
+    if (int err = check_block(fn, comm, "sendbuf", "send", sendbuf, sendcount, sendtype, blocks, &t,
+                              &bytes))
+      return err;
+    call.r.send = call.place(const_cast<void*>(sendbuf), t, sendcount, blocks, true, false);
+  } else {
+    if (int err = check_block(fn, comm, "recvbuf", "recv", recvbuf, recvcount, recvtype, blocks, &t,
+                              &bytes))
+      return err;
+    call.r.recv = call.place(recvbuf, t, recvcount, blocks, false, true);
   }
-  const int tag = next_tag(c);
-  const MPI_Comm local = c->local->handle, shadow = c->shadow->handle;
-  const int p = c->size, q = c->remote_size();
-  int err = MPI_SUCCESS;
-  if (at_root) {
-    int total = 0;
-    if (int e = times(fn, comm, q, gather ? recvcount : sendcount, &total)) return e;
-    err = gather ? PMPI_Recv(recvbuf, total, recvtype, 0, tag, shadow, MPI_STATUS_IGNORE)
-                 : PMPI_Send(sendbuf, total, sendtype, 0, tag, shadow);
-  } else if (in_other) {
-    const int block = gather ? sendcount : recvcount;
-    const MPI_Datatype type = gather ? sendtype : recvtype;
-    int total = 0;
-    if (int e = times(fn, comm, p, block, &total)) return e;
-    TypedBuffer all(c->rank == 0 ? total : 0, type);
+  call.a.count = bytes;
+  return run(fn, comm, c, call, request);
+}
+
+int inter_allgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                     MPI_Comm comm, Comm* c, MPI_Request* request) {
+  const int q = c->remote_size();
+  TypeArg st, rt;
+  size_t sbytes = 0;
+  if (int err =
+          check_block(fn, comm, "sendbuf", "send", sendbuf, sendcount, sendtype, 1, &st, &sbytes))
+    return err;
+  if (int err = no_in_place(fn, comm, recvbuf, "recvbuf")) return err;
+  if (int err = check_type_arg(fn, comm, "recv", recvtype, &rt)) return err;
+  if (int err = check_counts(fn, comm, recvcounts, q, "recvcounts", true)) return err;
+  if (int err = check_counts(fn, comm, displs, q, "displs", false)) return err;
+  const Side rs = side_of(recvbuf, &rt, recvcounts, displs, q, rt.extent);
+  if (int err = check_side(fn, comm, "recvbuf", rs)) return err;
+  CollCall call;
+  call.a.coll = coll::Coll::kAllgatherv;
+  call.a.count = sbytes;
+  std::vector<size_t> bytes, at;
+  call.r.recv = call.place(rs, false, true, &bytes, &at);
+  call.a.counts = call.keep(0, std::move(bytes));
+  call.a.displs = call.keep(1, std::move(at));
+  call.r.send = call.place(const_cast<void*>(sendbuf), st, sendcount, 1, true, false);
+  return run(fn, comm, c, call, request);
+}
+
+int inter_reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int* recvcounts,
+                         int blockcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm, Comm* c,
+                         MPI_Request* request) {
+  const bool block = recvcounts == nullptr;
+  const int p = c->size;
+  if (!block) {
+    if (int err = check_counts(fn, comm, recvcounts, p, "recvcounts", true)) return err;
+  }
+  CollCall call;
+  TypeArg t;
+  size_t per = 1;
+  if (int err = check_reduction(fn, comm, block ? blockcount : 0, type, op, &call, &t, &per))
+    return err;
+  // The vector is the local group's blocks (elements of the datatype), each rank's one kept.
+  size_t total = 0, mine = 0;
+  if (block) {
+    total = static_cast<size_t>(blockcount) * p;
+    mine = static_cast<size_t>(blockcount);
+  } else {
+    std::vector<size_t> counts(p);
+    for (int i = 0; i < p; ++i) {
+      total += static_cast<size_t>(recvcounts[i]);
+      counts[i] = static_cast<size_t>(recvcounts[i]) * per;
+    }
+    mine = static_cast<size_t>(recvcounts[c->rank]);
+    call.a.counts = call.keep(0, std::move(counts));
+  }
+  if (int err = no_in_place(fn, comm, sendbuf, "sendbuf")) return err;
+  if (int err = no_in_place(fn, comm, recvbuf, "recvbuf")) return err;
+  if (int err = check_span(fn, comm, sendbuf, "sendbuf", t, total)) return err;
+  if (int err = check_span(fn, comm, recvbuf, "recvbuf", t, mine)) return err;
+  call.a.coll = block ? coll::Coll::kReduceScatterBlock : coll::Coll::kReduceScatter;
+  call.r.send = call.place(const_cast<void*>(sendbuf), t, total, 1, true, false);
+  call.r.recv = call.place(recvbuf, t, mine, 1, false, true);
+  return run(fn, comm, c, call, request);
+}
+
+int inter_alltoall_vw(const char* fn, bool w, const void* sendbuf, const int* sendcounts,
+                      const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                      const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                      MPI_Comm comm, Comm* c, MPI_Request* request) {
+  const int q = c->remote_size();
+  // Each side's types (one, or one per remote rank for w) and its blocks.
+  auto layout = [&](const void* buf, const int* counts, const int* displs,
+                    const MPI_Datatype* types, const char* what, std::vector<TypeArg>* targs,
+                    Side* s) {
+    const bool sends = what[0] == 's';
+    if (int err = no_in_place(fn, comm, buf, sends ? "sendbuf" : "recvbuf")) return err;
+    if (int err = check_counts(fn, comm, counts, q, sends ? "sendcounts" : "recvcounts", true))
+      return err;
+    if (int err = check_counts(fn, comm, displs, q, sends ? "sdispls" : "rdispls", false))
+      return err;
+    if (types == nullptr) {
+      return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
+    }
+    targs->resize(w ? q : 1);
+    for (size_t j = 0; j < targs->size(); ++j) {
+      if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
+    }
+    s->buf = const_cast<void*>(buf);
+    s->types.clear();
+    for (const TypeArg& t : *targs) s->types.push_back(&t);
+    s->counts.resize(q);
+    s->at.resize(q);
+    for (int j = 0; j < q; ++j) {
+      s->counts[j] = static_cast<size_t>(counts[j]);
+      s->at[j] = static_cast<int64_t>(displs[j]) * static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
+    }
+    return check_side(fn, comm, sends ? "sendbuf" : "recvbuf", *s);
+  };
+  std::vector<TypeArg> rtypes, stypes;
+  Side rs, ss;
+  if (int err = layout(sendbuf, sendcounts, sdispls, sendtypes, "send", &stypes, &ss)) return err;
+  if (int err = layout(recvbuf, recvcounts, rdispls, recvtypes, "recv", &rtypes, &rs)) return err;
+  CollCall call;
+  call.a.coll = w ? coll::Coll::kAlltoallw : coll::Coll::kAlltoallv;
+  std::vector<size_t> bytes, at;
+  call.r.recv = call.place(rs, false, true, &bytes, &at);
+  call.a.rcounts = call.keep(0, std::move(bytes));
+  call.a.rdispls = call.keep(1, std::move(at));
+  call.r.send = call.place(ss, true, false, &bytes, &at);
+  call.a.scounts = call.keep(2, std::move(bytes));
+  call.a.sdispls = call.keep(3, std::move(at));
+  return run(fn, comm, c, call, request);
+}
+
+int inter_rooted_vector(const char* fn, coll::Coll kind, const void* sendbuf, const int* counts,
+                        const int* displs, int owncount, MPI_Datatype owntype,
+                        MPI_Datatype roottype, void* recvbuf, int root, MPI_Comm comm, Comm* c,
+                        MPI_Request* request) {
+  CollCall call;
+  call.a.coll = kind;
+  if (int err = inter_root(fn, comm, c, root, &call.a)) return err;
+  if (root == MPI_PROC_NULL) return run(fn, comm, c, call, request);
+  const bool gather = kind == coll::Coll::kGatherv;
+  const void* own_buf = gather ? sendbuf : recvbuf;
+  const void* whole_buf = gather ? recvbuf : sendbuf;
+  const char* own_what = gather ? "sendbuf" : "recvbuf";
+  const char* whole_what = gather ? "recvbuf" : "sendbuf";
+  if (root != MPI_ROOT) {
+    TypeArg t;
+    size_t bytes = 0;
+    if (int err = check_block(fn, comm, own_what, gather ? "send" : "recv", own_buf, owncount,
+                              owntype, 1, &t, &bytes))
+      return err;
+    call.a.count = bytes;
+    void* at = call.place(const_cast<void*>(own_buf), t, owncount, 1, gather, !gather);
     if (gather) {
-      err = PMPI_Gather(sendbuf, block, type, all.get(), block, type, 0, local);
-      if (err == MPI_SUCCESS && c->rank == 0)
-        err = PMPI_Send(all.get(), total, type, root, tag, shadow);
+      call.r.send = at;
     } else {
-      if (c->rank == 0)
-        err = PMPI_Recv(all.get(), total, type, root, tag, shadow, MPI_STATUS_IGNORE);
-      if (err == MPI_SUCCESS)
-        err = PMPI_Scatter(all.get(), block, type, recvbuf, block, type, 0, local);
+      call.r.recv = at;
     }
+    return run(fn, comm, c, call, request);
   }
-  return err == MPI_SUCCESS ? MPI_SUCCESS : failed(fn, comm, err);
+  const int q = c->remote_size();
+  const char* cname = gather ? "recvcounts" : "sendcounts";
+  TypeArg whole;
+  if (int err = no_in_place(fn, comm, whole_buf, whole_what)) return err;
+  if (int err = check_type_arg(fn, comm, gather ? "recv" : "send", roottype, &whole)) return err;
+  if (int err = check_counts(fn, comm, counts, q, cname, true)) return err;
+  if (int err = check_counts(fn, comm, displs, q, "displs", false)) return err;
+  const Side ws = side_of(whole_buf, &whole, counts, displs, q, whole.extent);
+  if (int err = check_side(fn, comm, whole_what, ws)) return err;
+  std::vector<size_t> bytes, at;
+  void* whole_at = call.place(ws, !gather, gather, &bytes, &at);
+  call.a.counts = call.keep(0, std::move(bytes));
+  call.a.displs = call.keep(1, std::move(at));
+  if (gather) {
+    call.r.recv = whole_at;
+  } else {
+    call.r.send = whole_at;
+  }
+  return run(fn, comm, c, call, request);
 }
 
 }  // namespace torusmpi::mpi
