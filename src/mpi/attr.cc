@@ -855,6 +855,7 @@ namespace mpi = torusmpi::mpi;
 TORUSMPI_EXPORT int ompi_attr_create_keyval(int type, void (*copy)(), void (*del)(), int* key,
                                             void* extra_state, int flags,
                                             void* bindings_extra_state) {
+  torusmpi::progress::Lock lock;
   mpi::Keyval k{AttrKind::kComm, flags, copy, del, extra_state, 0, 0, bindings_extra_state};
   return mpi::keyval_from_bindings(type, k, key);
 }
@@ -863,6 +864,7 @@ TORUSMPI_EXPORT int ompi_attr_create_keyval(int type, void (*copy)(), void (*del
 TORUSMPI_EXPORT int ompi_attr_create_keyval_fint(int type, void (*copy)(), void (*del)(), int* key,
                                                  MPI_Fint extra_state, int flags,
                                                  void* bindings_extra_state) {
+  torusmpi::progress::Lock lock;
   mpi::Keyval k{AttrKind::kComm,
                 flags | mpi::ompi::kKeyvalF77Int,
                 copy,
@@ -878,6 +880,7 @@ TORUSMPI_EXPORT int ompi_attr_create_keyval_fint(int type, void (*copy)(), void 
 TORUSMPI_EXPORT int ompi_attr_create_keyval_aint(int type, void (*copy)(), void (*del)(), int* key,
                                                  MPI_Aint extra_state, int flags,
                                                  void* bindings_extra_state) {
+  torusmpi::progress::Lock lock;
   mpi::Keyval k{AttrKind::kComm,
                 flags,
                 copy,
@@ -891,6 +894,7 @@ TORUSMPI_EXPORT int ompi_attr_create_keyval_aint(int type, void (*copy)(), void 
 
 TORUSMPI_EXPORT int ompi_attr_set_fint(int type, void* object, void** attr_hash, int key,
                                        MPI_Fint attribute, bool predefined) {
+  torusmpi::progress::Lock lock;
   (void)attr_hash;
   (void)predefined;
   return mpi::set_from_bindings(type, object, key, mpi::From::kFint, attribute);
@@ -898,12 +902,14 @@ TORUSMPI_EXPORT int ompi_attr_set_fint(int type, void* object, void** attr_hash,
 
 TORUSMPI_EXPORT int ompi_attr_set_aint(int type, void* object, void** attr_hash, int key,
                                        MPI_Aint attribute, bool predefined) {
+  torusmpi::progress::Lock lock;
   (void)attr_hash;
   (void)predefined;
   return mpi::set_from_bindings(type, object, key, mpi::From::kAint, attribute);
 }
 
 TORUSMPI_EXPORT int ompi_attr_get_fint(void* attr_hash, int key, MPI_Fint* attribute, int* flag) {
+  torusmpi::progress::Lock lock;
   mpi::Value v;
   int err = mpi::get_from_bindings(attr_hash, key, true, &v, flag);
   if (err == MPI_SUCCESS && *flag) *attribute = mpi::as_fint(v);
@@ -911,6 +917,7 @@ TORUSMPI_EXPORT int ompi_attr_get_fint(void* attr_hash, int key, MPI_Fint* attri
 }
 
 TORUSMPI_EXPORT int ompi_attr_get_aint(void* attr_hash, int key, MPI_Aint* attribute, int* flag) {
+  torusmpi::progress::Lock lock;
   mpi::Value v;
   int err = mpi::get_from_bindings(attr_hash, key, false, &v, flag);
   if (err == MPI_SUCCESS && *flag) *attribute = mpi::as_aint(v);

@@ -749,6 +749,7 @@ TORUSMPI_WEAK_ALIAS(MPI_Errhandler_get);
 
 TORUSMPI_EXPORT ompi_errhandler_t* ompi_errhandler_create(int object_type, void (*func)(),
                                                           int lang) {
+  torusmpi::progress::Lock lock;
   return torusmpi::mpi::make_errhandler(static_cast<ompi::ErrhandlerType>(object_type), func,
                                         static_cast<ompi::ErrhandlerLang>(lang));
 }
@@ -757,6 +758,7 @@ TORUSMPI_EXPORT ompi_errhandler_t* ompi_errhandler_create(int object_type, void 
 // message names the call. Returns what the call returns.
 TORUSMPI_EXPORT int ompi_errhandler_invoke(ompi_errhandler_t* errhandler, void* mpi_object,
                                            int object_type, int err_code, const char* message) {
+  torusmpi::progress::Lock lock;
   const char* fn = message != nullptr ? message : "an MPI call";
   torusmpi::mpi::remember_text(err_code, fn, "error raised by Open MPI's language bindings");
   if (errhandler == nullptr || errhandler->magic != torusmpi::mpi::kMagicErrhandler) {

@@ -294,6 +294,7 @@ TORUSMPI_EXPORT int ompi_fortran_multiple_argvs_f2c(int count, char* array, int 
 // language: MPI_TYPE_MATCH_SIZE's binding asks for Fortran's, which MPI_Type_match_size answers.
 // MPI_DATATYPE_NULL when there is none (the binding then raises MPI_ERR_ARG).
 TORUSMPI_EXPORT MPI_Datatype ompi_datatype_match_size(int size, uint16_t kind, uint16_t lang) {
+  torusmpi::progress::Lock lock;
   int typeclass = kind == torusmpi::mpi::ompi::kDataInt       ? MPI_TYPECLASS_INTEGER
                   : kind == torusmpi::mpi::ompi::kDataFloat   ? MPI_TYPECLASS_REAL
                   : kind == torusmpi::mpi::ompi::kDataComplex ? MPI_TYPECLASS_COMPLEX

@@ -2,8 +2,9 @@
 # An application: Debian's mpi4py (python3-mpi4py, built against Open MPI) running
 # tests/progs/mpi4py_check.py — split communicators, a reduction with an op written in Python,
 # pickled objects, derived datatypes — first on Open MPI (the reference), then on torusmpi by
-# LD_PRELOAD substitution at 1 to 4 ranks. The check names the library it expects, so a run that
-# silently fell back to Open MPI's libmpi fails.
+# LD_PRELOAD substitution at 1 to 4 ranks; then tests/progs/mpi4py_futures.py, mpi4py.futures'
+# MPIPoolExecutor (MPI_THREAD_MULTIPLE, workers made by MPI_Comm_spawn) on both. The checks name
+# the library they expect, so a run that silently fell back to Open MPI's libmpi fails.
 . "$(dirname "$0")/lib.sh"
 
 python=/usr/bin/python3  # Debian's: mpi4py is installed for it, not for other pythons on PATH
@@ -19,5 +20,11 @@ for np in 1 2 3 4; do
   run_job 120 "${mpirun[@]}" -np "$np" "${via_preload[@]}" "$python" "$script" torusmpi
   check "mpi4py_check on torusmpi, LD_PRELOAD, np=$np" ranks_done "$np" || diag_job
 done
+futures=$TM_SRCDIR/progs/mpi4py_futures.py
+run_job 120 "${mpirun[@]}" -np 1 "$python" "$futures" "Open MPI"
+check "mpi4py.futures MPIPoolExecutor on Open MPI itself (the reference)" ranks_done 1 || diag_job
+run_job 120 "${mpirun[@]}" -np 1 "${via_preload[@]}" "$python" "$futures" torusmpi
+check "mpi4py.futures MPIPoolExecutor on torusmpi, LD_PRELOAD (3 spawned workers)" ranks_done 1 ||
+  diag_job
 check_shm
 tap_done
