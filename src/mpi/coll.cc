@@ -254,28 +254,7 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
   auto layout = [&](const void* buf, const int* counts, const int* displs,
                     const MPI_Datatype* types, const char* what, std::vector<TypeArg>* targs,
                     Side* s) {
-    const bool sends = what[0] == 's';
-    if (int err = check_counts(fn, comm, counts, p, sends ? "sendcounts" : "recvcounts", true))
-      return err;
-    if (int err = check_counts(fn, comm, displs, p, sends ? "sdispls" : "rdispls", false))
-      return err;
-    if (types == nullptr) {
-      return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
-    }
-    targs->resize(w ? p : 1);
-    for (size_t j = 0; j < targs->size(); ++j) {
-      if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
-    }
-    s->buf = const_cast<void*>(buf);
-    s->types.clear();
-    for (const TypeArg& t : *targs) s->types.push_back(&t);
-    s->counts.resize(p);
-    s->at.resize(p);
-    for (int j = 0; j < p; ++j) {
-      s->counts[j] = static_cast<size_t>(counts[j]);
-      s->at[j] = static_cast<int64_t>(displs[j]) * static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
-    }
-    return MPI_SUCCESS;
+    return vector_side(fn, comm, buf, counts, displs, types, what, w, p, targs, s);
   };
   std::vector<TypeArg> rtypes, stypes;
   Side rs, ss;

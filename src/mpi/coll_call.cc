@@ -279,6 +279,32 @@ int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char*
   return MPI_SUCCESS;
 }
 
+int vector_side(const char* fn, MPI_Comm comm, const void* buf, const int* counts,
+                const int* displs, const MPI_Datatype* types, const char* what, bool w, int n,
+                std::vector<TypeArg>* targs, Side* s) {
+  const bool sends = what[0] == 's';
+  if (int err = check_counts(fn, comm, counts, n, sends ? "sendcounts" : "recvcounts", true))
+    return err;
+  if (int err = check_counts(fn, comm, displs, n, sends ? "sdispls" : "rdispls", false)) return err;
+  if (types == nullptr) {
+    return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
+  }
+  targs->resize(w ? n : 1);
+  for (size_t j = 0; j < targs->size(); ++j) {
+    if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
+  }
+  s->buf = const_cast<void*>(buf);
+  s->types.clear();
+  for (const TypeArg& t : *targs) s->types.push_back(&t);
+  s->counts.resize(n);
+  s->at.resize(n);
+  for (int j = 0; j < n; ++j) {
+    s->counts[j] = static_cast<size_t>(counts[j]);
+    s->at[j] = static_cast<int64_t>(displs[j]) * static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
+  }
+  return MPI_SUCCESS;
+}
+
 int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op,
                     CollCall* call, TypeArg* t, size_t* per) {
   if (int err = check_type_arg(fn, comm, "", type, t)) return err;

@@ -138,6 +138,11 @@ int check_span(const char* fn, MPI_Comm comm, const void* p, const char* what, c
 int check_side(const char* fn, MPI_Comm comm, const char* what, const Side& s);
 // An array of n ints is there, and with counts = true none is negative.
 int check_counts(const char* fn, MPI_Comm comm, const int* v, int n, const char* what, bool counts);
+// One side of an alltoallv/w to or from n ranks: checks its counts, displacements and types (one,
+// or one per rank with w) into *targs, and lays its blocks out in *s. `what` is "send" or "recv".
+int vector_side(const char* fn, MPI_Comm comm, const void* buf, const int* counts,
+                const int* displs, const MPI_Datatype* types, const char* what, bool w, int n,
+                std::vector<TypeArg>* targs, Side* s);
 
 // A reduction of count elements of type with op, for the engine: sets call->a.count, a.elem,
 // a.commutative, r.reduce and r.elem, *t (the datatype as the engine sees it: a predefined one's

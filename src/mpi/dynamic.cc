@@ -910,26 +910,38 @@ int PMPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm c
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_connect);
 
+namespace {
+
+// The name service's calls take both names (a lookup's port_name is where the result goes).
+int check_names(const char* fn, const char* service_name, const void* port_name) {
+  if (service_name != nullptr && port_name != nullptr) return MPI_SUCCESS;
+  return raise_error(nullptr, MPI_ERR_ARG, fn, "%s argument is NULL",
+                     service_name == nullptr ? "service_name" : "port_name");
+}
+
+// A name-service call the launcher refused: unsupported by it, or `cls` with its reason.
+int name_failed(const char* fn, Status s, int cls, const char* what, const char* service_name,
+                const std::string& error) {
+  return raise_error(nullptr, s == Status::kErrUnsupported ? MPI_ERR_UNSUPPORTED_OPERATION : cls,
+                     fn, "%s \"%s\": %s", what, service_name, error.c_str());
+}
+
+}  // namespace
+
 int PMPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Publish_name";
   if (int err = require_active(kFn)) return err;
   (void)info;
-  if (service_name == nullptr || port_name == nullptr) {
-    return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
-                       service_name == nullptr ? "service_name" : "port_name");
-  }
+  if (int err = check_names(kFn, service_name, port_name)) return err;
   std::string error;
   Status s;
   {
     torusmpi::progress::Unlocked unlocked;
     s = torusmpi::boot::publish_name(service_name, port_name, &error);
   }
-  if (s != Status::kOk) {
-    return raise_error(
-        nullptr, s == Status::kErrUnsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SERVICE,
-        kFn, "cannot publish \"%s\": %s", service_name, error.c_str());
-  }
+  if (s != Status::kOk)
+    return name_failed(kFn, s, MPI_ERR_SERVICE, "cannot publish", service_name, error);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Publish_name);
@@ -939,10 +951,7 @@ int PMPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name) {
   constexpr const char* kFn = "MPI_Lookup_name";
   if (int err = require_active(kFn)) return err;
   (void)info;
-  if (service_name == nullptr || port_name == nullptr) {
-    return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
-                       service_name == nullptr ? "service_name" : "port_name");
-  }
+  if (int err = check_names(kFn, service_name, port_name)) return err;
   std::string error, port;
   Status s;
   {
@@ -950,9 +959,7 @@ int PMPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name) {
     s = torusmpi::boot::lookup_name(service_name, &port, &error);
   }
   if (s != Status::kOk) {
-    return raise_error(nullptr,
-                       s == Status::kErrUnsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_NAME,
-                       kFn, "no port is published as \"%s\": %s", service_name, error.c_str());
+    return name_failed(kFn, s, MPI_ERR_NAME, "no port is published as", service_name, error);
   }
   torusmpi::mpi::copy_out(port, port_name, MPI_MAX_PORT_NAME);
   return MPI_SUCCESS;
@@ -964,21 +971,15 @@ int PMPI_Unpublish_name(const char* service_name, MPI_Info info, const char* por
   constexpr const char* kFn = "MPI_Unpublish_name";
   if (int err = require_active(kFn)) return err;
   (void)info;
-  if (service_name == nullptr || port_name == nullptr) {
-    return raise_error(nullptr, MPI_ERR_ARG, kFn, "%s argument is NULL",
-                       service_name == nullptr ? "service_name" : "port_name");
-  }
+  if (int err = check_names(kFn, service_name, port_name)) return err;
   std::string error;
   Status s;
   {
     torusmpi::progress::Unlocked unlocked;
     s = torusmpi::boot::unpublish_name(service_name, &error);
   }
-  if (s != Status::kOk) {
-    return raise_error(
-        nullptr, s == Status::kErrUnsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SERVICE,
-        kFn, "cannot unpublish \"%s\": %s", service_name, error.c_str());
-  }
+  if (s != Status::kOk)
+    return name_failed(kFn, s, MPI_ERR_SERVICE, "cannot unpublish", service_name, error);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Unpublish_name);

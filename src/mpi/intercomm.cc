@@ -695,29 +695,11 @@ int inter_alltoall_vw(const char* fn, bool w, const void* sendbuf, const int* se
   auto layout = [&](const void* buf, const int* counts, const int* displs,
                     const MPI_Datatype* types, const char* what, std::vector<TypeArg>* targs,
                     Side* s) {
-    const bool sends = what[0] == 's';
-    if (int err = no_in_place(fn, comm, buf, sends ? "sendbuf" : "recvbuf")) return err;
-    if (int err = check_counts(fn, comm, counts, q, sends ? "sendcounts" : "recvcounts", true))
+    const char* name = what[0] == 's' ? "sendbuf" : "recvbuf";
+    if (int err = no_in_place(fn, comm, buf, name)) return err;
+    if (int err = vector_side(fn, comm, buf, counts, displs, types, what, w, q, targs, s))
       return err;
-    if (int err = check_counts(fn, comm, displs, q, sends ? "sdispls" : "rdispls", false))
-      return err;
-    if (types == nullptr) {
-      return raise_error(comm, MPI_ERR_ARG, fn, "%stype%s argument is NULL", what, w ? "s" : "");
-    }
-    targs->resize(w ? q : 1);
-    for (size_t j = 0; j < targs->size(); ++j) {
-      if (int err = check_type_arg(fn, comm, what, types[j], &(*targs)[j])) return err;
-    }
-    s->buf = const_cast<void*>(buf);
-    s->types.clear();
-    for (const TypeArg& t : *targs) s->types.push_back(&t);
-    s->counts.resize(q);
-    s->at.resize(q);
-    for (int j = 0; j < q; ++j) {
-      s->counts[j] = static_cast<size_t>(counts[j]);
-      s->at[j] = static_cast<int64_t>(displs[j]) * static_cast<int64_t>(w ? 1 : (*targs)[0].extent);
-    }
-    return check_side(fn, comm, sends ? "sendbuf" : "recvbuf", *s);
+    return check_side(fn, comm, name, *s);
   };
   std::vector<TypeArg> rtypes, stypes;
   Side rs, ss;
