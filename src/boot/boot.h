@@ -90,7 +90,16 @@ constexpr int kExitLauncherLost = 112;  // the rank's launcher went away (EHOSTD
 
 // A 64-bit name of a job, the same in every process that knows its namespace: a network
 // transport tells the senders of other jobs (spawned, connected) from its own job's by it.
-uint64_t job_id(const std::string& nspace);
+// Inline: the pml's wire code uses it and builds without PMIx (tests/fuzz). FNV-1a: stable across
+// processes and builds, unlike std::hash.
+inline uint64_t job_id(const std::string& nspace) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : nspace) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
 
 // One command of a spawn: what MPI_Comm_spawn_multiple takes for it, its info keys read.
 struct SpawnApp {

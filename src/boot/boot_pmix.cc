@@ -413,16 +413,6 @@ void abort_job(int code, const std::string& msg) {
   _exit(code);
 }
 
-uint64_t job_id(const std::string& nspace) {
-  // FNV-1a: stable across processes and builds, unlike std::hash.
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : nspace) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 namespace {
 
 // What a spawned process inherits from its parent besides what the launcher gives every process:
