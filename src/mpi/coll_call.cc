@@ -122,6 +122,23 @@ void Staging::finish(void* ctx, Status status) {
 
 // --- Running
 
+namespace {
+
+// Starts a nonblocking run and hands the application its request.
+int start_request(const char* fn, MPI_Comm comm, coll::Exec* e, MPI_Request* request) {
+  Request* req = Request::make();
+  req->kind = Request::Kind::kColl;
+  req->comm = comm;
+  req->exec = e;
+  req->fn = fn;
+  e->set_on_complete(request_done, nullptr);
+  e->start_nonblocking();
+  *request = &req->handle;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
   std::string why;
   std::unique_ptr<Staging>& staging = call.staged;
@@ -144,15 +161,7 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
   Status s = c->team.start(call.a, call.r, &e, &why);
   if (s != Status::kOk) return coll_failed(fn, comm, s, why);
   (void)staging.release();  // the run's now
-  Request* req = Request::make();
-  req->kind = Request::Kind::kColl;
-  req->comm = comm;
-  req->exec = e;
-  req->fn = fn;
-  e->set_on_complete(request_done, nullptr);
-  e->start_nonblocking();
-  *request = &req->handle;
-  return MPI_SUCCESS;
+  return start_request(fn, comm, e, request);
 }
 
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
@@ -180,15 +189,7 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
   e->keep(std::move(schedule));
   if (staging) staging->set_owned_by_run();
   (void)staging.release();
-  Request* req = Request::make();
-  req->kind = Request::Kind::kColl;
-  req->comm = comm;
-  req->exec = e;
-  req->fn = fn;
-  e->set_on_complete(request_done, nullptr);
-  e->start_nonblocking();
-  *request = &req->handle;
-  return MPI_SUCCESS;
+  return start_request(fn, comm, e, request);
 }
 
 // --- Checks

@@ -592,6 +592,19 @@ int class_for(Status s, int otherwise) {
   }
 }
 
+// Spawn and accept/connect run on an intracommunicator, led by its rank `root`.
+int check_intra_root(const char* fn, MPI_Comm comm, int root, Comm** c) {
+  if (int err = check_comm(fn, comm, c)) return err;
+  if ((*c)->is_inter()) {
+    return raise_error(comm, MPI_ERR_COMM, fn, "comm argument is an intercommunicator");
+  }
+  if (root < 0 || root >= (*c)->size) {
+    return raise_error(comm, MPI_ERR_ROOT, fn, "root argument is %d, not a rank of comm (size %d)",
+                       root, (*c)->size);
+  }
+  return MPI_SUCCESS;
+}
+
 int check_port_name(const char* fn, MPI_Comm comm, const char* port_name) {
   if (port_name == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "port_name argument is NULL");
   return MPI_SUCCESS;
@@ -601,14 +614,7 @@ int accept_connect(const char* fn, bool accepting, const char* port_name, MPI_In
                    MPI_Comm comm, MPI_Comm* newcomm) {
   if (int err = require_active(fn)) return err;
   Comm* c;
-  if (int err = check_comm(fn, comm, &c)) return err;
-  if (c->is_inter()) {
-    return raise_error(comm, MPI_ERR_COMM, fn, "comm argument is an intercommunicator");
-  }
-  if (root < 0 || root >= c->size) {
-    return raise_error(comm, MPI_ERR_ROOT, fn, "root argument is %d, not a rank of comm (size %d)",
-                       root, c->size);
-  }
+  if (int err = check_intra_root(fn, comm, root, &c)) return err;
   if (newcomm == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "newcomm argument is NULL");
   (void)info;
   std::string port, error;
@@ -690,14 +696,7 @@ int spawn(const char* fn, int count, char* commands[], char** argvs[], const int
           const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm* intercomm, int errcodes[],
           int my_total) {
   Comm* c;
-  if (int err = check_comm(fn, comm, &c)) return err;
-  if (c->is_inter()) {
-    return raise_error(comm, MPI_ERR_COMM, fn, "comm argument is an intercommunicator");
-  }
-  if (root < 0 || root >= c->size) {
-    return raise_error(comm, MPI_ERR_ROOT, fn, "root argument is %d, not a rank of comm (size %d)",
-                       root, c->size);
-  }
+  if (int err = check_intra_root(fn, comm, root, &c)) return err;
   if (intercomm == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "intercomm argument is NULL");
   *intercomm = MPI_COMM_NULL;
   auto fill = [&](int code) {
