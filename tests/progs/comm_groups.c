@@ -424,11 +424,16 @@ static void communicators(void) {
   check_rc(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 3, &none), "create-group-empty");
   check(none == MPI_COMM_NULL, "create-group-empty-null", "a communicator");
 
-  /* idup: several in flight, with a blocking dup and a collective on the parent between. */
+  /* idup: several in flight, with a blocking dup and a collective on the parent between.
+   * Open MPI 4.1 hangs in most runs on a loaded machine when idups on one parent overlap other
+   * collectives there (open-mpi/ompi#2025): its reference run waits for each idup at once. */
   MPI_Comm i1, i2, i3, bd;
   MPI_Request reqs[3];
+  int overlap = torusmpi_only("idup-overlapping");
   check_rc(MPI_Comm_idup(MPI_COMM_WORLD, &i1, &reqs[0]), "idup-1");
+  if (!overlap) MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
   check_rc(MPI_Comm_idup(rev, &i2, &reqs[1]), "idup-2");
+  if (!overlap) MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
   long long one = 1, total = 0;
   MPI_Allreduce(&one, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   check(total == p, "idup-parent-allreduce", "total %lld", total);
