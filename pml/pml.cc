@@ -210,7 +210,7 @@ bool flush(int peer) {
           // Copied again if the transport has no room: cheaper than a bounce per backlog entry.
           std::vector<uint8_t>& b = engine().chunk_bounce;
           if (b.size() < n) b.resize(n);
-          device::copy(b.data(), from, n);
+          device::stage(b.data(), from, n);
           from = b.data();
         }
         if (!t->send(peer, job.h, from, n)) return false;
@@ -287,12 +287,16 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
     complete(r);
     return;
   }
-  // Rendezvous: one copy straight from the sender's buffer when the transport can. Device memory
-  // on either side is out of the transport's reach (only the owner's DMA engine copies it), so
-  // such a message always takes the pipeline.
-  if (n == 0 || (!(h.flags & kFlagDevice) && !device::in_device_range(r->buf_) &&
-                 e.peers[peer].transport->read_remote(peer, h.addr, r->buf_, n, payload, len))) {
-    if (e.peers[peer].network) e.network_bytes += n;
+  // Rendezvous: one copy straight from the sender's buffer when the transport can: a peer chip's
+  // HBM by DMA (read_device), or host memory or a NIC view read into this side's DMA view.
+  Peer& p = e.peers[peer];
+  const bool direct =
+      n == 0 ||
+      ((h.flags & kFlagDevice) && !p.network
+           ? p.transport->read_device(peer, h.addr, r->buf_, n)
+           : p.transport->read_remote(peer, h.addr, device::dma_view(r->buf_), n, payload, len));
+  if (direct) {
+    if (p.network) e.network_bytes += n;
     send_control(peer, FragType::kFin, h.sreq, 0);
     complete(r);
     return;
@@ -489,7 +493,10 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   h.size = bytes;
   h.sreq = reinterpret_cast<uint64_t>(req);
   Peer& p = e.peers[peer];
-  if (bytes <= p.eager_limit) {
+  // Device data goes eager only where the receiver could not fetch it from HBM: an eager payload
+  // from device memory passes through host memory.
+  const bool on_device = bytes > 0 && device::in_device_range(buf);
+  if (bytes <= p.eager_limit && !(on_device && p.transport->device_reach(peer))) {
     h.type = FragType::kEager;
     h.addr = 0;
     if (mode == SendMode::kSync) h.flags = kFlagSync;
@@ -497,10 +504,10 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     job.len = bytes;
     // Transports copy the payload they are given but never read device memory: a device payload
     // goes through a host copy made here, which also frees the user's buffer at once.
-    if (__builtin_expect(bytes > 0 && device::in_device_range(buf), 0)) {
+    if (__builtin_expect(on_device, 0)) {
       job.bounce = e.bounces.take(bytes, &job.pooled);
       if (job.bounce == nullptr) return Status::kErrNoMem;
-      device::copy(job.bounce, buf, bytes);
+      device::stage(job.bounce, buf, bytes);
       job.data = job.bounce;
     }
     // A standard send is done once its data is in the transport; a synchronous one at the kAck.
@@ -508,10 +515,16 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   } else {
     h.type = FragType::kRts;
     h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
-    if (device::in_device_range(buf)) {
+    const void* exposed = buf;
+    if (on_device) {
       h.flags = kFlagDevice;
-    } else {
-      job.key_len = static_cast<uint8_t>(p.transport->expose(peer, h.sreq, buf, bytes, job.key));
+      // A node's peers read device memory by its device address; a NIC through its view.
+      exposed = p.network ? device::dma_view(buf) : nullptr;
+      if (p.network) h.addr = reinterpret_cast<uint64_t>(exposed);
+    }
+    if (exposed != nullptr) {
+      job.key_len =
+          static_cast<uint8_t>(p.transport->expose(peer, h.sreq, exposed, bytes, job.key));
       job.len = job.key_len;
     }
   }

@@ -20,6 +20,8 @@ class SelfTransport final : public Transport {
   size_t max_payload() const override { return SIZE_MAX; }
   bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
                    size_t key_len) override;
+  bool device_reach(int) const override { return true; }
+  bool read_device(int peer, uint64_t addr, void* dst, size_t len) override;
   int poll() override;
   bool pending() const override { return !queue_.empty(); }
   void sleep(int64_t us, int also) override;

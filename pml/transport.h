@@ -24,7 +24,9 @@ enum class FragType : uint8_t {
 };
 
 constexpr uint8_t kFlagSync = 1;    // kEager: the sender waits for kAck
-constexpr uint8_t kFlagDevice = 2;  // kRts: the sender's buffer is device memory (no read_remote)
+// kRts: the sender's buffer is device memory. On a node, addr is its address in the sender's
+// device range (read_device); over a network, the address of its NIC view (read_remote).
+constexpr uint8_t kFlagDevice = 2;
 constexpr uint8_t kFlagCancelled = 1;  // kCancelReply: the message was unmatched and is dropped
 
 struct FragHeader {
@@ -61,6 +63,22 @@ class Transport {
   // is what the peer's transport wrote in expose() for that buffer (key_len 0: nothing).
   virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
                            size_t key_len) = 0;
+
+  // Device memory, the way NeuronLink moves it (HBM to HBM, no host copy). device_reach(peer):
+  // a device buffer sent to peer always takes the rendezvous, whatever its size, because the
+  // receiver can fetch it without a host bounce (read_device on a node; read_remote on the NIC
+  // view a network transport registered with expose). read_device copies len bytes of peer's
+  // device memory at addr (an address in peer's device range) into dst (host or this rank's device
+  // memory) with one DMA copy, charged to the links of its route; false when it cannot (the pml
+  // then pipelines the message through host memory).
+  virtual bool device_reach(int peer) const {
+    (void)peer;
+    return false;
+  }
+  virtual bool read_device(int peer, uint64_t addr, void* dst, size_t len) {
+    (void)peer, (void)addr, (void)dst, (void)len;
+    return false;
+  }
 
   // Remote memory access (network transports): makes [buf, buf+len) readable by `peer` for the
   // rendezvous send `id` and writes what the reader needs (a remote key) to key, at most kMaxKey

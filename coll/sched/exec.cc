@@ -50,6 +50,11 @@ void exec_init() {
 void exec_finalize() {
   if (g_poll_id != 0) progress::remove(g_poll_id);
   g_poll_id = 0;
+  for (Exec* e : g_pool) {
+    if (e->device_scratch_ != nullptr) device::free(e->device_scratch_);
+    e->device_scratch_ = nullptr;
+    e->device_scratch_bytes_ = 0;
+  }
 }
 
 size_t exec_active() { return g_active.size(); }
@@ -74,16 +79,38 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   error_ = Status::kOk;
   blocking_ = false;
   on_complete_ = nullptr;
-  if (scratch_.size() < s->scratch_bytes) scratch_.resize(s->scratch_bytes);
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
   base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
-  base_[static_cast<int>(Buf::kScratch)] = scratch_.data();
+  base_[static_cast<int>(Buf::kScratch)] = scratch_for(args, s->scratch_bytes);
+}
+
+uint8_t* Exec::scratch_for(const RunArgs& args, size_t bytes) {
+  if (bytes > 0 && (device::in_device_range(args.send) || device::in_device_range(args.recv))) {
+    if (device_scratch_bytes_ >= bytes) return static_cast<uint8_t*>(device_scratch_);
+    if (device_scratch_ != nullptr) device::free(device_scratch_);
+    device_scratch_ = nullptr;
+    device_scratch_bytes_ = 0;
+    if (device::alloc(bytes, &device_scratch_) == Status::kOk) {
+      device_scratch_bytes_ = bytes;
+      return static_cast<uint8_t*>(device_scratch_);
+    }
+    // HBM is full: host scratch, whose device bytes count as staged.
+    log::warn("collective: no %zu B of device memory for scratch: host memory used instead",
+              bytes);
+  }
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
 }
 
 void Exec::release(Exec* e) {
   e->keep_.reset();
   if (e->scratch_.capacity() > kKeepScratch) std::vector<uint8_t>().swap(e->scratch_);
+  if (e->device_scratch_bytes_ > kKeepScratch) {
+    device::free(e->device_scratch_);
+    e->device_scratch_ = nullptr;
+    e->device_scratch_bytes_ = 0;
+  }
   g_pool.push_back(e);
 }
 
@@ -122,8 +149,13 @@ void Exec::post_step() {
         }
         break;
       case OpType::kCopy:
-        // Host to host stays a memcpy behind the device range compares (device.h).
-        device::copy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+        // Host to host stays a memcpy behind the device range compares (device.h). Host scratch
+        // is the library's host memory: device bytes copied there are staged.
+        if (op.dst_buf == Buf::kScratch) {
+          device::stage(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+        } else {
+          device::copy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
+        }
         break;
       case OpType::kReduce: {
         void* inout = resolve(op.dst_buf, op.dst);

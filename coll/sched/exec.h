@@ -78,6 +78,11 @@ class Exec {
   RunArgs args_;
   uint8_t* base_[kBufCount] = {};
   std::vector<uint8_t> scratch_;  // kept across uses of the pooled run: no malloc per call
+  // A run on device buffers works in device memory, as the chip's collective engine would: its
+  // scratch is HBM, so none of its bytes pass through host memory.
+  void* device_scratch_ = nullptr;
+  size_t device_scratch_bytes_ = 0;
+  uint8_t* scratch_for(const RunArgs& args, size_t bytes);
   std::vector<pml::Request> reqs_;
   size_t step_ = 0;
   int pending_ = 0;
@@ -89,6 +94,7 @@ class Exec {
   void* on_complete_ctx_ = nullptr;
 
   friend int poll_runs(void*);
+  friend void exec_finalize();
 };
 
 // Registers the executor's poll with the progress engine (at MPI_Init) and removes it.

@@ -139,6 +139,9 @@ class OfiTransport final : public net::NetworkTransport {
     return true;
   }
 
+  // The NIC reads and writes HBM through its registered view (device::dma_view).
+  bool device_reach(int) const override { return rma_; }
+
   size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) override {
     if (!rma_ || len == 0) return 0;
     fid_mr* mr = nullptr;

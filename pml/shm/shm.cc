@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "device/device.h"
 #include "pml/liveness.h"
 #include "pml/shm/links.h"
 #include "pml/shm/ring.h"
@@ -34,6 +35,7 @@ namespace {
 
 constexpr uint64_t kSegmentMagic = 0x746d2e73686d3031ull;  // "tm.shm01"
 constexpr char kKey[] = "torusmpi.shm";
+constexpr char kHbmKey[] = "torusmpi.hbm";  // each rank's device::ArenaCard
 // All rings of a node together stay under this, so 128 ranks per node still fit comfortably.
 constexpr uint64_t kAllRingsBudget = uint64_t{512} << 20;
 constexpr uint64_t kMinRing = uint64_t{16} << 10;
@@ -192,6 +194,18 @@ class ShmTransport final : public Transport {
       done += static_cast<size_t>(n);
     }
     if (accounting_) links_.charge_from(j, len);
+    return true;
+  }
+
+  // A paced route cannot hold a read back (see read_remote): such device messages pipeline.
+  bool device_reach(int peer) const override {
+    int j = local_of_[peer];
+    return device::peer_mapped(peer) && !(pacing_ && links_.hops_to(j) > 0);
+  }
+
+  bool read_device(int peer, uint64_t addr, void* dst, size_t len) override {
+    if (!device_reach(peer) || !device::copy_from_peer(peer, dst, addr, len)) return false;
+    if (accounting_) links_.charge_from(local_of_[peer], len);
     return true;
   }
 
@@ -430,10 +444,28 @@ int open_published(const Location& loc, std::string* error) {
   return fd;
 }
 
+// Maps a local peer's HBM for read_device. Without it (the kernel refuses the open, say) device
+// messages to and from that peer pipeline through host memory, counted as staged bytes.
+void map_hbm(int peer) {
+  std::vector<uint8_t> value;
+  device::ArenaCard card;
+  std::string error;
+  if (boot::get(peer, kHbmKey, &value) != Status::kOk || value.size() != sizeof card) {
+    error = "rank " + std::to_string(peer) + " published no device memory card";
+  } else {
+    std::memcpy(&card, value.data(), sizeof card);
+    if (device::map_peer(peer, card, &error) == Status::kOk) return;
+  }
+  log::warn("shm: %s: device data to and from it passes through host memory", error.c_str());
+}
+
 }  // namespace
 
 Status prepare(const boot::JobInfo& job, std::string* error) {
-  if (job.local_size < 2 || job.local_rank != 0) return Status::kOk;
+  if (job.local_size < 2) return Status::kOk;
+  const device::ArenaCard hbm = device::arena_card();
+  TORUSMPI_CHECK(boot::put(kHbmKey, &hbm, sizeof hbm));
+  if (job.local_rank != 0) return Status::kOk;
   return create(job, error);
 }
 
@@ -515,6 +547,7 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     int peer = job.local_peers[i];
     if (i != job.local_rank && topo::place(m, peer).instance == my_instance) {
       set_transport(peer, st.transport.get());
+      map_hbm(peer);
     }
   }
   return Status::kOk;

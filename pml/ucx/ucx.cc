@@ -208,6 +208,9 @@ class UcxTransport final : public net::NetworkTransport {
     return true;
   }
 
+  // The NIC reads and writes HBM through its registered view (device::dma_view).
+  bool device_reach(int) const override { return rma_; }
+
   size_t expose(int peer, uint64_t id, const void* buf, size_t len, void* key) override {
     (void)peer;
     if (!rma_ || len == 0) return 0;

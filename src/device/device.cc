@@ -57,6 +57,14 @@ struct Arena {
 Arena g_arena;
 Counters g_counters;
 
+// Other ranks' arenas mapped here, by job rank (view == nullptr: not mapped).
+struct PeerArena {
+  uint8_t* view = nullptr;
+  uintptr_t base = 0;
+  size_t bytes = 0;
+};
+std::vector<PeerArena> g_peers;
+
 // Readable host ranges [first, second), sorted, adjacent ones merged.
 using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
 std::atomic<const Ranges*> g_maps{nullptr};
@@ -184,6 +192,10 @@ Status init(int rank, std::string* error) {
 }
 
 void finalize() {
+  for (PeerArena& p : g_peers) {
+    if (p.view != nullptr) munmap(p.view, p.bytes);
+  }
+  g_peers.clear();
   Arena& a = g_arena;
   if (a.fd < 0) return;
   range_base = 0;
@@ -281,6 +293,74 @@ void copy_device(void* dst, const void* src, size_t bytes) {
   }
   std::memcpy(to, from, bytes);
   (d ? g_counters.h2d : g_counters.d2h) += bytes;
+}
+
+void stage(void* host_dst, const void* src, size_t bytes) {
+  if (in_device_range(host_dst) || !in_device_range(src)) {
+    copy(host_dst, src, bytes);
+    return;
+  }
+  std::memcpy(host_dst, to_alias(src), bytes);
+  g_counters.d2h += bytes;
+  g_counters.staged += bytes;
+}
+
+void* dma_view(const void* p) {
+  return in_device_range(p) ? to_alias(p) : const_cast<void*>(p);
+}
+
+ArenaCard arena_card() {
+  const Arena& a = g_arena;
+  return ArenaCard{static_cast<int32_t>(getpid()), a.fd, range_base, range_bytes};
+}
+
+Status map_peer(int rank, const ArenaCard& card, std::string* error) {
+  if (rank < 0) return Status::kErrArg;
+  if (static_cast<size_t>(rank) >= g_peers.size()) g_peers.resize(rank + 1);
+  PeerArena& p = g_peers[rank];
+  if (p.view != nullptr) return Status::kOk;
+  const std::string path = "/proc/" + std::to_string(card.pid) + "/fd/" + std::to_string(card.fd);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "device memory: cannot open rank " + std::to_string(rank) + "'s HBM " + path + ": " +
+             std::strerror(errno);
+    return Status::kErrBoot;
+  }
+  // Its size from the file itself: a card's word is not trusted to size a mapping.
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size < 0 || static_cast<uint64_t>(size) != card.bytes) {
+    close(fd);
+    *error = "device memory: rank " + std::to_string(rank) + "'s HBM is " +
+             std::to_string(static_cast<long long>(size)) + " B, its card says " +
+             std::to_string(card.bytes);
+    return Status::kErrBoot;
+  }
+  void* view = mmap(nullptr, card.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  close(fd);
+  if (view == MAP_FAILED) {
+    *error = "device memory: cannot map rank " + std::to_string(rank) + "'s HBM: " +
+             std::strerror(errno);
+    return Status::kErrNoMem;
+  }
+  p.view = static_cast<uint8_t*>(view);
+  p.base = card.base;
+  p.bytes = card.bytes;
+  return Status::kOk;
+}
+
+bool peer_mapped(int rank) {
+  return rank >= 0 && static_cast<size_t>(rank) < g_peers.size() && g_peers[rank].view != nullptr;
+}
+
+bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes) {
+  if (!peer_mapped(rank)) return false;
+  const PeerArena& p = g_peers[rank];
+  const uint64_t off = addr - p.base;
+  if (off > p.bytes || bytes > p.bytes - off) return false;
+  std::memcpy(dma_view(dst), p.view + off, bytes);
+  g_counters.peer += bytes;
+  (in_device_range(dst) ? g_counters.d2d : g_counters.d2h) += bytes;
+  return true;
 }
 
 void fill(void* dst, int byte, size_t bytes) {

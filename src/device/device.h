@@ -67,6 +67,34 @@ inline void copy(void* dst, const void* src, size_t bytes) {
 }
 void fill(void* dst, int byte, size_t bytes);
 
+// copy() into memory the library uses for its own work (a bounce, a pipeline chunk, packing
+// space, scratch): when that is host memory and src is device memory, the bytes count as staged
+// (Counters::staged), device bytes that passed through host memory.
+void stage(void* host_dst, const void* src, size_t bytes);
+
+// The address at which the DMA engines (a peer chip reading, the NIC) reach p: this layer's view
+// of device memory, p itself for host memory. Transports register and read into it; nothing else
+// dereferences it.
+void* dma_view(const void* p);
+
+// Peer device memory: the ranks of a node map each other's HBM (their memfds, opened through
+// /proc/<pid>/fd, which the kernel allows only to the same user; the cards travel only within the
+// job), so a device transfer between them is one DMA copy, HBM to HBM.
+struct ArenaCard {
+  int32_t pid;
+  int32_t fd;
+  uint64_t base;   // where the owner's users see it (its range_base)
+  uint64_t bytes;  // its range_bytes
+};
+ArenaCard arena_card();
+// Maps job rank `rank`'s arena (a rank of this node and job) for copy_from_peer.
+Status map_peer(int rank, const ArenaCard& card, std::string* error);
+// True when rank's arena is mapped here.
+bool peer_mapped(int rank);
+// dst (host or this rank's device memory) <- [addr, addr + bytes) of rank's device memory, one
+// DMA copy. False when rank's arena is not mapped here or the range is not inside it.
+bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
+
 // The reduction kernels: dst <- src op dst over `count` elements of `elem` bytes, either side on
 // the device. `apply` is the host kernel (coll/ops); it is run on this layer's view of the device
 // bytes.
@@ -76,6 +104,8 @@ void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count, s
 // Bytes moved and reduced by this rank's engine so far (statistics, tests).
 struct Counters {
   uint64_t h2d = 0, d2h = 0, d2d = 0, reduced = 0;
+  uint64_t peer = 0;    // read from other ranks' HBM (copy_from_peer)
+  uint64_t staged = 0;  // device bytes copied into the library's host memory (stage)
 };
 const Counters& counters();
 

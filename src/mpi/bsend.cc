@@ -84,7 +84,7 @@ int bsend(const char* fn, MPI_Comm comm, const Comm& c, const Buffer& b, int des
   if (b.staged()) {
     pack_any(*b.type, b.user, b.count, copy);  // the packed stream: MPI_Pack_size's bytes
   } else if (b.bytes > 0) {
-    device::copy(copy, b.buf, b.bytes);
+    device::stage(copy, b.buf, b.bytes);  // the attached buffer is the library's to use
   }
   auto* m = new Buffered;
   m->offset = at;

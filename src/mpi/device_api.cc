@@ -118,7 +118,7 @@ void pack_device(const dtype::Type& t, const void* user, int64_t count, void* pa
   const void* from = user;
   if (span > 0 && device::in_device_range(lo)) {
     layout.resize(span);
-    device::copy(layout.data(), lo, span);
+    device::stage(layout.data(), lo, span);
     from = layout.data() + (static_cast<const char*>(user) - lo);
   }
   void* to = packed;
@@ -141,7 +141,7 @@ void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int6
   const void* in = packed;
   if (device::in_device_range(packed)) {
     stream.resize(static_cast<size_t>(to - from));
-    device::copy(stream.data(), packed, stream.size());
+    device::stage(stream.data(), packed, stream.size());
     in = stream.data();
   }
   void* out = user;
@@ -149,7 +149,7 @@ void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int6
   if (device_span) {
     // The gaps between elements must come back unchanged: the whole span goes out and back.
     layout.resize(span);
-    device::copy(layout.data(), lo, span);
+    device::stage(layout.data(), lo, span);
     out = layout.data() + (static_cast<const char*>(user) - lo);
   }
   t.unpack_range(in, count, from, to, out);

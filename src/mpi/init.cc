@@ -79,6 +79,11 @@ int init(const char* fn, int required, int* provided) {
   }
   // Bound before the segment is touched, so its pages land on this rank's NUMA node.
   topo::bind_process(params::bind(), rt.job.rank, rt.job.local_peers);
+  // Device memory once the machine is known (the rank's chip), before the transports: the
+  // shared-memory one publishes this rank's HBM for its local peers to map.
+  if (device::init(rt.job.rank, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_NO_MEM, std::string(fn) + ": " + boot_error);
+  }
   // Both transports publish their endpoints before the one exchange of the cards.
   const std::vector<int> remote = pml::net::remote_peers(rt.job);
   if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
@@ -120,10 +125,6 @@ int init(const char* fn, int required, int* provided) {
   rt.world.handle = MPI_COMM_WORLD;
   rt.self.handle = MPI_COMM_SELF;
   contexts_init();
-  // Device memory after the machine is known (the rank's chip) and before any data can move.
-  if (device::init(rt.job.rank, &boot_error) != Status::kOk) {
-    boot::abort_job(MPI_ERR_NO_MEM, std::string(fn) + ": " + boot_error);
-  }
   Status s = pml::init(rt.job.rank, rt.job.size);
   if (s != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER,
@@ -167,31 +168,41 @@ int init(const char* fn, int required, int* provided) {
 // bytes that chip's NIC received (every chip of every instance, zeros included). A host job on
 // several nodes is an instance per node (topo::load), so each node's NIC has its line, <node>.0,
 // nodes numbered in the order of their lowest rank.
+namespace {
+// A count rank r put under key for print_stats (0 when it put none).
+uint64_t published_count(int r, const char* key) {
+  std::vector<uint8_t> v;
+  uint64_t n = 0;
+  if (boot::get(r, key, &v) == Status::kOk && v.size() == sizeof n) std::memcpy(&n, v.data(), sizeof n);
+  return n;
+}
+}  // namespace
+
 void print_stats(const boot::JobInfo& job) {
   constexpr char kNicKey[] = "torusmpi.nic";
+  constexpr char kStagedKey[] = "torusmpi.staged";
   pml::shm::publish_link_stats();
   const topo::Machine& m = topo::machine();
   const bool network = m.instances > 1 || job.num_nodes > 1;
   uint64_t mine = pml::network_bytes_received();
-  if (network) {
-    boot::put(kNicKey, &mine, sizeof mine);
-    boot::exchange();
-  } else {
-    boot::fence();
-  }
+  if (network) boot::put(kNicKey, &mine, sizeof mine);
+  const uint64_t staged = device::counters().staged;
+  boot::put(kStagedKey, &staged, sizeof staged);
+  boot::exchange();
   if (job.rank != 0) return;
   pml::shm::print_link_stats(stderr);
+  // Every device byte that passed through the library's host memory, the whole job's.
+  uint64_t staged_all = 0;
+  for (int r = 0; r < job.size; ++r) staged_all += published_count(r, kStagedKey);
+  std::fprintf(stderr, "torusmpi-stats staging bytes=%llu\n",
+               static_cast<unsigned long long>(staged_all));
   if (network) {
     const int chips = m.emulated() ? m.chips() : 1;
     std::vector<uint64_t> nic(static_cast<size_t>(chips) * m.instances, 0);
     for (int r = 0; r < job.size; ++r) {
-      std::vector<uint8_t> v;
-      uint64_t bytes = 0;
-      if (boot::get(r, kNicKey, &v) == Status::kOk && v.size() == sizeof bytes) {
-        std::memcpy(&bytes, v.data(), sizeof bytes);
-      }
       topo::Place at = topo::place(m, r);
-      nic[static_cast<size_t>(at.instance) * chips + (m.emulated() ? at.chip : 0)] += bytes;
+      nic[static_cast<size_t>(at.instance) * chips + (m.emulated() ? at.chip : 0)] +=
+          published_count(r, kNicKey);
     }
     for (size_t i = 0; i < nic.size(); ++i) {
       std::fprintf(stderr, "torusmpi-stats nic %zu.%zu bytes=%llu\n", i / chips, i % chips,

@@ -602,8 +602,20 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   std::unique_ptr<char[]> scratch;
   pml::Request recv;
   torusmpi::Status posted = torusmpi::Status::kOk;
+  // A contiguous device buffer takes the message into device scratch: HBM to HBM, like the rest.
+  struct DeviceScratch {
+    void* p = nullptr;
+    ~DeviceScratch() {
+      if (p != nullptr) torusmpi::device::free(p);
+    }
+  } device_scratch;
   if (source != MPI_PROC_NULL) {
-    mpi::stage_recv(&in, &scratch);
+    if (!b.staged() && b.bytes > 0 && torusmpi::device::in_device_range(b.buf) &&
+        torusmpi::device::alloc(b.bytes, &device_scratch.p) == torusmpi::Status::kOk) {
+      in.buf = device_scratch.p;
+    } else {
+      mpi::stage_recv(&in, &scratch);
+    }
     posted =
         pml::irecv(*c, c->context, in.buf, in.bytes, source_of(source), tag_of(recvtag), &recv);
     if (posted == torusmpi::Status::kOk) pml::wait(&recv);

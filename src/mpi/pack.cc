@@ -184,7 +184,7 @@ int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insiz
     int64_t n = std::min<int64_t>(piece, outcount - done);
     if (__builtin_expect(torusmpi::device::in_device_range(in), 0)) {
       std::vector<char> external(static_cast<size_t>(n * t->external_size()));
-      torusmpi::device::copy(external.data(), in, external.size());
+      torusmpi::device::stage(external.data(), in, external.size());
       t->from_external(external.data(), n, native.data());
     } else {
       t->from_external(in, n, native.data());
