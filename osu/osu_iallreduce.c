@@ -24,6 +24,7 @@
  * after MPI_Wait against the sum computed locally, outside the timed part.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "osu_util.h"
 
@@ -41,6 +42,7 @@ static const struct osu_bench kBench = {
     .large_size = 8192,
     .full_usage = "add Coll. Init, MPI_Test and MPI_Wait columns",
     .bus = OSU_BUS_TWO_N1_N,
+    .extra_opts = OSU_OPT_SLEEP,
 };
 
 /* Keeps the dummy compute's result alive. */
@@ -48,8 +50,17 @@ static volatile double sink;
 
 /* Busy arithmetic for `seconds` of wall time, in bursts of well under a microsecond between clock
  * reads, so the target is overshot by one burst at most. */
-static void dummy_compute(double seconds) {
+static void dummy_compute(const struct osu_options* o, double seconds) {
   const double t0 = MPI_Wtime();
+  if (o->sleep_compute) {
+    /* -S: an accelerator computes; the host core is free (nanosleep may end early on a signal). */
+    double left;
+    while ((left = seconds - (MPI_Wtime() - t0)) > 0) {
+      struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    return;
+  }
   double x = sink;
   do {
     for (int k = 0; k < 64; k++) x = x * 0.999999 + 1e-6;
@@ -110,7 +121,7 @@ int main(int argc, char** argv) {
       const double t0 = MPI_Wtime();
       MPI_Iallreduce(s.sbuf, s.rbuf, s.count, o.type, MPI_SUM, MPI_COMM_WORLD, &req);
       const double t1 = MPI_Wtime();
-      dummy_compute(target);
+      dummy_compute(&o, target);
       const double t2 = MPI_Wtime();
       MPI_Wait(&req, MPI_STATUS_IGNORE);
       const double t3 = MPI_Wtime();

@@ -59,6 +59,10 @@ static void usage(const struct osu_bench* b, FILE* out) {
             b->window);
   if (b->extra_opts & OSU_OPT_THREADS)
     fprintf(out, "  -t, --num-threads N           threads per rank, at most 64 (default 2)\n");
+  if (b->extra_opts & OSU_OPT_SLEEP)
+    fprintf(out,
+            "  -S, --sleep-compute           the compute phase sleeps (device work) instead of "
+            "spinning\n");
   if (!b->sizeless)
     fprintf(
         out,
@@ -151,6 +155,7 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       {'d', "accelerator", 1, 0},
       {'a', "show-algorithm", 0, kOptAlgorithm},
       {'t', "num-threads", 1, OSU_OPT_THREADS},
+      {'S', "sleep-compute", 0, OSU_OPT_SLEEP},
       {'h', "help", 0, 0},
   };
   int places = 0; /* positional H|D given */
@@ -226,6 +231,9 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
         break;
       case 't':
         ok = parse_int(value, 1, &o->threads) && o->threads <= 64;
+        break;
+      case 'S':
+        o->sleep_compute = 1;
         break;
       case 'h':
         if (o->rank == 0) usage(b, stdout);

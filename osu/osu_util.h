@@ -40,6 +40,11 @@ enum osu_bus {
   0x4 /* -t threads: threads per rank; MPI is started at MPI_THREAD_MULTIPLE, \
          and a library that does not provide it stops the benchmark */
 
+#define OSU_OPT_SLEEP                                                            \
+  0x8 /* -S: the overlap's compute phase sleeps instead of spinning: the work    \
+         of an accelerator, which leaves the host core free (OSU's dummy compute \
+         burns the core a library's progress thread or device engine would use) */
+
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
   const char* title; /* "Latency Test": header "# torusmpi OSU-compatible MPI Latency Test" */
@@ -85,6 +90,7 @@ struct osu_options {
   char where[2];      /* 'H' or 'D' for even and odd ranks */
   int show_algorithm; /* -a: collectives add an Algorithm column (torusmpi only) */
   int threads;        /* -t: threads per rank (OSU_OPT_THREADS), 1 otherwise */
+  int sleep_compute;  /* -S (OSU_OPT_SLEEP) */
 };
 
 /* MPI_Init (MPI_Init_thread at MPI_THREAD_MULTIPLE with OSU_OPT_THREADS), parse argv, check the

@@ -23,7 +23,7 @@ enum class FragType : uint8_t {
   kCancelReply,
 };
 
-constexpr uint8_t kFlagSync = 1;    // kEager: the sender waits for kAck
+constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
 // kRts: the sender's buffer is device memory. On a node, addr is its address in the sender's
 // device range (read_device); over a network, the address of its NIC view (read_remote).
 constexpr uint8_t kFlagDevice = 2;

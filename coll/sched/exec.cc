@@ -96,8 +96,7 @@ uint8_t* Exec::scratch_for(const RunArgs& args, size_t bytes) {
       return static_cast<uint8_t*>(device_scratch_);
     }
     // HBM is full: host scratch, whose device bytes count as staged.
-    log::warn("collective: no %zu B of device memory for scratch: host memory used instead",
-              bytes);
+    log::warn("collective: no %zu B of device memory for scratch: host memory used instead", bytes);
   }
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();

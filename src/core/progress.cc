@@ -1,10 +1,13 @@
 #include "core/progress.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,10 +46,14 @@ bool g_threaded = false;  // MPI_THREAD_MULTIPLE
 std::atomic<int> g_work{0};
 std::atomic<bool> g_stop{false};
 std::thread g_thread;
+// The thread sleeps on this while there is no work, woken by add_work (no periodic wake-ups: on
+// a full machine each one would take a core from a rank that is spinning on a short message).
+std::mutex g_idle_mutex;
+std::condition_variable g_idle;
+std::atomic<bool> g_idle_sleeping{false};
 
-// An idle thread checks for work this often; a busy one that found nothing backs off to this.
-constexpr int64_t kIdleSleepUs = 200;
-constexpr int64_t kBusySleepUs = 20;
+// A busy thread that found nothing backs off to this.
+constexpr int64_t kBusySleepUs = 5;
 constexpr int kBusyYields = 64;
 
 void sleep_us(int64_t us) {
@@ -55,10 +62,17 @@ void sleep_us(int64_t us) {
 }
 
 void progress_thread() {
+  // Its short sleeps while a collective waits for a peer must be short: the kernel's default
+  // slack (50 us) would make each step of a small collective wait that long.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   int idle = 0;
   while (!g_stop.load(std::memory_order_acquire)) {
     if (g_work.load(std::memory_order_acquire) <= 0) {
-      sleep_us(kIdleSleepUs);
+      std::unique_lock<std::mutex> hold(g_idle_mutex);
+      g_idle_sleeping.store(true);  // seq_cst: add_work sees it, or this sees the work
+      g_idle.wait_for(hold, std::chrono::milliseconds(100),
+                      [] { return g_work.load() > 0 || g_stop.load(); });
+      g_idle_sleeping.store(false);
       continue;
     }
     if (poll() > 0) {
@@ -158,14 +172,26 @@ void start_async() {
 void stop_async() {
   if (!g_async) return;
   g_stop.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> hold(g_idle_mutex);
+    g_idle.notify_one();
+  }
+  // The caller (MPI_Finalize) holds the lock; the thread may be waiting for it in a poll.
+  const int depth = detail::release_all();
   g_thread.join();
+  detail::reacquire(depth);
   g_async = false;
   g_locked = g_threaded;
 }
 
 bool async() { return g_async; }
 
-void add_work(int delta) { g_work.fetch_add(delta, std::memory_order_acq_rel); }
+void add_work(int delta) {
+  if (g_work.fetch_add(delta) + delta > 0 && g_idle_sleeping.load()) {
+    std::lock_guard<std::mutex> hold(g_idle_mutex);
+    g_idle.notify_one();
+  }
+}
 
 int poll() {
   Lock lock;
@@ -196,8 +222,14 @@ void Backoff::pause() {
   const Phase now = phase();
   // Whom the rank waits for is read under the lock, before it is let go.
   if (now == Phase::kSleep) flight::stalled();
-  // Other threads may take the lock while this one waits; they may be what it waits for.
-  const int depth = g_locked && let_go_ ? detail::release_all() : 0;
+  // Other threads may take the lock while this one waits; they may be what it waits for. While
+  // spinning it is let go only when another thread has found it taken (a contender): an unlock
+  // and lock per spin would cost the single-threaded wait of a short message (the device engine's
+  // thread, idle, turns the lock on for every rank that has device memory).
+  const bool let_go =
+      g_locked && let_go_ &&
+      (now != Phase::kSpin || detail::g_contenders.load(std::memory_order_relaxed) > 0);
+  const int depth = let_go ? detail::release_all() : 0;
   switch (now) {
     case Phase::kSpin:
       if (depth > 0 && detail::g_contenders.load(std::memory_order_relaxed) > 0) {

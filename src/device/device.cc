@@ -305,9 +305,7 @@ void stage(void* host_dst, const void* src, size_t bytes) {
   g_counters.staged += bytes;
 }
 
-void* dma_view(const void* p) {
-  return in_device_range(p) ? to_alias(p) : const_cast<void*>(p);
-}
+void* dma_view(const void* p) { return in_device_range(p) ? to_alias(p) : const_cast<void*>(p); }
 
 ArenaCard arena_card() {
   const Arena& a = g_arena;
@@ -338,8 +336,8 @@ Status map_peer(int rank, const ArenaCard& card, std::string* error) {
   void* view = mmap(nullptr, card.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   close(fd);
   if (view == MAP_FAILED) {
-    *error = "device memory: cannot map rank " + std::to_string(rank) + "'s HBM: " +
-             std::strerror(errno);
+    *error = "device memory: cannot map rank " + std::to_string(rank) +
+             "'s HBM: " + std::strerror(errno);
     return Status::kErrNoMem;
   }
   p.view = static_cast<uint8_t*>(view);

@@ -20,6 +20,7 @@
 // The generated header declares the calls without a visibility: libmpi.so.40 is built with
 // hidden visibility, and these are part of what it exports (exports.map: torusmpi_*).
 #pragma GCC visibility push(default)
+#include "core/params.h"
 #include "core/progress.h"
 #include "include/torusmpi.h"
 #pragma GCC visibility pop
@@ -156,6 +157,10 @@ void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int6
   if (device_span) device::copy(const_cast<char*>(lo), layout.data(), span);
 }
 
+void start_device_engine() {
+  if (params::device_engine() && !progress::async()) progress::start_async();
+}
+
 namespace {
 void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
   static_cast<const coll::Reduction*>(ctx)->apply(inout, in, count);
@@ -177,7 +182,10 @@ int torusmpi_device_malloc(void** ptr, size_t bytes) {
   if (!active()) return MPI_ERR_OTHER;
   if (ptr == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "ptr argument is NULL");
   torusmpi::Status s = device::alloc(bytes, ptr);
-  if (s == torusmpi::Status::kOk) return MPI_SUCCESS;
+  if (s == torusmpi::Status::kOk) {
+    torusmpi::mpi::start_device_engine();
+    return MPI_SUCCESS;
+  }
   return raise_error(nullptr, MPI_ERR_NO_MEM, kFn,
                      "cannot allocate %zu B of device memory on chip %d (TORUSMPI_DEVICE_MEMORY "
                      "is this rank's share of the chip's HBM)",

@@ -65,6 +65,13 @@ inline void unpack_range_any(const dtype::Type& t, const void* packed, int64_t c
   }
 }
 
+// The chip's collective engine, as Neuron's CC cores: from this rank's first device allocation
+// on, a thread progresses its nonblocking operations (the progress thread of
+// TORUSMPI_ASYNC_PROGRESS), so a device collective completes while the application computes and
+// never calls MPI. Called at the end of an allocating call, after its last use of library state:
+// from then on every call takes the library's lock. TORUSMPI_DEVICE_ENGINE=0 leaves it off.
+void start_device_engine();
+
 // r.apply(inout, in, count) through the device's reduction kernels when a side is device memory.
 void reduce_device(const coll::Reduction& r, void* inout, const void* in, size_t count,
                    size_t elem);

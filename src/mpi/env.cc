@@ -11,6 +11,7 @@
 #include "core/params.h"
 #include "core/progress.h"
 #include "device/device.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/info.h"
 #include "mpi/runtime.h"
@@ -118,6 +119,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
                          static_cast<long>(size), torusmpi::device::chip());
     }
     std::memcpy(baseptr, &block, sizeof(block));  // baseptr is really a void**
+    torusmpi::mpi::start_device_engine();
     return MPI_SUCCESS;
   }
   size_t bytes = size > 0 ? static_cast<size_t>(size) : 1;  // a distinct pointer even for 0

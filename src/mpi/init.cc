@@ -173,7 +173,8 @@ namespace {
 uint64_t published_count(int r, const char* key) {
   std::vector<uint8_t> v;
   uint64_t n = 0;
-  if (boot::get(r, key, &v) == Status::kOk && v.size() == sizeof n) std::memcpy(&n, v.data(), sizeof n);
+  if (boot::get(r, key, &v) == Status::kOk && v.size() == sizeof n)
+    std::memcpy(&n, v.data(), sizeof n);
   return n;
 }
 }  // namespace

@@ -22,6 +22,35 @@ done
 run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_EAGER_LIMIT=0 -x TORUSMPI_INSTANCE=torus:2x2:cores=2 "$bin.gcc"
 check "device.gcc, guard on, eager limit 0, np=4" ranks_done 4 || diag_job
+# Device buffers only: no device byte may pass through the library's host memory (HBM to HBM on
+# a node, the NIC straight from and into HBM between instances), on every path: eager and
+# rendezvous sizes, self, Sendrecv_replace and every collective.
+staging_zero() {
+  ranks_done "$1" || return 1
+  grep -q '^torusmpi-stats staging bytes=0$' "$job_err" ||
+    { grep '^torusmpi-stats staging' "$job_err" | sed 's/^/# /'; return 1; }
+}
+for instance in host torus:2x2:cores=1 torus:2x2:cores=2; do
+  run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+    -x TORUSMPI_STATS=1 -x TORUSMPI_INSTANCE="$instance" "$bin.gcc" only
+  check "device.gcc only, $instance, np=4: staging bytes=0" staging_zero 4 || diag_job
+done
+for net in "TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo" \
+  "TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo"; do
+  run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+    -x TORUSMPI_STATS=1 -x TORUSMPI_INSTANCE=torus:1x2:cores=1 -x TORUSMPI_INSTANCES=2 \
+    -x $net "$bin.gcc" only
+  check "device.gcc only, 2 instances, ${net%% *}, np=4: staging bytes=0" staging_zero 4 ||
+    diag_job
+done
+# The counter sees staging where there is some: paced links cannot hold a DMA read back, so
+# device messages between chips pipeline through host memory there.
+run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_STATS=1 -x TORUSMPI_LINK_PACING=1 -x TORUSMPI_INSTANCE=torus:2x2:cores=1 \
+  "$bin.gcc" only
+check "device.gcc only, paced links, np=4: right results, staging counted" \
+  eval 'ranks_done 4 && grep -Eq "^torusmpi-stats staging bytes=[1-9]" "$job_err"' || diag_job
+
 # A count past a device allocation in MPI_Allreduce and MPI_Allgather: MPI_ERR_BUFFER on every
 # rank, caught before any data moves, and the job goes on.
 run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
