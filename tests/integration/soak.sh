@@ -4,7 +4,7 @@
 # long between two emulated instances (the network transport). Once warmed up (half the time:
 # the shapes of the calls come from a menu, so the engine's cache of call shapes is full by
 # then, and a first pass ran every collective at the largest size, so buffers kept at their
-# high-water mark have reached it), each rank's open descriptors must not change by the end, nor
+# high-water mark have reached it), each rank's open descriptors (sockets apart: at most one more per peer, for the network provider's late connections) must not change by the end, nor
 # its mappings (TM_SOAK_MAPS more at most, default 4: glibc serves large blocks by mmap, which
 # come and go) and malloc heap in use (TM_SOAK_HEAP_KB of allocator noise, default 512), and
 # /dev/shm must hold nothing new. Resident memory only has a coarse
@@ -22,16 +22,19 @@ maps_slack=${TM_SOAK_MAPS:-4}
 
 # flat <np>: every rank's start and end figures of the last job, within the limits above.
 flat() {
-  local r start end bad=0 s_rss s_fds s_maps s_heap e_rss e_fds e_maps e_heap
-  local figures='s/.*rss_kb=\([0-9]*\) fds=\([0-9]*\) maps=\([0-9]*\) heap_kb=\([0-9]*\)/\1 \2 \3 \4/'
+  local r start end bad=0 s_rss s_fds s_maps s_heap s_sock e_rss e_fds e_maps e_heap e_sock
+  local figures='s/.*rss_kb=\([0-9]*\) fds=\([0-9]*\) maps=\([0-9]*\) heap_kb=\([0-9]*\) sockets=\([0-9]*\)/\1 \2 \3 \4 \5/'
   for ((r = 0; r < $1; r++)); do
     start=$(grep "^stats $r start " "$job_out")
     end=$(grep "^stats $r end " "$job_out")
     [ -n "$start" ] && [ -n "$end" ] || { echo "# rank $r printed no figures"; return 1; }
     echo "# rank $r: ${start#stats $r start } -> ${end#stats $r end }"
-    read -r s_rss s_fds s_maps s_heap < <(sed "$figures" <<<"$start")
-    read -r e_rss e_fds e_maps e_heap < <(sed "$figures" <<<"$end")
+    read -r s_rss s_fds s_maps s_heap s_sock < <(sed "$figures" <<<"$start")
+    read -r e_rss e_fds e_maps e_heap e_sock < <(sed "$figures" <<<"$end")
     [ "$e_fds" -eq "$s_fds" ] || { echo "# rank $r: descriptors $s_fds -> $e_fds"; bad=1; }
+    # libfabric's tcp provider may connect to a peer late (on first use, per direction): at most
+    # one socket more per other rank.
+    [ $((e_sock - s_sock)) -lt "$1" ] || { echo "# rank $r: sockets $s_sock -> $e_sock"; bad=1; }
     [ $((e_maps - s_maps)) -le "$maps_slack" ] ||
       { echo "# rank $r: mappings $s_maps -> $e_maps"; bad=1; }
     [ $((e_heap - s_heap)) -le "$heap_slack" ] ||
