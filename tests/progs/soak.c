@@ -275,7 +275,9 @@ static void one_collective(MPI_Comm comm, long it, int dev) {
 }
 
 /* A point-to-point round: each rank sends to every other, receiving with MPI_ANY_SOURCE; sizes
- * differ per sender, some through a strided derived datatype. */
+ * differ per sender, some through a strided derived datatype. The warm-up round is it -1: its tag
+ * must differ from iteration 0's, or a fast rank's iteration-0 message can match a warm-up receive.
+ */
 static void one_p2p(long it) {
   int r, p;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
@@ -287,7 +289,7 @@ static void one_p2p(long it) {
     MPI_Type_commit(&type);
   }
   const int per = strided ? 2 : 1, span = strided ? 3 : 1;
-  const int tag = (int)(it % 30000); /* a round's messages never match another's receives */
+  const int tag = it < 0 ? 30000 : (int)(it % 30000); /* no round matches another's receives */
   int** bufs = calloc((size_t)p, sizeof(int*));
   MPI_Request* reqs = calloc((size_t)(2 * p), sizeof(MPI_Request));
   int nreq = 0;
@@ -340,7 +342,7 @@ int main(int argc, char** argv) {
       if (g_device) one_collective(comms[c], 0, 1);
     }
   }
-  one_p2p(0);
+  one_p2p(-1);
   g_force_kind = g_force_count = -1;
   const double t0 = MPI_Wtime();
   long it = 0;
