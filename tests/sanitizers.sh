@@ -199,6 +199,8 @@ job 3 "coll_errors" -- "$p/coll_errors.gcc"
 job 2 "errors under MPI_ERRORS_RETURN" -- "$p/errors.gcc"
 job 3 "device buffers, guard on, torus:2x2:cores=1" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/device.gcc"
+job 3 "streams (the engine's thread runs their entries), guard on" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/streams.gcc"
 
 net=(-x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo -x TORUSMPI_NET=ofi -x TORUSMPI_INSTANCES=2
   -x TORUSMPI_INSTANCE=torus:2x1:cores=1)
@@ -245,6 +247,7 @@ if [ "${SANITIZERS_TSAN:-yes}" != no ]; then
     fi
     san_x+=(-x TORUSMPI_ASYNC_PROGRESS=1)
     job 3 "TSan: p2p_order, asynchronous progress" -- "$p/p2p_order.gcc"
+    job 3 "TSan: streams, entries run by the engine beside the application" -- "$p/streams.gcc"
     if [ "${SANITIZERS_TSAN:-yes}" = all ]; then
       job 4 "TSan: coll_algos, asynchronous progress, every algorithm forced" \
         -- "$p/coll_algos.gcc" ${algorithms[@]+"${algorithms[@]}"}

@@ -28,6 +28,9 @@ struct Entry {
 std::vector<Entry> g_entries;
 inline std::vector<Entry>& entries() { return g_entries; }
 int g_next_id = 1;
+// Set while the thread may be running (a stream made after the first device allocation).
+std::atomic<PollFn> g_engine_step{nullptr};
+std::atomic<void*> g_engine_ctx{nullptr};
 SleepFn g_sleeper = nullptr;
 void* g_sleeper_ctx = nullptr;
 bool g_oversubscribed = false;
@@ -75,7 +78,12 @@ void progress_thread() {
       g_idle_sleeping.store(false);
       continue;
     }
-    if (poll() > 0) {
+    int events = poll();
+    if (PollFn step = g_engine_step.load(std::memory_order_acquire)) {
+      Lock lock;
+      events += step(g_engine_ctx.load(std::memory_order_relaxed));
+    }
+    if (events > 0) {
       idle = 0;
     } else if (++idle < kBusyYields) {
       sched_yield();
@@ -151,6 +159,11 @@ void remove(int id) {
       return;
     }
   }
+}
+
+void set_engine_step(PollFn fn, void* ctx) {
+  g_engine_ctx.store(ctx, std::memory_order_relaxed);
+  g_engine_step.store(fn, std::memory_order_release);
 }
 
 void set_sleeper(SleepFn fn, void* ctx) {

@@ -36,9 +36,12 @@ bool oversubscribed();
 void start_async();  // after the transports are up
 void stop_async();   // before they go
 bool async();
-// Nonblocking work in flight (runs of nonblocking collectives): the thread polls while it is above
-// zero and sleeps otherwise.
+// Nonblocking work in flight (runs of nonblocking collectives, stream entries): the thread polls
+// while it is above zero and sleeps otherwise.
 void add_work(int delta);
+// Work only the thread does (the device's stream queues): fn runs on it, under the lock, each time
+// round while there is work, after the poll functions; it returns the events it made.
+void set_engine_step(PollFn fn, void* ctx);
 
 // Threads. With MPI_THREAD_MULTIPLE or the progress thread, one lock guards the library's state:
 // every MPI entry point holds it (Lock), so does poll(), and a wait lets it go while it pauses

@@ -2,9 +2,9 @@
 // bytes through the device's DMA engine, ask what a pointer is. Also the MPI layer's device
 // helpers (device_stage.h): the buffer check and packing of derived datatypes on device memory.
 //
-// The torusmpi_* calls They speak MPI error classes,
-// like the MPI calls beside them, and raise them on MPI_COMM_WORLD's error handler (the
-// communicator MPI uses for calls that have none), so MPI_ERRORS_RETURN makes them return.
+// The torusmpi_* calls speak MPI error classes, like the MPI calls beside them, and raise them on
+// MPI_COMM_WORLD's error handler (the communicator MPI uses for calls that have none), so
+// MPI_ERRORS_RETURN makes them return.
 // Before MPI_Init and after MPI_Finalize there is no device memory and no handler: those calls
 // return MPI_ERR_OTHER and do nothing.
 #include <algorithm>

@@ -72,6 +72,10 @@ inline void unpack_range_any(const dtype::Type& t, const void* packed, int64_t c
 // from then on every call takes the library's lock. TORUSMPI_DEVICE_ENGINE=0 leaves it off.
 void start_device_engine();
 
+// MPI_Finalize, before the engine stops: waits for every stream's entries (stream.cc) and frees
+// the streams.
+void streams_finalize();
+
 // r.apply(inout, in, count) through the device's reduction kernels when a side is device memory.
 void reduce_device(const coll::Reduction& r, void* inout, const void* in, size_t count,
                    size_t elem);

@@ -140,6 +140,8 @@ bool is_error_class(int code) {
 // The last error this thread raised, so MPI_Error_string can say what actually went wrong.
 thread_local int t_last_class = MPI_SUCCESS;
 thread_local char t_last_detail[MPI_MAX_ERROR_STRING];
+// Set by DeferErrors: raised errors skip the handlers.
+thread_local bool t_defer = false;
 
 void remember(int cls, const char* fn, const char* fmt, va_list ap) {
   t_last_class = cls;
@@ -231,8 +233,13 @@ const char* error_class_text(int cls) {
   return e ? e->text : nullptr;
 }
 
+DeferErrors::DeferErrors() : was_(t_defer) { t_defer = true; }
+DeferErrors::~DeferErrors() { t_defer = was_; }
+const char* last_error_text() { return t_last_detail; }
+
 int invoke_errhandler(MPI_Errhandler h, ompi::ErrhandlerType type, void* object, int code,
                       const char* fn) {
+  if (t_defer) return code;
   switch (h->kind) {
     case ErrhandlerKind::kReturn:
       TORUSMPI_DEBUG(kMpi, "%s (returned to the caller)", t_last_detail);

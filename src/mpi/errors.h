@@ -28,6 +28,21 @@ int raise_error_file(int cls, const char* fn, const char* fmt, ...)
 // and ends the process, since no error handler exists then. Returns MPI_SUCCESS when MPI is active.
 int require_active(const char* fn);
 
+// While a DeferErrors lives on this thread, raised errors reach no error handler: the call returns
+// the class and the message stays for last_error_text(). The stream engine runs enqueued work so
+// and reports what failed at the stream's synchronize, on the application's thread.
+class DeferErrors {
+ public:
+  DeferErrors();
+  ~DeferErrors();
+  DeferErrors(const DeferErrors&) = delete;
+  DeferErrors& operator=(const DeferErrors&) = delete;
+
+ private:
+  bool was_;
+};
+// The message of the last error raised on this thread ("MPI_Send: ...").
+const char* last_error_text();
 // The error class an internal status becomes.
 int error_class_of(Status s);
 

@@ -16,6 +16,7 @@
 #include "device/device.h"
 #include "mpi/attr.h"
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/dynamic.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
@@ -268,6 +269,7 @@ int PMPI_Finalize(void) {
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_SELF);
   ompi_mpi_state = torusmpi::mpi::ompi::kStateFinalizePastCommSelfDestruct;
   torusmpi::mpi::attr_delete_all(torusmpi::mpi::AttrKind::kComm, MPI_COMM_WORLD);
+  torusmpi::mpi::streams_finalize();
   torusmpi::progress::stop_async();
   torusmpi::flight::Scope record(kFn, 0, "", 0, -1, torusmpi::flight::kNoPeer);
   // Communicators the application did not free, and freed ones kept for runs then in flight.

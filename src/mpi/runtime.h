@@ -17,6 +17,8 @@
 
 namespace torusmpi::mpi {
 
+struct Stream;  // stream.cc
+
 // A communicator: what the pml needs (context id, rank, size, job ranks; for an intercommunicator
 // the remote group's job ranks too) plus MPI's own state. MPI_COMM_WORLD and MPI_COMM_SELF live in
 // the Runtime; the others are made by communicator management (comm_create.cc, intercomm.cc).
@@ -37,9 +39,10 @@ class Comm : public pml::Comm {
   // exchanges go there, never among the application's messages). Both are hidden, owned here.
   Comm* local = nullptr;
   Comm* shadow = nullptr;
-  uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
-  uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
-  bool hidden = false;      // local or shadow of an intercommunicator
+  uint32_t inter_seq = 0;    // intercommunicator collectives: tags of the exchanges between groups
+  uint32_t coll_calls = 0;   // collective calls so far: their numbers in the flight recorder
+  bool hidden = false;       // local or shadow of an intercommunicator
+  Stream* stream = nullptr;  // MPIX_Stream_comm_create: where its *_enqueue calls go
   // Whether the context pair is this communicator's to give back when it is freed: not for a
   // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.
   bool owns_context = true;
