@@ -29,6 +29,8 @@ void sleep_on(int fd, int also, int64_t us) {
   nfds_t n = 0;
   if (fd >= 0) fds[n++] = pollfd{fd, POLLIN, 0};
   if (also >= 0) fds[n++] = pollfd{also, POLLIN, 0};
+  // The progress thread sleeps here holding the library's lock: the application gets it meanwhile.
+  progress::Unlocked unlocked;
   if (n == 0) {
     nanosleep(&ts, nullptr);
   } else {

@@ -270,6 +270,18 @@ void sleep_until_bell(void*, int64_t us) {
   sleeper->sleep(us, also);
 }
 
+void wake_sleeper(void*) { engine().transports.front()->wake_self(); }
+
+// The sleeper, and the waker when every transport's work ends the sleep (has_doorbell). Without
+// the waker the progress thread sleeps only briefly (progress::set_sleeper).
+void update_sleeper() {
+  const auto& ts = engine().transports;
+  // The loopback (last) has none, but what it carries is posted by this rank's own calls.
+  bool all = !ts.empty() && ts.front()->has_doorbell();
+  for (Transport* t : ts) all = all && (t->has_doorbell() || t == ts.back());
+  progress::set_sleeper(sleep_until_bell, all ? wake_sleeper : nullptr, nullptr);
+}
+
 // Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
 void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload,
                      size_t len) {
@@ -390,7 +402,7 @@ Status init(int self, int size) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
   }
   e.poll_id = progress::add(poll_all, nullptr);
-  progress::set_sleeper(sleep_until_bell, nullptr);
+  update_sleeper();
   TORUSMPI_DEBUG(kPml, "pml: %zu transport(s), eager limit %zu B", e.transports.size(),
                  e.eager_limit);
   return Status::kOk;
@@ -412,6 +424,7 @@ int add_peer(Transport* t) {
   // Polled, and sleeping, in init's order: shared memory, network, then the loopback, last.
   if (std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end()) {
     e.transports.insert(e.transports.end() - 1, t);
+    update_sleeper();
   }
   return static_cast<int>(e.peers.size()) - 1;
 }
@@ -430,7 +443,7 @@ Status finalize() {
         return true;
       },
       kSendDrainTimeoutS);
-  progress::set_sleeper(nullptr, nullptr);
+  progress::set_sleeper(nullptr, nullptr, nullptr);
   progress::remove(e.poll_id);
   for (Context& c : e.contexts) {
     while (Message* m = c.unexpected.head) {

@@ -110,6 +110,11 @@ class Transport {
   // pass. Transports without a doorbell sleep the whole time. `also` (when >= 0) is another
   // transport's wait_fd(), armed: the sleep also ends when it becomes readable.
   virtual void sleep(int64_t us, int also) = 0;
+  // Whether sleep() ends whenever there is something to do, and wake_self() ends it from another
+  // thread (work was added for it). Not the network transports: a provider that emulates RMA needs
+  // the target's progress for a peer's read, and nothing wakes the target's descriptor for it.
+  virtual bool has_doorbell() { return false; }
+  virtual void wake_self() {}
 
   // Network transports: a file descriptor that becomes readable when something arrives, or -1.
   // arm() readies it for one sleep; false when something is already there to poll.

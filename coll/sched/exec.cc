@@ -78,6 +78,7 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   __atomic_store_n(&done_, false, __ATOMIC_RELAXED);
   error_ = Status::kOk;
   blocking_ = false;
+  on_device_ = device::in_device_range(args.send) || device::in_device_range(args.recv);
   on_complete_ = nullptr;
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
@@ -199,7 +200,10 @@ void Exec::wait() {
 
 void Exec::start_nonblocking() {
   progress::Lock lock;
-  advance();
+  // A run on device buffers is the chip's engine's from the start when that runs (the CC cores
+  // take a collective from a queue): the call returns at once, and the application's computation
+  // is not held up by its first steps (a third of a 1 MiB allreduce's time at 2 ranks).
+  if (!(on_device_ && progress::async())) advance();
   if (!done_) {
     listed_ = true;
     g_active.push_back(this);

@@ -88,7 +88,8 @@ class Exec {
   int pending_ = 0;
   bool done_ = false;
   bool listed_ = false;
-  bool blocking_ = false;  // a blocking call's run: its steps are the flight recorder's
+  bool blocking_ = false;   // a blocking call's run: its steps are the flight recorder's
+  bool on_device_ = false;  // its buffers are device memory
   Status error_ = Status::kOk;
   void (*on_complete_)(Exec*, void*) = nullptr;
   void* on_complete_ctx_ = nullptr;

@@ -249,13 +249,20 @@ class ShmTransport final : public Transport {
     }
     RankBlock& mine = blocks_[me_];
     timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+    // The progress thread sleeps here holding the library's lock: only the system call lets it go
+    // (pending() reads rings that other threads change only under it, with atomics).
     if (also >= 0 && bell_socket() >= 0) {
       // A network transport's descriptor too: sleep in ppoll on it and on this rank's bell socket,
       // which writers ring instead of the futex while the flag says kSleepingOnSocket.
       mine.sleeping.store(kSleepingOnSocket, std::memory_order_seq_cst);
       if (!pending()) {
         pollfd fds[2] = {{bell_sock_, POLLIN, 0}, {also, POLLIN, 0}};
-        if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[0].revents & POLLIN)) {
+        int ready;
+        {
+          progress::Unlocked unlocked;
+          ready = ppoll(fds, 2, &ts, nullptr);
+        }
+        if (ready > 0 && (fds[0].revents & POLLIN)) {
           char drain[64];
           while (recv(bell_sock_, drain, sizeof drain, MSG_DONTWAIT) > 0) {
           }
@@ -265,7 +272,10 @@ class ShmTransport final : public Transport {
       uint32_t bell = mine.bell.load(std::memory_order_acquire);
       mine.sleeping.store(kSleepingOnFutex, std::memory_order_seq_cst);
       // Checked after raising the flag: a writer that missed the flag has published already.
-      if (!pending()) futex(&mine.bell, FUTEX_WAIT, bell, &ts);
+      if (!pending()) {
+        progress::Unlocked unlocked;
+        futex(&mine.bell, FUTEX_WAIT, bell, &ts);
+      }
     }
     mine.sleeping.store(kAwake, std::memory_order_relaxed);
     check_peers("waiting for messages");
@@ -296,6 +306,8 @@ class ShmTransport final : public Transport {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     wake(j);
   }
+  bool has_doorbell() override { return true; }
+  void wake_self() override { ring_bell(me_); }
   void wake(int j) {
     RankBlock& b = blocks_[j];
     uint32_t how = b.sleeping.load(std::memory_order_relaxed);

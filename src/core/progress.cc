@@ -31,7 +31,8 @@ int g_next_id = 1;
 // Set while the thread may be running (a stream made after the first device allocation).
 std::atomic<PollFn> g_engine_step{nullptr};
 std::atomic<void*> g_engine_ctx{nullptr};
-SleepFn g_sleeper = nullptr;
+std::atomic<SleepFn> g_sleeper{nullptr};
+std::atomic<WakeFn> g_waker{nullptr};  // changes while the progress thread runs (add_peer)
 void* g_sleeper_ctx = nullptr;
 bool g_oversubscribed = false;
 
@@ -55,9 +56,13 @@ std::mutex g_idle_mutex;
 std::condition_variable g_idle;
 std::atomic<bool> g_idle_sleeping{false};
 
-// A busy thread that found nothing backs off to this.
+// A busy thread that found nothing sleeps on the doorbell (a peer's message rings it, and so does
+// add_work) for at most kBellSleepUs: what rings no bell (a network without a descriptor) waits
+// that long. Without a doorbell it sleeps kBusySleepUs at a time.
+constexpr int64_t kBellSleepUs = 500;
 constexpr int64_t kBusySleepUs = 5;
 constexpr int kBusyYields = 64;
+std::atomic<bool> g_bell_sleeping{false};
 
 void sleep_us(int64_t us) {
   timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
@@ -87,8 +92,16 @@ void progress_thread() {
       idle = 0;
     } else if (++idle < kBusyYields) {
       sched_yield();
+    } else if (g_waker.load(std::memory_order_relaxed) != nullptr) {
+      // Nothing arrives: leave the core to the application's computation until something does.
+      Lock lock;
+      g_bell_sleeping.store(true);  // seq_cst: add_work sees it, or the sleeper sees the work
+      SleepFn sleeper = g_sleeper.load();
+      if (sleeper != nullptr && g_work.load() > 0 && !g_stop.load()) {
+        sleeper(g_sleeper_ctx, kBellSleepUs);
+      }
+      g_bell_sleeping.store(false, std::memory_order_relaxed);
     } else {
-      // Nothing arrives: leave the core to the application's computation for a while.
       sleep_us(kBusySleepUs);
     }
   }
@@ -166,9 +179,10 @@ void set_engine_step(PollFn fn, void* ctx) {
   g_engine_step.store(fn, std::memory_order_release);
 }
 
-void set_sleeper(SleepFn fn, void* ctx) {
-  g_sleeper = fn;
-  g_sleeper_ctx = ctx;
+void set_sleeper(SleepFn sleeper, WakeFn waker, void* ctx) {
+  g_sleeper.store(sleeper);
+  g_waker.store(waker, std::memory_order_relaxed);
+  if (g_sleeper_ctx != ctx) g_sleeper_ctx = ctx;  // the same each time after the first
 }
 
 void set_oversubscribed(bool oversubscribed) { g_oversubscribed = oversubscribed; }
@@ -189,6 +203,7 @@ void stop_async() {
     std::lock_guard<std::mutex> hold(g_idle_mutex);
     g_idle.notify_one();
   }
+  if (WakeFn wake = g_waker.load(std::memory_order_relaxed)) wake(g_sleeper_ctx);
   // The caller (MPI_Finalize) holds the lock; the thread may be waiting for it in a poll.
   const int depth = detail::release_all();
   g_thread.join();
@@ -200,9 +215,13 @@ void stop_async() {
 bool async() { return g_async; }
 
 void add_work(int delta) {
-  if (g_work.fetch_add(delta) + delta > 0 && g_idle_sleeping.load()) {
+  if (g_work.fetch_add(delta) + delta <= 0 || delta <= 0) return;
+  if (g_idle_sleeping.load()) {
     std::lock_guard<std::mutex> hold(g_idle_mutex);
     g_idle.notify_one();
+  }
+  if (g_bell_sleeping.load()) {
+    if (WakeFn wake = g_waker.load(std::memory_order_relaxed)) wake(g_sleeper_ctx);
   }
 }
 
@@ -257,8 +276,9 @@ void Backoff::pause() {
     case Phase::kSleep:
       // A doorbell wakes one sleeper and its sleep reads transport state other threads change:
       // with threads, a plain sleep (the others deliver meanwhile).
-      if (g_sleeper != nullptr && !g_locked) {
-        g_sleeper(g_sleeper_ctx, sleep_us_);
+      SleepFn sleeper = g_sleeper.load(std::memory_order_relaxed);
+      if (sleeper != nullptr && !g_locked) {
+        sleeper(g_sleeper_ctx, sleep_us_);
       } else {
         timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
                     static_cast<long>(sleep_us_ % 1000000) * 1000};

@@ -22,9 +22,12 @@ void remove(int id);
 int poll();
 
 // A transport with a doorbell sleeps in sleeper(ctx, us) instead of a plain sleep: it returns when
-// its bell rings or after `us` microseconds. nullptr restores the plain sleep.
+// its bell rings or after `us` microseconds. nullptr restores the plain sleep. waker(ctx), when
+// given, rings it from another thread, and says that every arrival rings it: the progress thread
+// then sleeps there too, holding the lock (the sleeper lets it go for the system call alone).
 using SleepFn = void (*)(void* ctx, int64_t us);
-void set_sleeper(SleepFn fn, void* ctx);
+using WakeFn = void (*)(void* ctx);
+void set_sleeper(SleepFn sleeper, WakeFn waker, void* ctx);
 
 // With more ranks on the node than hardware threads to run them, a waiting rank's spinning only
 // delays the rank it waits for: Backoffs made afterwards spin briefly and then yield the core.

@@ -6,7 +6,8 @@
 # collective with device buffers on every rank and mixed with host ones. At 3 and 4 ranks on the
 # host model and on two small tori (one and two ranks per chip). Then the guard itself: a program
 # that reads a device pointer in host code dies of SIGSEGV with the guard and lives without it,
-# with the network transports opened too.
+# with the network transports opened too. And the engine's overlap: a nonblocking device
+# allreduce completes while the program sleeps.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/device
@@ -50,6 +51,15 @@ run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 
   "$bin.gcc" only
 check "device.gcc only, paced links, np=4: right results, staging counted" \
   eval 'ranks_done 4 && grep -Eq "^torusmpi-stats staging bytes=[1-9]" "$job_err"' || diag_job
+
+# The chip's engine runs a nonblocking device collective while the program sleeps: a 1 MiB
+# MPI_Iallreduce between two chips is complete at the first MPI_Test after a sleep of twice the
+# blocking call's time, in at least 4 of 5 tries.
+run_job 120 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:2x2:cores=1 \
+  "$bin.gcc" overlap
+check "device.gcc overlap, two chips, np=2: complete while the program sleeps" ranks_done 2 ||
+  diag_job
+grep '^overlap:' "$job_out" | sed 's/^/# /'
 
 # A count past a device allocation in MPI_Allreduce and MPI_Allgather: MPI_ERR_BUFFER on every
 # rank, caught before any data moves, and the job goes on.
