@@ -117,6 +117,23 @@ class BouncePool {
   int count_ = 0;
 };
 
+// Device-side eager buffering: a small device message to a peer that reads this rank's HBM is
+// copied into a slot of HBM (one DMA copy, on the chip) and the caller's send is done at once, as
+// an eager send is; the peer then reads the slot as it reads any device rendezvous, and the slot's
+// own send, done at kFin, gives it back. Without it a small device send would wait for its
+// receive, and two ranks sending to each other first (as most programs do with small messages)
+// would wait for ever. At most kDeviceSlots slots of TORUSMPI_DEVICE_EAGER_LIMIT each (kept small:
+// the slot copy is a second copy, which a 64 KiB message feels); when all are out, the message
+// waits for its receive.
+struct DeviceSlot {
+  Request req;  // the message's own send
+  void* mem = nullptr;
+  // Lent to a network peer: its read (an emulated RMA read) needs this rank's progress, so the
+  // slot counts as work in flight for the progress thread, and MPI_Finalize waits for it.
+  bool network = false;
+};
+constexpr size_t kDeviceSlots = 16;
+
 struct Peer {
   Transport* transport = nullptr;
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
@@ -131,6 +148,7 @@ struct Engine {
   std::vector<Context> contexts;
   std::vector<int> backlogged;  // peers with a non-empty backlog
   size_t eager_limit = 0;
+  size_t device_eager_limit = 0;  // device slots' size
   int poll_id = 0;
   std::unique_ptr<SelfTransport> loopback;
   // A pipelined chunk from device memory passes through here on its way into a transport, which
@@ -138,6 +156,9 @@ struct Engine {
   std::vector<uint8_t> chunk_bounce;
   BouncePool bounces;
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
+  // Their memory goes with the device arena: a peer may read a slot until the job's last barrier.
+  std::vector<std::unique_ptr<DeviceSlot>> device_slots;
+  std::vector<DeviceSlot*> free_device_slots;
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -397,6 +418,7 @@ Status init(int self, int size) {
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
   e.eager_limit = static_cast<size_t>(params::eager_limit());
+  e.device_eager_limit = std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit()));
   e.bounces.init(e.eager_limit);
   for (Peer& p : e.peers) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
@@ -443,6 +465,9 @@ Status finalize() {
         return true;
       },
       kSendDrainTimeoutS);
+  // Device slots lent to network peers (see DeviceSlot), bounded in the same way.
+  progress::wait_until([&] { return e.free_device_slots.size() == e.device_slots.size(); },
+                       kSendDrainTimeoutS);
   progress::set_sleeper(nullptr, nullptr, nullptr);
   progress::remove(e.poll_id);
   for (Context& c : e.contexts) {
@@ -457,6 +482,8 @@ Status finalize() {
   e.peers.clear();
   e.loopback.reset();
   e.bounces.clear();
+  e.device_slots.clear();  // not their memory: see Engine
+  e.free_device_slots.clear();
   pending_transports().clear();
   return Status::kOk;
 }
@@ -474,12 +501,10 @@ bool contexts_idle(uint32_t ctx) {
   return true;
 }
 
-Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
-             SendMode mode, Request* req) {
-  progress::Lock lock;
-  Engine& e = engine();
-  int peer = comm.peer_rank(dest);
-  if (e.peers[peer].transport == nullptr) return Status::kErrUnsupported;
+namespace {
+
+void prepare_send(Request* req, uint32_t ctx, SendMode mode, int peer, int source, int tag,
+                  const void* buf, size_t bytes) {
   req->kind_ = Request::Kind::kSend;
   req->done_ = false;
   req->error = Status::kOk;
@@ -490,11 +515,48 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   req->context_ = ctx;
   req->mode_ = mode;
   req->peer_ = peer;
-  req->source = comm.rank;
+  req->source = source;
   req->tag = tag;
   req->bytes = bytes;
   req->buf_ = static_cast<uint8_t*>(const_cast<void*>(buf));
   req->capacity_ = bytes;
+}
+
+void give_device_slot(Request* r) {
+  auto* s = static_cast<DeviceSlot*>(r->user);
+  if (s->network) progress::add_work(-1);
+  engine().free_device_slots.push_back(s);
+}
+
+// A free slot, or nullptr when all are out (or HBM is full).
+DeviceSlot* take_device_slot() {
+  Engine& e = engine();
+  if (!e.free_device_slots.empty()) {
+    DeviceSlot* s = e.free_device_slots.back();
+    e.free_device_slots.pop_back();
+    return s;
+  }
+  void* mem = nullptr;
+  if (e.device_slots.size() >= kDeviceSlots ||
+      device::alloc(e.device_eager_limit, &mem) != Status::kOk)
+    return nullptr;
+  auto s = std::make_unique<DeviceSlot>();
+  s->mem = mem;
+  s->req.user = s.get();
+  s->req.on_complete = give_device_slot;
+  e.device_slots.push_back(std::move(s));
+  return e.device_slots.back().get();
+}
+
+}  // namespace
+
+Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
+             SendMode mode, Request* req) {
+  progress::Lock lock;
+  Engine& e = engine();
+  int peer = comm.peer_rank(dest);
+  if (e.peers[peer].transport == nullptr) return Status::kErrUnsupported;
+  prepare_send(req, ctx, mode, peer, comm.rank, tag, buf, bytes);
 
   OutJob job;
   FragHeader& h = job.h;
@@ -509,7 +571,19 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   // Device data goes eager only where the receiver could not fetch it from HBM: an eager payload
   // from device memory passes through host memory.
   const bool on_device = bytes > 0 && device::in_device_range(buf);
-  if (bytes <= p.eager_limit && !(on_device && p.transport->device_reach(peer))) {
+  const bool reach = on_device && p.transport->device_reach(peer);
+  if (reach && bytes <= std::min(p.eager_limit, e.device_eager_limit) && mode != SendMode::kSync) {
+    if (DeviceSlot* slot = take_device_slot()) {
+      device::copy(slot->mem, buf, bytes);
+      prepare_send(&slot->req, ctx, mode, peer, comm.rank, tag, slot->mem, bytes);
+      slot->network = p.network;
+      if (p.network) progress::add_work(1);
+      job.complete = req;  // its data is in the slot: done once the message is on its way
+      h.sreq = reinterpret_cast<uint64_t>(&slot->req);
+      buf = slot->mem;
+    }
+  }
+  if (bytes <= p.eager_limit && !reach) {
     h.type = FragType::kEager;
     h.addr = 0;
     if (mode == SendMode::kSync) h.flags = kFlagSync;

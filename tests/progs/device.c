@@ -285,6 +285,30 @@ static void test_p2p(int only) {
     free(src);
     free(want);
   }
+  /* Small device messages are buffered as host ones are: every rank sends to its ring neighbour
+   * with a blocking MPI_Send before it receives (what most programs do with small messages; a
+   * send that waited for its receive would hang here), several in a row. Not when the script
+   * turns eager sends off: then no send is buffered, host or device. */
+  const char* eager = getenv("TORUSMPI_EAGER_LIMIT");
+  if (eager == NULL || atoi(eager) > 0) {
+    enum { n = 1000, rounds = 20 };
+    int* sb = mem(n * sizeof(int), 1);
+    int* rb = mem(n * sizeof(int), 1);
+    int* h = malloc(n * sizeof(int));
+    int bad = 0;
+    for (int k = 0; k < rounds && !bad; ++k) {
+      for (int i = 0; i < n; ++i) h[i] = g_rank * 100000 + k * 1000 + i;
+      put(sb, h, n * sizeof(int));
+      MPI_Send(sb, n, MPI_INT, to, 9, MPI_COMM_WORLD);
+      MPI_Recv(rb, n, MPI_INT, from, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      put(h, rb, n * sizeof(int));
+      for (int i = 0; i < n && !bad; ++i) bad = h[i] != from * 100000 + k * 1000 + i;
+    }
+    check(!bad, "send before receive around the ring, device 4000 B, 20 rounds", "wrong data");
+    mem_free(sb, 1);
+    mem_free(rb, 1);
+    free(h);
+  }
   /* Self-send at a rendezvous size, device to device. */
   {
     const size_t n = 1 << 20;
