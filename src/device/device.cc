@@ -376,6 +376,19 @@ void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count, s
   if (d || s) g_counters.reduced += count * elem;
 }
 
+void transfer(Transfer run, void* ctx, void* dst, bool dst_device, const void* src, bool src_device,
+              size_t bytes) {
+  run(ctx, dst_device ? to_alias(dst) : dst, src_device ? to_alias(src) : src);
+  if (dst_device && src_device) {
+    g_counters.d2d += bytes;
+  } else if (dst_device) {
+    g_counters.h2d += bytes;
+  } else if (src_device) {
+    g_counters.d2h += bytes;
+    g_counters.staged += bytes;
+  }
+}
+
 const Counters& counters() { return g_counters; }
 
 }  // namespace torusmpi::device

@@ -101,6 +101,14 @@ bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
 using Kernel = void (*)(void* ctx, void* dst, const void* src, size_t count);
 void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count, size_t elem);
 
+// The DMA engine's descriptor transfers (a datatype's layout packed or unpacked where the data is):
+// run(ctx, dst, src) with each side given as this layer's view when it is device memory
+// (dst_device, src_device); `bytes` are counted as moved, and as staged when device bytes land
+// in host memory.
+using Transfer = void (*)(void* ctx, void* dst, const void* src);
+void transfer(Transfer run, void* ctx, void* dst, bool dst_device, const void* src, bool src_device,
+              size_t bytes);
+
 // Bytes moved and reduced by this rank's engine so far (statistics, tests).
 struct Counters {
   uint64_t h2d = 0, d2h = 0, d2d = 0, reduced = 0;

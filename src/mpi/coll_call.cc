@@ -46,9 +46,9 @@ Staging::~Staging() {
   for (MPI_Datatype t : retained_) release_type(t);
 }
 
-char* Staging::stage(size_t bytes) {
-  buffers_.emplace_back(new char[bytes > 0 ? bytes : 1]);
-  return buffers_.back().get();
+char* Staging::stage(size_t bytes, bool on_device) {
+  buffers_.emplace_back();
+  return buffers_.back().make(bytes, on_device);
 }
 
 void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, size_t count,
@@ -60,7 +60,7 @@ void Staging::pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, si
 }
 
 void* Staging::blocks(void* buf, const TypeArg& t, size_t count, size_t n, bool fill, bool drain) {
-  char* packed = stage(count * t.size * n);
+  char* packed = stage(count * t.size * n, span_on_device(*engine_type_ref(t.handle), buf));
   // Block j's elements follow block j - 1's: one run of n * count elements.
   pack_or_drain(packed, buf, engine_type_ref(t.handle), count * n, 0, fill, drain);
   return packed;
@@ -74,7 +74,12 @@ void* Staging::side(const Side& s, bool fill, bool drain, const std::vector<size
     (*displs)[i] = total;
     total += bytes[i];
   }
-  char* packed = stage(total);
+  bool on_device = false;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    on_device = on_device || (bytes[i] > 0 && span_on_device(*engine_type_ref(type(i)->handle),
+                                                             static_cast<char*>(s.buf) + s.at[i]));
+  }
+  char* packed = stage(total, on_device);
   for (size_t i = 0; i < bytes.size(); ++i) {
     pack_or_drain(packed + (*displs)[i], s.buf, engine_type_ref(type(i)->handle), s.counts[i],
                   s.at[i], fill, drain);

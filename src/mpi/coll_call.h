@@ -72,7 +72,7 @@ class Staging {
   void set_owned_by_run() { owned_by_run_ = true; }
 
  private:
-  char* stage(size_t bytes);
+  char* stage(size_t bytes, bool on_device);
   void pack_or_drain(char* packed, void* buf, const dtype::TypeRef& t, size_t count, int64_t at,
                      bool fill, bool drain);
 
@@ -82,7 +82,7 @@ class Staging {
     char* user;  // element origin
     int64_t count;
   };
-  std::vector<std::unique_ptr<char[]>> buffers_;
+  std::vector<StageMem> buffers_;
   std::vector<Drain> drains_;
   std::vector<MPI_Datatype> retained_;
   bool owned_by_run_ = false;

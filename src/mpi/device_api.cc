@@ -110,25 +110,29 @@ void type_span(const dtype::Type& t, const void* user, int64_t count, const char
   *bytes = static_cast<size_t>(last - first);
 }
 
+namespace {
+struct PackJob {
+  const dtype::Type* t;
+  int64_t count, from, to;
+};
+void run_pack(void* ctx, void* packed, const void* user) {
+  const auto* j = static_cast<const PackJob*>(ctx);
+  j->t->pack(user, j->count, packed);
+}
+void run_unpack(void* ctx, void* user, const void* packed) {
+  const auto* j = static_cast<const PackJob*>(ctx);
+  j->t->unpack_range(packed, j->count, j->from, j->to, user);
+}
+}  // namespace
+
 void pack_device(const dtype::Type& t, const void* user, int64_t count, void* packed) {
   const char* lo;
   size_t span;
   type_span(t, user, count, &lo, &span);
   const size_t bytes = static_cast<size_t>(count * t.size());
-  std::vector<char> layout, stream;
-  const void* from = user;
-  if (span > 0 && device::in_device_range(lo)) {
-    layout.resize(span);
-    device::stage(layout.data(), lo, span);
-    from = layout.data() + (static_cast<const char*>(user) - lo);
-  }
-  void* to = packed;
-  if (device::in_device_range(packed)) {
-    stream.resize(bytes);
-    to = stream.data();
-  }
-  t.pack(from, count, to);
-  if (to != packed) device::copy(packed, to, bytes);
+  PackJob job{&t, count, 0, 0};
+  device::transfer(run_pack, &job, packed, bytes > 0 && device::in_device_range(packed), user,
+                   span > 0 && device::in_device_range(lo), bytes);
 }
 
 void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int64_t from,
@@ -137,24 +141,44 @@ void unpack_device(const dtype::Type& t, const void* packed, int64_t count, int6
   const char* lo;
   size_t span;
   type_span(t, user, count, &lo, &span);
-  // The stream's bytes [from, to) sit at packed[0] for unpack_range.
-  std::vector<char> layout, stream;
-  const void* in = packed;
-  if (device::in_device_range(packed)) {
-    stream.resize(static_cast<size_t>(to - from));
-    device::stage(stream.data(), packed, stream.size());
-    in = stream.data();
+  // The stream's bytes [from, to) sit at packed[0] for unpack_range; the gaps between elements
+  // are not written.
+  PackJob job{&t, count, from, to};
+  device::transfer(run_unpack, &job, user, span > 0 && device::in_device_range(lo), packed,
+                   device::in_device_range(packed), static_cast<size_t>(to - from));
+}
+
+StageMem& StageMem::operator=(StageMem&& o) noexcept {
+  if (this != &o) {
+    reset();
+    p_ = o.p_;
+    device_ = o.device_;
+    o.p_ = nullptr;
   }
-  void* out = user;
-  const bool device_span = span > 0 && device::in_device_range(lo);
-  if (device_span) {
-    // The gaps between elements must come back unchanged: the whole span goes out and back.
-    layout.resize(span);
-    device::stage(layout.data(), lo, span);
-    out = layout.data() + (static_cast<const char*>(user) - lo);
+  return *this;
+}
+
+char* StageMem::make(size_t bytes, bool on_device) {
+  reset();
+  void* p = nullptr;
+  if (on_device && device::alloc(bytes > 0 ? bytes : 1, &p) == Status::kOk) {
+    device_ = true;
+  } else {
+    p = new char[bytes > 0 ? bytes : 1];
+    device_ = false;
   }
-  t.unpack_range(in, count, from, to, out);
-  if (device_span) device::copy(const_cast<char*>(lo), layout.data(), span);
+  p_ = static_cast<char*>(p);
+  return p_;
+}
+
+void StageMem::reset() {
+  if (p_ == nullptr) return;
+  if (device_) {
+    device::free(p_);
+  } else {
+    delete[] p_;
+  }
+  p_ = nullptr;
 }
 
 void start_device_engine() {

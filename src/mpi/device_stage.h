@@ -2,11 +2,12 @@
 // packing, unpacking and local reductions that must not touch device bytes themselves.
 //
 // The datatype engine (src/dtype) and the host reduction kernels read and write memory directly;
-// device bytes may only be moved by src/device. So when the bytes a derived datatype covers (its
-// span: from the first element's true lower bound to the last one's true upper bound) lie in
-// device memory, the span goes through host memory: copied out by the DMA engine, packed or
-// unpacked there, and copied back when it was written. Every helper starts with the device range
-// compares, so host buffers pay two compares and nothing else.
+// device bytes may only be moved by src/device. So a derived datatype on device memory is packed
+// and unpacked by the DMA engine's descriptor transfers (device::transfer: the datatype engine
+// run on the device layer's view of the bytes), and a staged message or collective side of device
+// data is staged in device memory (StageMem), so that no device byte passes through host memory.
+// Every helper starts with the device range compares, so host buffers pay two compares and
+// nothing else.
 #ifndef TORUSMPI_MPI_DEVICE_STAGE_H_
 #define TORUSMPI_MPI_DEVICE_STAGE_H_
 
@@ -19,6 +20,26 @@
 #include "mpi/ompi_abi.h"
 
 namespace torusmpi::mpi {
+
+// The memory a staged (packed) message or collective side is packed into: device memory when the
+// user's data is (host memory when HBM is full, its device bytes then counted as staged).
+class StageMem {
+ public:
+  StageMem() = default;
+  StageMem(StageMem&& o) noexcept : p_(o.p_), device_(o.device_) { o.p_ = nullptr; }
+  StageMem& operator=(StageMem&& o) noexcept;
+  StageMem(const StageMem&) = delete;
+  StageMem& operator=(const StageMem&) = delete;
+  ~StageMem() { reset(); }
+  // Frees what it held and makes `bytes` (not zeroed).
+  char* make(size_t bytes, bool on_device);
+  char* get() const { return p_; }
+  void reset();
+
+ private:
+  char* p_ = nullptr;
+  bool device_ = false;
+};
 
 // MPI_ERR_BUFFER on comm's handler, naming fn and the argument (`what` prefixes "buf": "send",
 // "recv", "" or a whole argument name with `whole`), when [p, p + bytes) is neither host memory

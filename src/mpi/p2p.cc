@@ -162,14 +162,16 @@ int request_error(const char* fn, MPI_Comm comm, const pml::Request& r, const Bu
   }
 }
 
-void stage_send(Buffer* b, std::unique_ptr<char[]>* mem) {
+void stage_send(Buffer* b, StageMem* mem) {
   stage_recv(b, mem);
   pack_any(*b->type, b->user, b->count, b->buf);
 }
 
-void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem) {
-  mem->reset(new char[b->bytes]);  // not zeroed: the pml writes what arrives, unpacking reads that
-  b->buf = mem->get();
+void stage_recv(Buffer* b, StageMem* mem) {
+  // Not zeroed: the pml writes what arrives, unpacking reads that.
+  const bool on_device = b->staged() ? span_on_device(*b->type, b->user)
+                                     : b->bytes > 0 && torusmpi::device::in_device_range(b->buf);
+  b->buf = mem->make(b->bytes, on_device);
 }
 
 void unpack_received(const Buffer& b, size_t received) {
@@ -238,6 +240,7 @@ using torusmpi::mpi::Comm;
 using torusmpi::mpi::raise_error;
 using torusmpi::mpi::Request;
 using torusmpi::mpi::require_active;
+using torusmpi::mpi::StageMem;
 namespace mpi = torusmpi::mpi;
 namespace pml = torusmpi::pml;
 
@@ -280,7 +283,7 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0, static_cast<int64_t>(b.bytes),
                                  c->flight_peer(dest));
-  std::unique_ptr<char[]> staging;
+  StageMem staging;
   if (b.staged()) mpi::stage_send(&b, &staging);
   pml::Request req;
   torusmpi::Status s = pml::isend(*c, c->context, b.buf, b.bytes, dest, tag, mode, &req);
@@ -340,7 +343,7 @@ int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, Buffer b, int so
   }
   torusmpi::flight::Scope record(fn, c.context, c.name.c_str(), 0, static_cast<int64_t>(b.bytes),
                                  c.flight_peer(source));
-  std::unique_ptr<char[]> staging;
+  StageMem staging;
   if (b.staged()) mpi::stage_recv(&b, &staging);
   pml::Request req;
   torusmpi::Status s =
@@ -562,7 +565,7 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
   if (int err =
           check_recv(kFn, recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rb, "recv"))
     return err;
-  std::unique_ptr<char[]> staging;
+  StageMem staging;
   pml::Request send;
   if (dest != MPI_PROC_NULL) {
     if (sb.staged()) mpi::stage_send(&sb, &staging);
@@ -589,7 +592,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   if (int err = check_recv(kFn, buf, count, datatype, source, recvtag, comm, &c, &b)) return err;
   // The message in comes into packed scratch while the one out still reads buf (or its packed
   // copy); buf takes what arrived once both are done.
-  std::unique_ptr<char[]> out_staging;
+  StageMem out_staging;
   Buffer out = b;
   pml::Request send;
   if (dest != MPI_PROC_NULL) {
@@ -599,23 +602,11 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
     if (s != torusmpi::Status::kOk) return unreachable(kFn, comm, dest, s);
   }
   Buffer in = b;
-  std::unique_ptr<char[]> scratch;
+  StageMem scratch;  // on the device for device data: HBM to HBM, like the rest
   pml::Request recv;
   torusmpi::Status posted = torusmpi::Status::kOk;
-  // A contiguous device buffer takes the message into device scratch: HBM to HBM, like the rest.
-  struct DeviceScratch {
-    void* p = nullptr;
-    ~DeviceScratch() {
-      if (p != nullptr) torusmpi::device::free(p);
-    }
-  } device_scratch;
   if (source != MPI_PROC_NULL) {
-    if (!b.staged() && b.bytes > 0 && torusmpi::device::in_device_range(b.buf) &&
-        torusmpi::device::alloc(b.bytes, &device_scratch.p) == torusmpi::Status::kOk) {
-      in.buf = device_scratch.p;
-    } else {
-      mpi::stage_recv(&in, &scratch);
-    }
+    mpi::stage_recv(&in, &scratch);
     posted =
         pml::irecv(*c, c->context, in.buf, in.bytes, source_of(source), tag_of(recvtag), &recv);
     if (posted == torusmpi::Status::kOk) pml::wait(&recv);

@@ -11,6 +11,7 @@
 #include "coll/sched/exec.h"
 #include "dtype/dtype.h"
 #include "mpi/builtins.h"
+#include "mpi/device_stage.h"
 #include "mpi/ompi_abi.h"
 #include "mpi/runtime.h"
 #include "pml/pml.h"
@@ -97,7 +98,7 @@ struct Request {
   // Staged sends and receives (buffer.staged()): the packed bytes, and the layout, kept alive
   // while the request exists (MPI_Type_free may come right after MPI_Isend). Persistent requests
   // reuse the memory at each start.
-  std::unique_ptr<char[]> staging;
+  StageMem staging;
   dtype::TypeRef type_ref;
   bool drained = false;  // a staged receive's data is unpacked (drain_request)
   // Generalized requests (MPI_Grequest_start): the application's callbacks and their argument.
@@ -146,8 +147,8 @@ void drain_request(Request* req);
 
 // Staged messages outside requests (blocking calls): memory of b->bytes in *mem, b->buf pointing
 // at it; stage_send also packs the user's data into it.
-void stage_send(Buffer* b, std::unique_ptr<char[]>* mem);
-void stage_recv(Buffer* b, std::unique_ptr<char[]>* mem);
+void stage_send(Buffer* b, StageMem* mem);
+void stage_recv(Buffer* b, StageMem* mem);
 // Unpacks the first `received` bytes of b's packed stream (at b.buf) into the user's buffer.
 void unpack_received(const Buffer& b, size_t received);
 

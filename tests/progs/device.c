@@ -8,8 +8,9 @@
  *                   Integer data, each result compared with a reference computed on the host.
  *   device overrun  any number of ranks: only the collectives whose count runs past a device
  *                   allocation (MPI_ERR_BUFFER under MPI_ERRORS_RETURN, then a good call).
- *   device only     any number of ranks: the point-to-point ring, self sends, Sendrecv_replace
- *                   and every collective with device buffers on every rank, nothing else, so
+ *   device only     any number of ranks: the point-to-point ring, self sends, Sendrecv_replace,
+ *                   a vector datatype device to device and in a broadcast, and every collective
+ *                   with device buffers on every rank, nothing else, so
  *                   that the script can check that no device byte passed through host memory.
  *   device overlap  any number of ranks: a 1 MiB MPI_Iallreduce on device buffers, started before
  *                   the program sleeps for twice the blocking call's time, is complete at the first
@@ -365,6 +366,38 @@ static void test_p2p(int only) {
     expect_ints(what, b, want, n);
     mem_free(b, 1);
     free(src);
+    free(want);
+  }
+  /* A vector type on device memory at both ends, point-to-point (eager and rendezvous sizes) and
+   * in a broadcast: packed and unpacked by the device, staged in device memory, gaps kept. */
+  for (int k = 0; k < 2; ++k) {
+    const int nb = k == 0 ? 100 : 20000, bl = 2, stride = 5;
+    const size_t span = (size_t)(nb - 1) * stride + bl;
+    MPI_Datatype vec;
+    MPI_Type_vector(nb, bl, stride, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int* mine = malloc(span * sizeof(int));
+    int* want = malloc(span * sizeof(int));
+    for (size_t i = 0; i < span; ++i) {
+      mine[i] = value(g_rank, i);
+      want[i] = i % stride < (size_t)bl ? value(from, i) : -7;
+    }
+    int* dv = ints(mine, span, 1);
+    for (size_t i = 0; i < span; ++i) mine[i] = -7;
+    int* dr = ints(mine, span, 1);
+    MPI_Sendrecv(dv, 1, vec, to, 14, dr, 1, vec, from, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "vector(%d x 2 / 5) device -> device, gaps kept", nb);
+    expect_ints(what, dr, want, span);
+    for (size_t i = 0; i < span; ++i) {
+      want[i] = i % stride < (size_t)bl ? value(0, i) : (g_rank == 0 ? value(0, i) : -7);
+    }
+    MPI_Bcast(g_rank == 0 ? dv : dr, 1, vec, 0, MPI_COMM_WORLD);
+    snprintf(what, sizeof what, "MPI_Bcast of vector(%d x 2 / 5) on device", nb);
+    expect_ints(what, g_rank == 0 ? dv : dr, want, span);
+    MPI_Type_free(&vec);
+    mem_free(dv, 1);
+    mem_free(dr, 1);
+    free(mine);
     free(want);
   }
   if (only) return;
