@@ -295,7 +295,7 @@ void copy_device(void* dst, const void* src, size_t bytes) {
   (d ? g_counters.h2d : g_counters.d2h) += bytes;
 }
 
-void stage(void* host_dst, const void* src, size_t bytes) {
+void stage_device(void* host_dst, const void* src, size_t bytes) {
   if (in_device_range(host_dst) || !in_device_range(src)) {
     copy(host_dst, src, bytes);
     return;
