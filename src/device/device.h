@@ -70,14 +70,14 @@ void fill(void* dst, int byte, size_t bytes);
 // copy() into memory the library uses for its own work (a bounce, a pipeline chunk, packing
 // space, scratch): when that is host memory and src is device memory, the bytes count as staged
 // (Counters::staged), device bytes that passed through host memory.
-// Inline like copy(): host collectives stage their copies into scratch through it.
+// Inline: host collectives stage their copies into scratch through it.
 void stage_device(void* host_dst, const void* src, size_t bytes);
 inline void stage(void* host_dst, const void* src, size_t bytes) {
-  if (__builtin_expect(!in_device_range(host_dst) && !in_device_range(src), 1)) {
-    std::memcpy(host_dst, src, bytes);
-    return;
+  if (__builtin_expect(in_device_range(src) && !in_device_range(host_dst), 0)) {
+    stage_device(host_dst, src, bytes);
+  } else {
+    copy(host_dst, src, bytes);
   }
-  stage_device(host_dst, src, bytes);
 }
 
 // The address at which the DMA engines (a peer chip reading, the NIC) reach p: this layer's view
