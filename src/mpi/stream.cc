@@ -344,6 +344,7 @@ int MPIX_Irecv_enqueue(void* buf, int count, MPI_Datatype datatype, int source, 
 }
 
 int MPIX_Wait_enqueue(MPI_Request* request, MPI_Status* status) {
+  progress::Lock lock;
   return MPIX_Waitall_enqueue(1, request, status);
 }
 
@@ -376,6 +377,7 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
 
 int MPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm) {
+  progress::Lock lock;
   return mpi::enqueue_coll("MPIX_Allreduce_enqueue", comm, {datatype}, [=](MPI_Request* r) {
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, r);
   });
@@ -383,6 +385,7 @@ int MPIX_Allreduce_enqueue(const void* sendbuf, void* recvbuf, int count, MPI_Da
 
 int MPIX_Allgather_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  progress::Lock lock;
   return mpi::enqueue_coll(
       "MPIX_Allgather_enqueue", comm, {sendtype, recvtype}, [=](MPI_Request* r) {
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
@@ -411,6 +414,7 @@ int MPIX_Reduce_scatter_enqueue(const void* sendbuf, void* recvbuf, const int re
 
 int MPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int recvcount,
                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  progress::Lock lock;
   return mpi::enqueue_coll(
       "MPIX_Reduce_scatter_block_enqueue", comm, {datatype}, [=](MPI_Request* r) {
         return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, r);
@@ -419,6 +423,7 @@ int MPIX_Reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int re
 
 int MPIX_Alltoall_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  progress::Lock lock;
   return mpi::enqueue_coll(
       "MPIX_Alltoall_enqueue", comm, {sendtype, recvtype}, [=](MPI_Request* r) {
         return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
@@ -426,6 +431,7 @@ int MPIX_Alltoall_enqueue(const void* sendbuf, int sendcount, MPI_Datatype sendt
 }
 
 int MPIX_Bcast_enqueue(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  progress::Lock lock;
   return mpi::enqueue_coll("MPIX_Bcast_enqueue", comm, {datatype}, [=](MPI_Request* r) {
     return PMPI_Ibcast(buffer, count, datatype, root, comm, r);
   });
@@ -454,6 +460,7 @@ int enqueue_device(const char* fn, MPIX_Stream stream, Stream::Entry e) {
 }  // namespace
 
 int torusmpi_stream_memcpy(MPIX_Stream stream, void* dst, const void* src, size_t bytes) {
+  progress::Lock lock;
   Stream::Entry e(Stream::Entry::Kind::kCopy, "torusmpi_stream_memcpy");
   e.dst = dst;
   e.src = src;
@@ -462,6 +469,7 @@ int torusmpi_stream_memcpy(MPIX_Stream stream, void* dst, const void* src, size_
 }
 
 int torusmpi_stream_memset(MPIX_Stream stream, void* dst, int value, size_t bytes) {
+  progress::Lock lock;
   Stream::Entry e(Stream::Entry::Kind::kFill, "torusmpi_stream_memset");
   e.dst = dst;
   e.value = value;
@@ -470,6 +478,7 @@ int torusmpi_stream_memset(MPIX_Stream stream, void* dst, int value, size_t byte
 }
 
 int torusmpi_stream_host_fn(MPIX_Stream stream, int (*fn)(void* arg), void* arg) {
+  progress::Lock lock;
   Stream::Entry e(Stream::Entry::Kind::kHostFn, "torusmpi_stream_host_fn");
   e.host = fn;
   e.arg = arg;
