@@ -119,15 +119,18 @@ class BouncePool {
 
 // Device-side eager buffering: a small device message to a peer that reads this rank's HBM is
 // copied into a slot of HBM (one DMA copy, on the chip) and the caller's send is done at once, as
-// an eager send is; the peer then reads the slot as it reads any device rendezvous, and the slot's
-// own send, done at kFin, gives it back. Without it a small device send would wait for its
-// receive, and two ranks sending to each other first (as most programs do with small messages)
-// would wait for ever. At most kDeviceSlots slots of TORUSMPI_DEVICE_EAGER_LIMIT each (kept small:
-// the slot copy is a second copy, which a 64 KiB message feels); when all are out, the message
-// waits for its receive.
+// an eager send is; the peer then reads the slot as it reads any device rendezvous. Without it a
+// small device send would wait for its receive, and two ranks sending to each other first (as
+// most programs do with small messages) would wait for ever. At most kDeviceSlots slots of
+// TORUSMPI_DEVICE_EAGER_LIMIT each (kept small: the slot copy is a second copy, which a 64 KiB
+// message feels); when all are out, the message waits for its receive.
+// A slot is free while its word, in HBM just below the payload, is 0. A peer on the node that has
+// read the payload stores the 0 itself (kFlagSlot), so no kFin comes back; over a network, or when
+// the peer has the data pushed (kCts), the slot's own send stores it as it completes.
 struct DeviceSlot {
-  Request req;  // the message's own send
-  void* mem = nullptr;
+  Request req;              // the message's own send
+  void* word = nullptr;     // device memory: 1 while lent
+  void* payload = nullptr;  // word + kSlotWordOffset
   // Lent to a network peer: its read (an emulated RMA read) needs this rank's progress, so the
   // slot counts as work in flight for the progress thread, and MPI_Finalize waits for it.
   bool network = false;
@@ -158,7 +161,8 @@ struct Engine {
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
   // Their memory goes with the device arena: a peer may read a slot until the job's last barrier.
   std::vector<std::unique_ptr<DeviceSlot>> device_slots;
-  std::vector<DeviceSlot*> free_device_slots;
+  size_t next_slot = 0;       // where take_device_slot looks first: the one lent longest ago
+  int network_slots_out = 0;  // slots lent to network peers
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -330,7 +334,9 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
            : p.transport->read_remote(peer, h.addr, device::dma_view(r->buf_), n, payload, len));
   if (direct) {
     if (p.network) e.network_bytes += n;
-    send_control(peer, FragType::kFin, h.sreq, 0);
+    if (!(h.flags & kFlagSlot) || !device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
+      send_control(peer, FragType::kFin, h.sreq, 0);
+    }
     complete(r);
     return;
   }
@@ -465,9 +471,9 @@ Status finalize() {
         return true;
       },
       kSendDrainTimeoutS);
-  // Device slots lent to network peers (see DeviceSlot), bounded in the same way.
-  progress::wait_until([&] { return e.free_device_slots.size() == e.device_slots.size(); },
-                       kSendDrainTimeoutS);
+  // Device slots lent to network peers (see DeviceSlot), bounded in the same way. Peers on the
+  // node read theirs from the arena, which stays until the job's last barrier.
+  progress::wait_until([&] { return e.network_slots_out == 0; }, kSendDrainTimeoutS);
   progress::set_sleeper(nullptr, nullptr, nullptr);
   progress::remove(e.poll_id);
   for (Context& c : e.contexts) {
@@ -483,7 +489,7 @@ Status finalize() {
   e.loopback.reset();
   e.bounces.clear();
   e.device_slots.clear();  // not their memory: see Engine
-  e.free_device_slots.clear();
+  e.next_slot = 0;
   pending_transports().clear();
   return Status::kOk;
 }
@@ -524,26 +530,35 @@ void prepare_send(Request* req, uint32_t ctx, SendMode mode, int peer, int sourc
 
 void give_device_slot(Request* r) {
   auto* s = static_cast<DeviceSlot*>(r->user);
-  if (s->network) progress::add_work(-1);
-  engine().free_device_slots.push_back(s);
+  if (s->network) {
+    progress::add_work(-1);
+    --engine().network_slots_out;
+  }
+  device::store_word(s->word, 0);
 }
 
-// A free slot, or nullptr when all are out (or HBM is full).
+// A free slot, marked lent, or nullptr when all are out (or HBM is full).
 DeviceSlot* take_device_slot() {
   Engine& e = engine();
-  if (!e.free_device_slots.empty()) {
-    DeviceSlot* s = e.free_device_slots.back();
-    e.free_device_slots.pop_back();
-    return s;
+  const size_t n = e.device_slots.size();
+  for (size_t i = 0; i < n; ++i) {
+    DeviceSlot* s = e.device_slots[(e.next_slot + i) % n].get();
+    if (device::load_word(s->word) == 0) {
+      e.next_slot = (e.next_slot + i + 1) % n;
+      device::store_word(s->word, 1);
+      return s;
+    }
   }
   void* mem = nullptr;
-  if (e.device_slots.size() >= kDeviceSlots ||
-      device::alloc(e.device_eager_limit, &mem) != Status::kOk)
+  if (n >= kDeviceSlots ||
+      device::alloc(kSlotWordOffset + e.device_eager_limit, &mem) != Status::kOk)
     return nullptr;
   auto s = std::make_unique<DeviceSlot>();
-  s->mem = mem;
+  s->word = mem;
+  s->payload = static_cast<uint8_t*>(mem) + kSlotWordOffset;
   s->req.user = s.get();
   s->req.on_complete = give_device_slot;
+  device::store_word(s->word, 1);
   e.device_slots.push_back(std::move(s));
   return e.device_slots.back().get();
 }
@@ -574,13 +589,18 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   const bool reach = on_device && p.transport->device_reach(peer);
   if (reach && bytes <= std::min(p.eager_limit, e.device_eager_limit) && mode != SendMode::kSync) {
     if (DeviceSlot* slot = take_device_slot()) {
-      device::copy(slot->mem, buf, bytes);
-      prepare_send(&slot->req, ctx, mode, peer, comm.rank, tag, slot->mem, bytes);
+      device::copy(slot->payload, buf, bytes);
+      prepare_send(&slot->req, ctx, mode, peer, comm.rank, tag, slot->payload, bytes);
       slot->network = p.network;
-      if (p.network) progress::add_work(1);
+      if (p.network) {
+        progress::add_work(1);
+        ++e.network_slots_out;
+      } else {
+        h.flags = kFlagSlot;
+      }
       job.complete = req;  // its data is in the slot: done once the message is on its way
       h.sreq = reinterpret_cast<uint64_t>(&slot->req);
-      buf = slot->mem;
+      buf = slot->payload;
     }
   }
   if (bytes <= p.eager_limit && !reach) {
@@ -604,7 +624,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
     const void* exposed = buf;
     if (on_device) {
-      h.flags = kFlagDevice;
+      h.flags |= kFlagDevice;
       // A node's peers read device memory by its device address; a NIC through its view.
       exposed = p.network ? device::dma_view(buf) : nullptr;
       if (p.network) h.addr = reinterpret_cast<uint64_t>(exposed);

@@ -27,6 +27,11 @@ constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
 // kRts: the sender's buffer is device memory. On a node, addr is its address in the sender's
 // device range (read_device); over a network, the address of its NIC view (read_remote).
 constexpr uint8_t kFlagDevice = 2;
+// kRts with kFlagDevice, on a node: the buffer is one of the sender's device eager slots. The
+// reader gives it back by storing 0 into the word kSlotWordOffset bytes below addr in the sender's
+// HBM (device::store_to_peer), not by kFin: a fragment less each way for a small device message.
+constexpr uint8_t kFlagSlot = 4;
+constexpr uint64_t kSlotWordOffset = 64;
 constexpr uint8_t kFlagCancelled = 1;  // kCancelReply: the message was unmatched and is dropped
 
 struct FragHeader {
@@ -132,7 +137,9 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
       if (h.size != len) return "an eager fragment whose payload is not its message's size";
       break;
     case FragType::kRts:
-      if ((h.flags & ~kFlagDevice) != 0) return "a rendezvous request with unknown flags";
+      if ((h.flags & ~(kFlagDevice | kFlagSlot)) != 0 ||
+          (h.flags & kFlagSlot && !(h.flags & kFlagDevice)))
+        return "a rendezvous request with unknown flags";
       if (len > Transport::kMaxKey) return "a rendezvous request with an oversized remote key";
       break;
     case FragType::kAck:

@@ -123,7 +123,9 @@ namespace detail {
 // yields to them, or it would take it straight back (a mutex is not fair) and starve them.
 bool g_locked = false;
 std::mutex g_mutex;
-thread_local int t_depth = 0;
+// Initial-exec: read on every entry point, and a __tls_get_addr call each time cost more than the
+// mutex (an int of static TLS, which a library opened by dlopen can still have).
+__attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
 std::atomic<int> g_contenders{0};
 
 void lock() {

@@ -35,6 +35,12 @@ TEST_F(DeviceTest, KindsOfPointers) {
   EXPECT_EQ(free(d), Status::kOk);
   EXPECT_EQ(kind(d, 1), Kind::kInvalid);  // freed
   EXPECT_EQ(free(d), Status::kErrArg);
+  // A smaller block where the freed one was: the last answer about that address is not reused.
+  void* small = nullptr;
+  ASSERT_EQ(alloc(64, &small), Status::kOk);
+  EXPECT_EQ(kind(small, 64), Kind::kDevice);
+  EXPECT_EQ(kind(small, 1000), Kind::kInvalid);
+  EXPECT_EQ(free(small), Status::kOk);
 }
 
 // Only copies out of device memory into the library's host memory are staging; copies a user
@@ -104,6 +110,14 @@ TEST_F(DeviceTest, PeerArenaIsOneCopy) {
   // A range that leaves the peer's arena is refused, not read.
   EXPECT_FALSE(copy_from_peer(3, host.data(), range_base + range_bytes - 8, 16));
   EXPECT_FALSE(copy_from_peer(3, host.data(), range_base - 8, 8));
+  // The word a reader stores into a peer's HBM (the pml's device slots) is what the owner loads.
+  store_word(src, 1);
+  EXPECT_EQ(load_word(src), 1u);
+  ASSERT_TRUE(store_to_peer(3, addr, 0));
+  EXPECT_EQ(load_word(src), 0u);
+  EXPECT_FALSE(store_to_peer(3, addr + 4, 0));  // unaligned
+  EXPECT_FALSE(store_to_peer(3, range_base + range_bytes, 0));
+  EXPECT_FALSE(store_to_peer(4, addr, 0));  // not mapped
   free(src);
   free(dst);
 }
