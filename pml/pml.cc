@@ -15,6 +15,7 @@
 #include "core/params.h"
 #include "core/progress.h"
 #include "device/device.h"
+#include "pml/device_eager.h"
 #include "pml/self.h"
 #include "pml/transport.h"
 
@@ -26,6 +27,7 @@ struct Message {
   int peer = 0;             // job rank of the sender
   uint8_t* data = nullptr;  // kEager: the payload (h.size bytes); kRts: a remote key; malloc'd
   size_t len = 0;           // bytes at data
+  bool on_device = false;   // data is this rank's HBM: a device eager payload out of its chunk
   Message* next_ = nullptr;
   Message* prev_ = nullptr;
 };
@@ -117,26 +119,6 @@ class BouncePool {
   int count_ = 0;
 };
 
-// Device-side eager buffering: a small device message to a peer that reads this rank's HBM is
-// copied into a slot of HBM (one DMA copy, on the chip) and the caller's send is done at once, as
-// an eager send is; the peer then reads the slot as it reads any device rendezvous. Without it a
-// small device send would wait for its receive, and two ranks sending to each other first (as
-// most programs do with small messages) would wait for ever. At most kDeviceSlots slots of
-// TORUSMPI_DEVICE_EAGER_LIMIT each (kept small: the slot copy is a second copy, which a 64 KiB
-// message feels); when all are out, the message waits for its receive.
-// A slot is free while its word, in HBM just below the payload, is 0. A peer on the node that has
-// read the payload stores the 0 itself (kFlagSlot), so no kFin comes back; over a network, or when
-// the peer has the data pushed (kCts), the slot's own send stores it as it completes.
-struct DeviceSlot {
-  Request req;              // the message's own send
-  void* word = nullptr;     // device memory: 1 while lent
-  void* payload = nullptr;  // word + kSlotWordOffset
-  // Lent to a network peer: its read (an emulated RMA read) needs this rank's progress, so the
-  // slot counts as work in flight for the progress thread, and MPI_Finalize waits for it.
-  bool network = false;
-};
-constexpr size_t kDeviceSlots = 16;
-
 struct Peer {
   Transport* transport = nullptr;
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
@@ -151,7 +133,6 @@ struct Engine {
   std::vector<Context> contexts;
   std::vector<int> backlogged;  // peers with a non-empty backlog
   size_t eager_limit = 0;
-  size_t device_eager_limit = 0;  // device slots' size
   int poll_id = 0;
   std::unique_ptr<SelfTransport> loopback;
   // A pipelined chunk from device memory passes through here on its way into a transport, which
@@ -159,10 +140,7 @@ struct Engine {
   std::vector<uint8_t> chunk_bounce;
   BouncePool bounces;
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
-  // Their memory goes with the device arena: a peer may read a slot until the job's last barrier.
-  std::vector<std::unique_ptr<DeviceSlot>> device_slots;
-  size_t next_slot = 0;       // where take_device_slot looks first: the one lent longest ago
-  int network_slots_out = 0;  // slots lent to network peers
+  DeviceEagerRing device_eager;
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -307,6 +285,14 @@ void update_sleeper() {
   progress::set_sleeper(sleep_until_bell, all ? wake_sleeper : nullptr, nullptr);
 }
 
+// The sender's buffer of rendezvous `h` has been read: kFin, or for a device eager chunk the store
+// into the sender's HBM that gives it back (device_eager.h).
+void read_done(int peer, const FragHeader& h) {
+  if (!(h.flags & kFlagSlot) || !device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
+    send_control(peer, FragType::kFin, h.sreq, 0);
+  }
+}
+
 // Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
 void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload,
                      size_t len) {
@@ -334,15 +320,42 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
            : p.transport->read_remote(peer, h.addr, device::dma_view(r->buf_), n, payload, len));
   if (direct) {
     if (p.network) e.network_bytes += n;
-    if (!(h.flags & kFlagSlot) || !device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
-      send_control(peer, FragType::kFin, h.sreq, 0);
-    }
+    read_done(peer, h);
     complete(r);
     return;
   }
   r->total_ = h.size;
   r->received_ = 0;
   send_control(peer, FragType::kCts, h.sreq, reinterpret_cast<uint64_t>(r));
+}
+
+void free_message(Message* m) {
+  if (m->on_device) {
+    device::free(m->data);
+  } else {
+    std::free(m->data);
+  }
+  delete m;
+}
+
+// An unexpected device eager message (kFlagSlot): its payload is read into this rank's HBM and the
+// sender's chunk given back at once, so that a receive posted late holds no chunk (device_eager.h).
+// It is then an eager message. False when HBM is short: it stays a rendezvous.
+bool take_out_of_chunk(Message* m, int peer) {
+  FragHeader& h = m->h;
+  void* mem = nullptr;
+  if (device::alloc(h.size, &mem) != Status::kOk) return false;
+  if (!engine().peers[peer].transport->read_device(peer, h.addr, mem, h.size)) {
+    device::free(mem);
+    return false;
+  }
+  read_done(peer, h);
+  h.type = FragType::kEager;
+  h.flags = 0;
+  m->data = static_cast<uint8_t*>(mem);
+  m->len = h.size;
+  m->on_device = true;
+  return true;
 }
 
 void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, size_t len) {
@@ -357,6 +370,10 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
   auto* m = new Message;
   m->h = h;
   m->peer = peer;
+  if (h.flags & kFlagSlot && take_out_of_chunk(m, peer)) {
+    c.unexpected.push_back(m);
+    return;
+  }
   if (len > 0) {
     m->data = static_cast<uint8_t*>(std::malloc(len));
     if (m->data == nullptr) {
@@ -380,8 +397,7 @@ Message* find_unexpected(uint32_t ctx, int source, int tag) {
 // Receives an unexpected message into r and frees it.
 void receive_unexpected(Message* m, Request* r) {
   receive_matched(r, m->peer, m->h, m->data, m->len);
-  std::free(m->data);
-  delete m;
+  free_message(m);
 }
 
 void prepare_recv(Request* r, uint32_t ctx, void* buf, size_t capacity) {
@@ -424,7 +440,7 @@ Status init(int self, int size) {
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
   e.eager_limit = static_cast<size_t>(params::eager_limit());
-  e.device_eager_limit = std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit()));
+  e.device_eager.init(std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit())));
   e.bounces.init(e.eager_limit);
   for (Peer& p : e.peers) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
@@ -471,16 +487,15 @@ Status finalize() {
         return true;
       },
       kSendDrainTimeoutS);
-  // Device slots lent to network peers (see DeviceSlot), bounded in the same way. Peers on the
-  // node read theirs from the arena, which stays until the job's last barrier.
-  progress::wait_until([&] { return e.network_slots_out == 0; }, kSendDrainTimeoutS);
+  // Device eager chunks lent to network peers (device_eager.h), bounded in the same way. Peers on
+  // the node read theirs from the arena, which stays until the job's last barrier.
+  progress::wait_until([&] { return e.device_eager.network_out() == 0; }, kSendDrainTimeoutS);
   progress::set_sleeper(nullptr, nullptr, nullptr);
   progress::remove(e.poll_id);
   for (Context& c : e.contexts) {
     while (Message* m = c.unexpected.head) {
       c.unexpected.erase(m);
-      std::free(m->data);
-      delete m;
+      free_message(m);
     }
   }
   e.contexts.clear();
@@ -488,8 +503,7 @@ Status finalize() {
   e.peers.clear();
   e.loopback.reset();
   e.bounces.clear();
-  e.device_slots.clear();  // not their memory: see Engine
-  e.next_slot = 0;
+  e.device_eager.clear();
   pending_transports().clear();
   return Status::kOk;
 }
@@ -528,41 +542,6 @@ void prepare_send(Request* req, uint32_t ctx, SendMode mode, int peer, int sourc
   req->capacity_ = bytes;
 }
 
-void give_device_slot(Request* r) {
-  auto* s = static_cast<DeviceSlot*>(r->user);
-  if (s->network) {
-    progress::add_work(-1);
-    --engine().network_slots_out;
-  }
-  device::store_word(s->word, 0);
-}
-
-// A free slot, marked lent, or nullptr when all are out (or HBM is full).
-DeviceSlot* take_device_slot() {
-  Engine& e = engine();
-  const size_t n = e.device_slots.size();
-  for (size_t i = 0; i < n; ++i) {
-    DeviceSlot* s = e.device_slots[(e.next_slot + i) % n].get();
-    if (device::load_word(s->word) == 0) {
-      e.next_slot = (e.next_slot + i + 1) % n;
-      device::store_word(s->word, 1);
-      return s;
-    }
-  }
-  void* mem = nullptr;
-  if (n >= kDeviceSlots ||
-      device::alloc(kSlotWordOffset + e.device_eager_limit, &mem) != Status::kOk)
-    return nullptr;
-  auto s = std::make_unique<DeviceSlot>();
-  s->word = mem;
-  s->payload = static_cast<uint8_t*>(mem) + kSlotWordOffset;
-  s->req.user = s.get();
-  s->req.on_complete = give_device_slot;
-  device::store_word(s->word, 1);
-  e.device_slots.push_back(std::move(s));
-  return e.device_slots.back().get();
-}
-
 }  // namespace
 
 Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag,
@@ -587,20 +566,14 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   // from device memory passes through host memory.
   const bool on_device = bytes > 0 && device::in_device_range(buf);
   const bool reach = on_device && p.transport->device_reach(peer);
-  if (reach && bytes <= std::min(p.eager_limit, e.device_eager_limit) && mode != SendMode::kSync) {
-    if (DeviceSlot* slot = take_device_slot()) {
-      device::copy(slot->payload, buf, bytes);
-      prepare_send(&slot->req, ctx, mode, peer, comm.rank, tag, slot->payload, bytes);
-      slot->network = p.network;
-      if (p.network) {
-        progress::add_work(1);
-        ++e.network_slots_out;
-      } else {
-        h.flags = kFlagSlot;
-      }
-      job.complete = req;  // its data is in the slot: done once the message is on its way
-      h.sreq = reinterpret_cast<uint64_t>(&slot->req);
-      buf = slot->payload;
+  if (reach && bytes <= p.eager_limit && mode != SendMode::kSync) {
+    if (DeviceChunk* chunk = e.device_eager.take(bytes, p.network)) {
+      device::copy(chunk->payload, buf, bytes);
+      prepare_send(&chunk->req, ctx, mode, peer, comm.rank, tag, chunk->payload, bytes);
+      if (!p.network) h.flags = kFlagSlot;
+      job.complete = req;  // its data is in the chunk: done once the message is on its way
+      h.sreq = reinterpret_cast<uint64_t>(&chunk->req);
+      buf = chunk->payload;
     }
   }
   if (bytes <= p.eager_limit && !reach) {
@@ -716,8 +689,7 @@ void on_cancel(int peer, const FragHeader& h) {
     if (m->peer == peer && m->h.sreq == h.sreq && m->h.source == h.source && m->h.tag == h.tag &&
         m->h.size == h.size) {
       c.unexpected.erase(m);
-      std::free(m->data);
-      delete m;
+      free_message(m);
       dropped = true;
       break;
     }

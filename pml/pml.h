@@ -10,6 +10,8 @@
 //   rendezvous  n > eager limit:   S --RTS(address)--> R, on match R reads S's buffer in one copy
 //                                  (process_vm_readv), then R --FIN--> S
 //   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
+//   device eager small, on device: S copies into its HBM ring, S --RTS(slot)--> R (S done), R reads
+//                                  it and stores 0 into the chunk's word in S's HBM (no FIN)
 // A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
 // arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
 //

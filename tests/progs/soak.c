@@ -130,10 +130,10 @@ static MPI_Comm pick_comm(MPI_Comm* split, MPI_Comm* made) {
   }
 }
 
-/* The warm-up pass forces these (every rank alike): each collective at the largest size first, so
- * that buffers kept at their high-water mark (scratch of the runs, staging, pools) reach it
- * before the measured part. -1: drawn. */
-static int g_force_kind = -1, g_force_count = -1;
+/* The warm-up pass forces these (every rank alike): each collective at the largest size first,
+ * from every root, so that buffers kept at their high-water mark (scratch of the runs, staging,
+ * pools; a root's are the largest) reach it before the measured part. -1: drawn. */
+static int g_force_kind = -1, g_force_count = -1, g_force_root = -1;
 enum { kKinds = 10, kLargest = 39999 };
 
 static int pick_count(int p) {
@@ -162,7 +162,8 @@ static void one_collective(MPI_Comm comm, long it, int dev) {
   MPI_Comm_rank(comm, &r);
   MPI_Comm_size(comm, &p);
   const int kind = g_force_kind >= 0 ? g_force_kind : below(kKinds);
-  const int count = g_force_count >= 0 ? g_force_count : pick_count(p), root = below(p);
+  const int count = g_force_count >= 0 ? g_force_count : pick_count(p);
+  const int root = g_force_root >= 0 ? g_force_root % p : below(p);
   const size_t n = (size_t)count * (size_t)p; /* room for the gathered forms */
   long long* in = malloc((n + 1) * sizeof(long long));
   long long* out = malloc((n + 1) * sizeof(long long));
@@ -335,15 +336,19 @@ int main(int argc, char** argv) {
   /* Warm-up: every collective at the largest size on each communicator, host and device, and a
    * point-to-point round of that size. */
   MPI_Comm comms[2] = {MPI_COMM_WORLD, split};
+  int world;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
   g_force_count = kLargest;
   for (g_force_kind = 0; g_force_kind < kKinds; ++g_force_kind) {
     for (int c = 0; c < 2; ++c) {
-      one_collective(comms[c], 0, 0);
-      if (g_device) one_collective(comms[c], 0, 1);
+      for (g_force_root = 0; g_force_root < world; ++g_force_root) {
+        one_collective(comms[c], 0, 0);
+        if (g_device) one_collective(comms[c], 0, 1);
+      }
     }
   }
   one_p2p(-1);
-  g_force_kind = g_force_count = -1;
+  g_force_kind = g_force_count = g_force_root = -1;
   const double t0 = MPI_Wtime();
   long it = 0;
   int measured = 0, stop = 0;
