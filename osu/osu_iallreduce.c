@@ -25,6 +25,9 @@
  */
 #include <stdlib.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "osu_util.h"
 
@@ -53,7 +56,12 @@ static volatile double sink;
 static void dummy_compute(const struct osu_options* o, double seconds) {
   const double t0 = MPI_Wtime();
   if (o->sleep_compute) {
-    /* -S: an accelerator computes; the host core is free (nanosleep may end early on a signal). */
+    /* -S: an accelerator computes; the host core is free (nanosleep may end early on a signal).
+     * Linux lets a sleep run 50 us past its end by default (timer slack), longer than the whole
+     * collective at 64 KiB: the compute phase would not be the length asked for. */
+#ifdef PR_SET_TIMERSLACK
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
     double left;
     while ((left = seconds - (MPI_Wtime() - t0)) > 0) {
       struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};

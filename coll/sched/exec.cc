@@ -83,11 +83,11 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
   base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
-  base_[static_cast<int>(Buf::kScratch)] = scratch_for(args, s->scratch_bytes);
+  base_[static_cast<int>(Buf::kScratch)] = scratch_for(s->scratch_bytes);
 }
 
-uint8_t* Exec::scratch_for(const RunArgs& args, size_t bytes) {
-  if (bytes > 0 && (device::in_device_range(args.send) || device::in_device_range(args.recv))) {
+uint8_t* Exec::scratch_for(size_t bytes) {
+  if (bytes > 0 && on_device_) {
     if (device_scratch_bytes_ >= bytes) return static_cast<uint8_t*>(device_scratch_);
     if (device_scratch_ != nullptr) device::free(device_scratch_);
     device_scratch_ = nullptr;

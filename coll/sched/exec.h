@@ -82,7 +82,7 @@ class Exec {
   // scratch is HBM, so none of its bytes pass through host memory.
   void* device_scratch_ = nullptr;
   size_t device_scratch_bytes_ = 0;
-  uint8_t* scratch_for(const RunArgs& args, size_t bytes);
+  uint8_t* scratch_for(size_t bytes);
   std::vector<pml::Request> reqs_;
   size_t step_ = 0;
   int pending_ = 0;

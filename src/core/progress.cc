@@ -83,10 +83,13 @@ void progress_thread() {
       g_idle_sleeping.store(false);
       continue;
     }
-    int events = poll();
-    if (PollFn step = g_engine_step.load(std::memory_order_acquire)) {
-      Lock lock;
-      events += step(g_engine_ctx.load(std::memory_order_relaxed));
+    int events = 0;
+    {
+      Lock lock;  // once for both (poll() nests in it)
+      events = poll();
+      if (PollFn step = g_engine_step.load(std::memory_order_acquire)) {
+        events += step(g_engine_ctx.load(std::memory_order_relaxed));
+      }
     }
     if (events > 0) {
       idle = 0;
