@@ -134,6 +134,15 @@ struct DeviceSlot {
 };
 constexpr size_t kDeviceSlots = 16;
 
+// A rendezvous read a network transport runs while the pml goes on (Transport::start_read); its
+// pointer is the cookie read_done() gets back.
+struct RemoteRead {
+  Request* r;
+  int peer;
+  uint64_t sreq;  // the sender's, for kFin
+  size_t bytes;
+};
+
 struct Peer {
   Transport* transport = nullptr;
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
@@ -159,6 +168,7 @@ struct Engine {
   // Their memory goes with the device arena: a peer may read a slot until the job's last barrier.
   std::vector<std::unique_ptr<DeviceSlot>> device_slots;
   std::vector<DeviceSlot*> free_device_slots;
+  int reads_in_flight = 0;  // RemoteReads started and not done
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -303,6 +313,14 @@ void update_sleeper() {
   progress::set_sleeper(sleep_until_bell, all ? wake_sleeper : nullptr, nullptr);
 }
 
+// A rendezvous receive whose n bytes are in place: the sender may have its buffer back.
+void finish_rendezvous(Request* r, int peer, uint64_t sreq, size_t n) {
+  Engine& e = engine();
+  if (e.peers[peer].network) e.network_bytes += n;
+  send_control(peer, FragType::kFin, sreq, 0);
+  complete(r);
+}
+
 // Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
 void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* payload,
                      size_t len) {
@@ -321,17 +339,27 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
     return;
   }
   // Rendezvous: one copy straight from the sender's buffer when the transport can: a peer chip's
-  // HBM by DMA (read_device), or host memory or a NIC view read into this side's DMA view.
+  // HBM by DMA (read_device), or host memory or a NIC view read into this side's DMA view. A
+  // network read completes later, in read_done: its target's progress serves it, and this rank's
+  // engine must not wait for that holding the lock.
   Peer& p = e.peers[peer];
-  const bool direct =
-      n == 0 ||
-      ((h.flags & kFlagDevice) && !p.network
-           ? p.transport->read_device(peer, h.addr, r->buf_, n)
-           : p.transport->read_remote(peer, h.addr, device::dma_view(r->buf_), n, payload, len));
-  if (direct) {
-    if (p.network) e.network_bytes += n;
-    send_control(peer, FragType::kFin, h.sreq, 0);
-    complete(r);
+  Transport::ReadStart read = Transport::ReadStart::kDone;
+  if (n > 0 && (h.flags & kFlagDevice) && !p.network) {
+    if (!p.transport->read_device(peer, h.addr, r->buf_, n))
+      read = Transport::ReadStart::kUnsupported;
+  } else if (n > 0) {
+    auto* rr = new RemoteRead{r, peer, h.sreq, n};
+    read = p.transport->start_read(peer, h.addr, device::dma_view(r->buf_), n, payload, len,
+                                   reinterpret_cast<uint64_t>(rr));
+    if (read == Transport::ReadStart::kStarted) {
+      ++e.reads_in_flight;
+      progress::add_work(1);  // the progress thread sees it through, as it does a collective
+      return;
+    }
+    delete rr;
+  }
+  if (read == Transport::ReadStart::kDone) {
+    finish_rendezvous(r, peer, h.sreq, n);
     return;
   }
   r->total_ = h.size;
@@ -453,6 +481,12 @@ int add_peer(Transport* t) {
 
 Status finalize() {
   Engine& e = engine();
+  // Reads of receives nobody waited for (MPI_Request_free) end with a kFin their senders wait for.
+  // Bounded, as below: what a peer that is gone leaves unread is abandoned.
+  if (!progress::wait_until([&] { return e.reads_in_flight == 0; }, kSendDrainTimeoutS)) {
+    log::warn("pml: rank %d finalizes with %d rendezvous read(s) unfinished", e.self,
+              e.reads_in_flight);
+  }
   // Sends the application completed may still sit in a backlog (eager sends complete on queueing).
   progress::wait_until([&] { return e.backlogged.empty(); });
   // ... and what the transports took may still need this rank's polling (see sending()). Bounded:
@@ -776,6 +810,14 @@ Status mrecv(Message* msg, void* buf, size_t capacity, Request* req) {
 
 void wait(Request* req) {
   progress::wait_until([req] { return req->done(); });
+}
+
+void read_done(uint64_t cookie) {
+  auto* rr = reinterpret_cast<RemoteRead*>(cookie);
+  --engine().reads_in_flight;
+  progress::add_work(-1);
+  finish_rendezvous(rr->r, rr->peer, rr->sreq, rr->bytes);
+  delete rr;
 }
 
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {

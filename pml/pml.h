@@ -8,7 +8,8 @@
 //   eager       n <= eager limit:  S --EAGER(header+data)--> R              (S done once queued)
 //   sync eager  Ssend, small:      S --EAGER(sync)--> R, R --ACK--> S on match
 //   rendezvous  n > eager limit:   S --RTS(address)--> R, on match R reads S's buffer in one copy
-//                                  (process_vm_readv), then R --FIN--> S
+//                                  (process_vm_readv; over a network an RMA read that completes
+//                                  in a later poll), then R --FIN--> S
 //   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
 // A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
 // arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
