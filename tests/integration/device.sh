@@ -69,6 +69,13 @@ for net in "TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo" \
   check "device.gcc overlap, two instances, ${net%% *}, np=2: complete while the program sleeps" \
     ranks_done 2 || diag_job
   grep '^overlap:' "$job_out" | sed 's/^/# /'
+  # While that collective waits for a peer and nothing arrives, the engine sleeps on the network's
+  # descriptor rather than polling every few microseconds.
+  run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x1:cores=1 \
+    -x TORUSMPI_INSTANCES=2 -x $net "$bin.gcc" idle
+  check "device.gcc idle, two instances, ${net%% *}: the engine sleeps while its collective waits" \
+    ranks_done 2 || diag_job
+  grep '^idle:' "$job_out" | sed 's/^/# /'
 done
 
 # A count past a device allocation in MPI_Allreduce and MPI_Allgather: MPI_ERR_BUFFER on every
