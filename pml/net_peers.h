@@ -172,10 +172,29 @@ class Inbox {
   bool draining_ = false;
 };
 
+// A network transport's own doorbell, for wake_self() when it is the transport that sleeps: an
+// eventfd that its sleep watches beside the library's descriptor. A ring lasts until the sleep
+// that sees it, so one rung just before the sleep starts is not lost. fd() is -1 when none could
+// be made (the transport then has no doorbell).
+class Bell {
+ public:
+  Bell();
+  ~Bell();
+  Bell(const Bell&) = delete;
+  Bell& operator=(const Bell&) = delete;
+  int fd() const { return fd_; }
+  void ring();  // from any thread
+
+ private:
+  friend void sleep_on(int fd, int also, int64_t us, Bell* bell);
+  void drain();
+  int fd_;
+};
+
 // Sleeps until `fd` (the library's wait descriptor, armed by the caller) or `also` (another
-// transport's, armed) is readable, or `us` microseconds pass. Either may be -1: without both,
-// it sleeps the whole time.
-void sleep_on(int fd, int also, int64_t us);
+// transport's, armed) is readable, `bell` (when given) rings, or `us` microseconds pass. Either
+// descriptor may be -1: without any, it sleeps the whole time.
+void sleep_on(int fd, int also, int64_t us, Bell* bell = nullptr);
 
 // detach(): how long what is still in flight may take to leave. Peers are closing too, so what is
 // left after this is abandoned rather than waited for.

@@ -119,6 +119,15 @@ class BouncePool {
   int count_ = 0;
 };
 
+// A rendezvous read a network transport runs while the pml goes on (Transport::start_read); its
+// pointer is the cookie read_done() gets back.
+struct RemoteRead {
+  Request* r;
+  int peer;
+  uint64_t sreq;  // the sender's, for kFin
+  size_t bytes;
+};
+
 struct Peer {
   Transport* transport = nullptr;
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
@@ -141,6 +150,7 @@ struct Engine {
   BouncePool bounces;
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
   DeviceEagerRing device_eager;
+  int reads_in_flight = 0;  // RemoteReads started and not done
 };
 
 // Namespace scope rather than a function's static: no initialization guard on the hot path.
@@ -285,12 +295,20 @@ void update_sleeper() {
   progress::set_sleeper(sleep_until_bell, all ? wake_sleeper : nullptr, nullptr);
 }
 
-// The sender's buffer of rendezvous `h` has been read: kFin, or for a device eager chunk the store
-// into the sender's HBM that gives it back (device_eager.h).
-void read_done(int peer, const FragHeader& h) {
-  if (!(h.flags & kFlagSlot) || !device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
+// The sender of device eager chunk `h` (kFlagSlot) gets it back: the store into its HBM that frees
+// the chunk (device_eager.h), or kFin if that cannot be done from here.
+void release_chunk(int peer, const FragHeader& h) {
+  if (!device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
     send_control(peer, FragType::kFin, h.sreq, 0);
   }
+}
+
+// A rendezvous receive whose n bytes are in place: the sender may have its buffer back.
+void finish_rendezvous(Request* r, int peer, uint64_t sreq, size_t n) {
+  Engine& e = engine();
+  if (e.peers[peer].network) e.network_bytes += n;
+  send_control(peer, FragType::kFin, sreq, 0);
+  complete(r);
 }
 
 // Receives a matched message's data into r: copies an eager payload, or runs the rendezvous.
@@ -311,17 +329,32 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
     return;
   }
   // Rendezvous: one copy straight from the sender's buffer when the transport can: a peer chip's
-  // HBM by DMA (read_device), or host memory or a NIC view read into this side's DMA view.
+  // HBM by DMA (read_device), or host memory or a NIC view read into this side's DMA view. A
+  // network read completes later, in read_done: its target's progress serves it, and this rank's
+  // engine must not wait for that holding the lock.
   Peer& p = e.peers[peer];
-  const bool direct =
-      n == 0 ||
-      ((h.flags & kFlagDevice) && !p.network
-           ? p.transport->read_device(peer, h.addr, r->buf_, n)
-           : p.transport->read_remote(peer, h.addr, device::dma_view(r->buf_), n, payload, len));
-  if (direct) {
-    if (p.network) e.network_bytes += n;
-    read_done(peer, h);
+  Transport::ReadStart read = Transport::ReadStart::kDone;
+  if (n > 0 && (h.flags & kFlagDevice) && !p.network) {
+    if (!p.transport->read_device(peer, h.addr, r->buf_, n))
+      read = Transport::ReadStart::kUnsupported;
+  } else if (n > 0) {
+    auto* rr = new RemoteRead{r, peer, h.sreq, n};
+    read = p.transport->start_read(peer, h.addr, device::dma_view(r->buf_), n, payload, len,
+                                   reinterpret_cast<uint64_t>(rr));
+    if (read == Transport::ReadStart::kStarted) {
+      ++e.reads_in_flight;
+      progress::add_work(1);  // the progress thread sees it through, as it does a collective
+      return;
+    }
+    delete rr;
+  }
+  if (read == Transport::ReadStart::kDone && (h.flags & kFlagSlot)) {
+    release_chunk(peer, h);
     complete(r);
+    return;
+  }
+  if (read == Transport::ReadStart::kDone) {
+    finish_rendezvous(r, peer, h.sreq, n);
     return;
   }
   r->total_ = h.size;
@@ -349,7 +382,7 @@ bool take_out_of_chunk(Message* m, int peer) {
     device::free(mem);
     return false;
   }
-  read_done(peer, h);
+  release_chunk(peer, h);
   h.type = FragType::kEager;
   h.flags = 0;
   m->data = static_cast<uint8_t*>(mem);
@@ -475,6 +508,12 @@ int add_peer(Transport* t) {
 
 Status finalize() {
   Engine& e = engine();
+  // Reads of receives nobody waited for (MPI_Request_free) end with a kFin their senders wait for.
+  // Bounded, as below: what a peer that is gone leaves unread is abandoned.
+  if (!progress::wait_until([&] { return e.reads_in_flight == 0; }, kSendDrainTimeoutS)) {
+    log::warn("pml: rank %d finalizes with %d rendezvous read(s) unfinished", e.self,
+              e.reads_in_flight);
+  }
   // Sends the application completed may still sit in a backlog (eager sends complete on queueing).
   progress::wait_until([&] { return e.backlogged.empty(); });
   // ... and what the transports took may still need this rank's polling (see sending()). Bounded:
@@ -768,6 +807,14 @@ Status mrecv(Message* msg, void* buf, size_t capacity, Request* req) {
 
 void wait(Request* req) {
   progress::wait_until([req] { return req->done(); });
+}
+
+void read_done(uint64_t cookie) {
+  auto* rr = reinterpret_cast<RemoteRead*>(cookie);
+  --engine().reads_in_flight;
+  progress::add_work(-1);
+  finish_rendezvous(rr->r, rr->peer, rr->sreq, rr->bytes);
+  delete rr;
 }
 
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {

@@ -8,7 +8,8 @@
 //   eager       n <= eager limit:  S --EAGER(header+data)--> R              (S done once queued)
 //   sync eager  Ssend, small:      S --EAGER(sync)--> R, R --ACK--> S on match
 //   rendezvous  n > eager limit:   S --RTS(address)--> R, on match R reads S's buffer in one copy
-//                                  (process_vm_readv), then R --FIN--> S
+//                                  (process_vm_readv; over a network an RMA read that completes
+//                                  in a later poll), then R --FIN--> S
 //   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
 //   device eager small, on device: S copies into its HBM ring, S --RTS(slot)--> R (S done), R reads
 //                                  it and stores 0 into the chunk's word in S's HBM (no FIN)

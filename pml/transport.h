@@ -67,7 +67,23 @@ class Transport {
   // (or the kernel's policy) does not allow it; the pml then uses the pipelined protocol. `key`
   // is what the peer's transport wrote in expose() for that buffer (key_len 0: nothing).
   virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
-                           size_t key_len) = 0;
+                           size_t key_len) {
+    (void)peer, (void)addr, (void)dst, (void)len, (void)key, (void)key_len;
+    return false;
+  }
+
+  // The same copy, left running where it needs the peer's progress (a network's RMA read, which
+  // a provider may emulate in software): the pml's poll, and the peer's, go on meanwhile. kStarted:
+  // dst stays the transport's until a later poll() calls read_done(cookie), once every byte is
+  // there; a read that fails ends the job, naming the peer. kDone: copied already. kUnsupported:
+  // as read_remote's false. Reads from one peer are posted in the order started.
+  enum class ReadStart : uint8_t { kUnsupported, kDone, kStarted };
+  virtual ReadStart start_read(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                               size_t key_len, uint64_t cookie) {
+    (void)cookie;
+    return read_remote(peer, addr, dst, len, key, key_len) ? ReadStart::kDone
+                                                           : ReadStart::kUnsupported;
+  }
 
   // Device memory, the way NeuronLink moves it (HBM to HBM, no host copy). device_reach(peer):
   // a device buffer sent to peer always takes the rendezvous, whatever its size, because the
@@ -116,8 +132,9 @@ class Transport {
   // transport's wait_fd(), armed: the sleep also ends when it becomes readable.
   virtual void sleep(int64_t us, int also) = 0;
   // Whether sleep() ends whenever there is something to do, and wake_self() ends it from another
-  // thread (work was added for it). Not the network transports: a provider that emulates RMA needs
-  // the target's progress for a peer's read, and nothing wakes the target's descriptor for it.
+  // thread (work was added for it). Something to do includes a peer's read of this rank's memory
+  // where the provider emulates RMA (tcp) and so serves it in this rank's progress: a network
+  // transport says yes only when its descriptor is readable for that too.
   virtual bool has_doorbell() { return false; }
   virtual void wake_self() {}
 
@@ -169,6 +186,9 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
 // Called by transports for each arriving fragment from job rank `peer`; the payload is valid only
 // during the call.
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len);
+
+// Called by a transport's poll() when a read it started (Transport::start_read) is complete.
+void read_done(uint64_t cookie);
 
 // Which transport reaches job rank `peer`. Set before pml::init for every rank but this one (the
 // pml adds its own loopback for itself); ranks left unset are unreachable.

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -82,6 +83,8 @@ struct RemoteKey {
   uint64_t base;
 };
 
+struct Read;
+
 // Every operation's context. FI_CONTEXT2 mode: the provider may use the first member.
 struct Op {
   enum Kind : uint8_t { kSend, kRecv, kRead };
@@ -89,7 +92,24 @@ struct Op {
   Kind kind = kSend;
   int index = 0;         // kSend, kRecv: which buffer
   int peer = -1;         // kSend, kRead: the job rank at the other end
-  bool* done = nullptr;  // kRead: set at completion
+  Read* read = nullptr;  // kRead: the read this chunk is part of
+};
+
+// A rendezvous read (start_read): one fi_read per max_msg_size chunk, all in flight at once; done,
+// and reported to the pml, when the last completes.
+struct Read {
+  uint64_t cookie = 0;
+  int peer = -1;
+  uint8_t* dst = nullptr;
+  size_t len = 0;
+  size_t chunk = 0;
+  uint64_t remote = 0;  // the first byte, as the provider addresses it
+  uint64_t rkey = 0;
+  fid_mr* local = nullptr;  // FI_MR_LOCAL: dst's registration, closed when done
+  void* desc = nullptr;
+  std::vector<Op> ops;  // by chunk; never resized once posting starts
+  size_t posted = 0;    // chunks handed to the provider, in order
+  size_t completed = 0;
 };
 
 std::string fi_text(const char* call, int ret) {
@@ -169,64 +189,48 @@ class OfiTransport final : public net::NetworkTransport {
     exposed_.erase(it);
   }
 
-  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
-                   size_t key_len) override {
-    if (!rma_ || key_len != sizeof(RemoteKey)) return false;
+  // The read goes on while this rank polls; so does the peer's serving of it, which under tcp
+  // (an emulated RMA read) is its progress: waiting here would hold both up.
+  ReadStart start_read(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                       size_t key_len, uint64_t cookie) override {
+    if (!rma_ || key_len != sizeof(RemoteKey)) return ReadStart::kUnsupported;
+    if (len == 0) return ReadStart::kDone;
     RemoteKey rk;
     std::memcpy(&rk, key, sizeof rk);
-    fid_mr* local = nullptr;
-    void* desc = nullptr;
+    auto rd = std::make_unique<Read>();
     if (mr_mode_ & FI_MR_LOCAL) {
-      if (register_memory(dst, len, FI_READ, &local) != 0) return false;  // the pml pipelines it
-      desc = fi_mr_desc(local);
+      if (register_memory(dst, len, FI_READ, &rd->local) != 0) return ReadStart::kUnsupported;
+      rd->desc = fi_mr_desc(rd->local);
     }
-    const uint64_t remote = (mr_mode_ & FI_MR_VIRT_ADDR) ? addr : addr - rk.base;
-    // One read per max_msg_size, all in flight at once.
+    rd->cookie = cookie;
+    rd->peer = peer;
+    rd->dst = static_cast<uint8_t*>(dst);
+    rd->len = len;
+    rd->remote = (mr_mode_ & FI_MR_VIRT_ADDR) ? addr : addr - rk.base;
+    rd->rkey = rk.rkey;
     // (max_msg_size may be SIZE_MAX: len + chunk - 1 must not wrap.)
-    const size_t chunk = std::min(std::max<size_t>(max_msg_size_, 1), len);
-    const size_t n = len / chunk + (len % chunk != 0);
-    std::vector<Op> ops(n);
-    std::unique_ptr<bool[]> done(new bool[n]());
-    size_t posted = 0;
-    auto finished = [&] {
-      for (size_t i = 0; i < posted; ++i) {
-        if (!done[i]) return false;
-      }
-      return posted == n;
-    };
-    progress::Backoff backoff;
-    while (!finished()) {
-      while (posted < n) {
-        const size_t off = posted * chunk;
-        Op& op = ops[posted];
-        op.kind = Op::kRead;
-        op.peer = peer;
-        op.done = &done[posted];
-        ssize_t ret = fi_read(ep_, static_cast<uint8_t*>(dst) + off, std::min(chunk, len - off),
-                              desc, addr_[peer], remote + off, rk.rkey, &op.ctx);
-        if (ret == -FI_EAGAIN) break;
-        if (ret != 0) fail_post(peer, "fi_read", static_cast<int>(ret));
-        ++posted;
-      }
-      // Receives that complete meanwhile wait in arrived_ for the next poll(): this runs inside
-      // pml::deliver, which must not be entered again.
-      if (reap() > 0) {
-        backoff.reset();
-        continue;
-      }
-      if (finished()) break;
-      // Spin first: the reader's turn-around is the provider's and the peer's, both quick when
-      // they run; sleeping on the descriptor at once cost a wake-up per read.
-      backoff.pause();
-      liveness_.check_due("reading a rendezvous message");
+    rd->chunk = std::min(std::max<size_t>(max_msg_size_, 1), len);
+    rd->ops.resize(len / rd->chunk + (len % rd->chunk != 0));
+    for (Op& op : rd->ops) {
+      op.kind = Op::kRead;
+      op.peer = peer;
+      op.read = rd.get();
     }
-    if (local != nullptr) fi_close(&local->fid);
-    return true;
+    unposted_.push_back(rd.get());
+    reads_.push_back(std::move(rd));
+    post_reads();
+    return ReadStart::kStarted;
   }
 
   int poll() override {
     reap();
-    int retaken = 0;
+    if (!unposted_.empty()) post_reads();
+    // A read whose peer died may never complete: this rank keeps polling for it, and looks.
+    if (!reads_.empty()) liveness_.check_due("reading a rendezvous message");
+    int retaken = read_done_.drain([](uint64_t cookie) {
+      read_done(cookie);
+      return 1;
+    });
     if (retry_strangers_) {
       // Fragments of another job's processes that came before connect_dynamic() added them.
       retry_strangers_ = false;
@@ -241,21 +245,28 @@ class OfiTransport final : public net::NetworkTransport {
     });
   }
 
-  bool pending() const override { return !arrived_.empty() || retry_strangers_; }
+  bool pending() const override {
+    return !arrived_.empty() || retry_strangers_ || !read_done_.empty() || !unposted_.empty();
+  }
 
   int wait_fd() override { return wait_fd_; }
 
   bool arm() override {
     liveness_.check_due("waiting for messages");
-    if (!arrived_.empty()) return false;
+    if (pending()) return false;
     return wait_fd_ < 0 || trywait();
   }
 
   void sleep(int64_t us, int also) override {
-    if (!arrived_.empty()) return;
-    if (wait_fd_ < 0 || trywait()) net::sleep_on(wait_fd_, also, us);
+    if (pending()) return;
+    if (wait_fd_ < 0 || trywait()) net::sleep_on(wait_fd_, also, us, &bell_);
     liveness_.check_due("waiting for messages");
   }
+
+  // The completion queue's descriptor covers the provider's sockets, so a peer's read of this
+  // rank's memory, which tcp serves in this rank's progress, ends the sleep as an arrival does.
+  bool has_doorbell() override { return wait_fd_ >= 0 && bell_.fd() >= 0; }
+  void wake_self() override { bell_.ring(); }
 
  private:
   struct Arrival {
@@ -338,13 +349,40 @@ class OfiTransport final : public net::NetworkTransport {
             arrived_.push(Arrival{op->index, entries[k].len});
             break;
           case Op::kRead:
-            *op->done = true;
+            if (++op->read->completed == op->read->ops.size()) finish_read(op->read);
             break;
         }
       }
       seen += static_cast<int>(n);
       if (n < kCqBatch) return seen;
     }
+  }
+
+  // Posts the chunks not posted yet, reads in the order they started; stops at the first the
+  // provider has no room for (FI_EAGAIN), which poll() retries.
+  void post_reads() {
+    while (!unposted_.empty()) {
+      Read* rd = unposted_.front();
+      for (; rd->posted < rd->ops.size(); ++rd->posted) {
+        const size_t off = rd->posted * rd->chunk;
+        ssize_t ret =
+            fi_read(ep_, rd->dst + off, std::min(rd->chunk, rd->len - off), rd->desc,
+                    addr_[rd->peer], rd->remote + off, rd->rkey, &rd->ops[rd->posted].ctx);
+        if (ret == -FI_EAGAIN) return;
+        if (ret != 0) fail_post(rd->peer, "fi_read", static_cast<int>(ret));
+      }
+      unposted_.pop_front();
+    }
+  }
+
+  // Every chunk of rd is in: the pml hears of it at the next poll() (this may run inside a
+  // delivery, which must not be entered again).
+  void finish_read(Read* rd) {
+    if (rd->local != nullptr) fi_close(&rd->local->fid);
+    read_done_.push(rd->cookie);
+    auto it = std::find_if(reads_.begin(), reads_.end(),
+                           [rd](const std::unique_ptr<Read>& r) { return r.get() == rd; });
+    reads_.erase(it);
   }
 
   [[noreturn]] void fail_completion() {
@@ -427,6 +465,7 @@ class OfiTransport final : public net::NetworkTransport {
   void* send_desc_ = nullptr;
   void* recv_desc_ = nullptr;
   int wait_fd_ = -1;
+  net::Bell bell_;
   uint64_t mr_mode_ = 0;
   bool rma_ = false;
   bool ordered_ = false;
@@ -444,6 +483,9 @@ class OfiTransport final : public net::NetworkTransport {
   net::PeerOrder<std::vector<uint8_t>> order_;  // early arrivals held as copies
   Liveness liveness_;
   std::unordered_map<uint64_t, fid_mr*> exposed_;
+  std::vector<std::unique_ptr<Read>> reads_;     // started, not complete
+  std::deque<Read*> unposted_;                   // of reads_, with chunks still to post, in order
+  net::Inbox<uint64_t> read_done_;               // cookies of complete reads, for poll()
   std::vector<std::vector<uint8_t>> strangers_;  // arrivals from processes not added yet
   bool retry_strangers_ = false;                 // a process was added: look at them again
 };
@@ -683,6 +725,12 @@ int OfiTransport::reap_closing() {
 void OfiTransport::close_all() {
   if (ep_ != nullptr) fi_close(&ep_->fid);
   ep_ = nullptr;
+  // Reads pml::finalize gave up on (a peer gone): their buffers are no longer the provider's.
+  for (auto& rd : reads_) {
+    if (rd->local != nullptr) fi_close(&rd->local->fid);
+  }
+  reads_.clear();
+  unposted_.clear();
   for (auto& e : exposed_) fi_close(&e.second->fid);
   exposed_.clear();
   if (send_mr_ != nullptr) fi_close(&send_mr_->fid);

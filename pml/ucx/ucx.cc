@@ -4,11 +4,11 @@
 // single copy is a ucp_get_nbx from memory the sender mapped with ucp_mem_map (its packed rkey is
 // the pml's remote key).
 //
-// Arrivals are never delivered from inside UCX's callbacks: the callback queues them (keeping
-// UCX's buffer when it may, copying otherwise) and poll() delivers the queue after progress
-// returns. That is what lets read_remote() progress the worker from inside pml::deliver (the
-// pml reads a rendezvous message as soon as it matches) without delivering recursively, and it
-// keeps UCX callbacks free of calls back into UCX.
+// Arrivals and completed reads are never handed to the pml from inside UCX's callbacks: the
+// callback queues them (keeping UCX's buffer when it may, copying otherwise) and poll() hands the
+// queues over after progress returns. So the pml is never entered recursively (a send that
+// progresses the worker may run callbacks mid-delivery), and UCX callbacks stay free of calls
+// back into UCX beyond freeing their request.
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
@@ -92,6 +92,14 @@ struct SendCopy {
   size_t len;
   // payload follows
   uint8_t* payload() { return reinterpret_cast<uint8_t*>(this + 1); }
+};
+
+// A rendezvous read in flight (start_read).
+struct Read {
+  class UcxTransport* t;
+  uint64_t cookie;
+  int peer;
+  ucp_rkey_h rkey;
 };
 
 struct PeerArg {
@@ -192,20 +200,28 @@ class UcxTransport final : public net::NetworkTransport {
     return true;
   }
 
-  bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
-                   size_t key_len) override {
-    if (key_len == 0) return false;  // nothing exposed: the pml pipelines
-    if (len == 0) return true;
-    ucp_rkey_h rkey;
-    ucs_status_t s = g_ucx.ucp_ep_rkey_unpack(eps_[peer], key, &rkey);
+  // The get goes on while this rank polls (the peer's progress serves it under tcp); its
+  // callback queues it for poll(), which tells the pml.
+  ReadStart start_read(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                       size_t key_len, uint64_t cookie) override {
+    if (key_len == 0) return ReadStart::kUnsupported;  // nothing exposed: the pml pipelines
+    if (len == 0) return ReadStart::kDone;
+    auto* rd = new Read{this, cookie, peer, nullptr};
+    ucs_status_t s = g_ucx.ucp_ep_rkey_unpack(eps_[peer], key, &rd->rkey);
     if (s != UCS_OK) fail(peer, "unpacking the remote key of", s);
     ucp_request_param_t p;
-    p.op_attr_mask = 0;
-    ucs_status_ptr_t r = g_ucx.ucp_get_nbx(eps_[peer], dst, len, addr, rkey, &p);
-    // Arrivals while this waits are queued by the AM callback and delivered by the next poll().
-    finish(r, peer, "reading a rendezvous message from");
-    g_ucx.ucp_rkey_destroy(rkey);
-    return true;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = &UcxTransport::on_read_done;
+    p.user_data = rd;
+    ucs_status_ptr_t r = g_ucx.ucp_get_nbx(eps_[peer], dst, len, addr, rd->rkey, &p);
+    if (UCS_PTR_IS_ERR(r)) fail(peer, "reading a rendezvous message from", UCS_PTR_STATUS(r));
+    if (r == nullptr) {  // complete at once: no callback comes
+      g_ucx.ucp_rkey_destroy(rd->rkey);
+      delete rd;
+      return ReadStart::kDone;
+    }
+    ++reads_;
+    return ReadStart::kStarted;
   }
 
   // The NIC reads and writes HBM through its registered view (device::dma_view).
@@ -258,19 +274,28 @@ class UcxTransport final : public net::NetworkTransport {
     // Until UCX has nothing more to do (bounded: a flood must not keep the pml from sending).
     for (int i = 0; i < 32 && g_ucx.ucp_worker_progress(worker_) != 0; ++i) {
     }
-    return ready_.drain([&](const Arrival& a) {
+    // A read whose peer died may never complete: this rank keeps polling for it, and looks.
+    if (reads_ > 0) liveness_.check_due("reading a rendezvous message");
+    return read_done_.drain([&](Read* rd) {
+      --reads_;
+      g_ucx.ucp_rkey_destroy(rd->rkey);
+      const uint64_t cookie = rd->cookie;
+      delete rd;
+      read_done(cookie);
+      return 1;
+    }) + ready_.drain([&](const Arrival& a) {
       deliver(a.w.stamp.from, a.w.h, a.data, a.len);
       release(a);
       return 1;
     });
   }
 
-  bool pending() const override { return !ready_.empty(); }
+  bool pending() const override { return !ready_.empty() || !read_done_.empty(); }
 
   int wait_fd() override { return efd_; }
 
   bool arm() override {
-    if (!ready_.empty()) return false;
+    if (pending()) return false;
     ucs_status_t s = g_ucx.ucp_worker_arm(worker_);
     if (s == UCS_ERR_BUSY) return false;
     if (s != UCS_OK) fail(-1, "arming its wake-up descriptor for", s);
@@ -278,9 +303,14 @@ class UcxTransport final : public net::NetworkTransport {
   }
 
   void sleep(int64_t us, int also) override {
-    net::sleep_on(efd_, also, us);  // armed by arm()
+    net::sleep_on(efd_, also, us, &bell_);  // armed by arm()
     liveness_.check_due("waiting for messages");
   }
+
+  // Armed, the worker's descriptor covers its transports' sockets: a peer's get of this rank's
+  // memory, which tcp serves in this rank's progress, ends the sleep as an arrival does.
+  bool has_doorbell() override { return bell_.fd() >= 0; }
+  void wake_self() override { bell_.ring(); }
 
   // Before endpoints close: errors they raise from now on are peers leaving, not failures.
   void close_all() {
@@ -307,6 +337,7 @@ class UcxTransport final : public net::NetworkTransport {
     for (auto& m : mapped_) g_ucx.ucp_mem_unmap(context_, m.second);
     mapped_.clear();
     ready_.drop([&](const Arrival& a) { release(a); });
+    read_done_.drop([&](Read* rd) { delete rd; });
     order_.drop_held([&](const Arrival& a) { release(a); });
     g_ucx.ucp_worker_destroy(worker_);
     worker_ = nullptr;
@@ -407,6 +438,18 @@ class UcxTransport final : public net::NetworkTransport {
     }
   }
 
+  static void on_read_done(void* request, ucs_status_t status, void* user_data) {
+    auto* rd = static_cast<Read*>(user_data);
+    UcxTransport* t = rd->t;
+    g_ucx.ucp_request_free(request);
+    if (t->closing_) {  // pml::finalize gave up on it; the rkey goes with the endpoint
+      delete rd;
+      return;
+    }
+    if (status != UCS_OK) t->fail(rd->peer, "reading a rendezvous message from", status);
+    t->read_done_.push(rd);
+  }
+
   static void on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
     (void)ep;
     auto* a = static_cast<PeerArg*>(arg);
@@ -421,6 +464,7 @@ class UcxTransport final : public net::NetworkTransport {
   ucp_context_h context_;
   ucp_worker_h worker_;
   int efd_;
+  net::Bell bell_;
   bool rma_ = true;
   bool key_logged_ = false;
   bool closing_ = false;
@@ -430,6 +474,8 @@ class UcxTransport final : public net::NetworkTransport {
   net::PeerOrder<Arrival> order_;
   Liveness liveness_;
   net::Inbox<Arrival> ready_;                       // in order, for poll()
+  net::Inbox<Read*> read_done_;                     // complete reads, for poll()
+  int reads_ = 0;                                   // started, not delivered by poll()
   std::unordered_map<uint64_t, ucp_mem_h> mapped_;  // expose() id -> mapping
 };
 

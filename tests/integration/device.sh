@@ -7,7 +7,7 @@
 # host model and on two small tori (one and two ranks per chip). Then the guard itself: a program
 # that reads a device pointer in host code dies of SIGSEGV with the guard and lives without it,
 # with the network transports opened too. And the engine's overlap: a nonblocking device
-# allreduce completes while the program sleeps.
+# allreduce completes while the program sleeps, between chips and between instances.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/device
@@ -60,6 +60,23 @@ run_job 120 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:
 check "device.gcc overlap, two chips, np=2: complete while the program sleeps" ranks_done 2 ||
   diag_job
 grep '^overlap:' "$job_out" | sed 's/^/# /'
+# The same between two instances, over each network: the rendezvous reads run while the engine
+# polls, its sleeps end when the network has something for it, and the peer's engine serves them.
+for net in "TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo" \
+  "TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo"; do
+  run_job 120 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x1:cores=1 \
+    -x TORUSMPI_INSTANCES=2 -x $net "$bin.gcc" overlap
+  check "device.gcc overlap, two instances, ${net%% *}, np=2: complete while the program sleeps" \
+    ranks_done 2 || diag_job
+  grep '^overlap:' "$job_out" | sed 's/^/# /'
+  # While that collective waits for a peer and nothing arrives, the engine sleeps on the network's
+  # descriptor rather than polling every few microseconds.
+  run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x1:cores=1 \
+    -x TORUSMPI_INSTANCES=2 -x $net "$bin.gcc" idle
+  check "device.gcc idle, two instances, ${net%% *}: the engine sleeps while its collective waits" \
+    ranks_done 2 || diag_job
+  grep '^idle:' "$job_out" | sed 's/^/# /'
+done
 
 # A count past a device allocation in MPI_Allreduce and MPI_Allgather: MPI_ERR_BUFFER on every
 # rank, caught before any data moves, and the job goes on.

@@ -3,7 +3,8 @@
 # small tori (TORUSMPI_INSTANCES), the tcp provider on the loopback interface only. net_p2p
 # (tests/progs/net_p2p.c: MPI order from a shared-memory and a network sender, eager, rendezvous,
 # synchronous, empty, truncated, large and device messages), the point-to-point and collective
-# programs across instances, the per-NIC byte count, a provider that does not exist, and a rank
+# programs across instances, a receiver's MPI_Test that stays local while its sender computes
+# (the RMA read left running), the per-NIC byte count, a provider that does not exist, and a rank
 # that dies in the middle of a collective (the others end, diagnosed, within seconds).
 . "$(dirname "$0")/lib.sh"
 
@@ -35,6 +36,14 @@ for inst in 2 3; do
     check "$1 across $inst instances, np=$np" ranks_done "$np" || diag_job
   done
 done
+
+# The RMA read goes on while the receiver polls: its MPI_Test stays local while the sender, whose
+# progress serves the read under tcp, computes.
+run_job 60 "${mpirun[@]}" -np 4 "${via_preload[@]}" "${net[@]}" \
+  -x TORUSMPI_INSTANCE=torus:2x1:cores=1 -x TORUSMPI_INSTANCES=2 "$p/net_p2p.gcc" 2 local
+check "net_p2p local, np=4, 2 instances: MPI_Test never waits for a computing sender" \
+  ranks_done 4 || diag_job
+grep '^# local:' "$job_out"
 
 # Bytes per NIC: 1000000 + 100 B from rank 0 (instance 0) to rank 3 (instance 1, chip 1).
 run_job 60 "${mpirun[@]}" -np 4 "${via_preload[@]}" "${net[@]}" -x TORUSMPI_STATS=1 \

@@ -64,6 +64,13 @@ check "p2p_ring, np=4, 2 instances, TORUSMPI_ASYNC_PROGRESS=1" ranks_done 4 || d
 on torus:1x1:cores=1 3 3 90 -x TORUSMPI_EAGER_LIMIT=0 "$progs/p2p_order.gcc" 300
 check "p2p_order, eager limit 0, np=3, 3 instances of one rank" ranks_done 3 || diag_job
 
+# The single copy goes on while the receiver polls: its MPI_Test stays local while the sender,
+# whose progress serves the get under tcp, computes.
+on torus:2x1:cores=1 2 4 60 "$progs/net_p2p.gcc" 2 local
+check "net_p2p local, np=4, 2 instances: MPI_Test never waits for a computing sender" \
+  ranks_done 4 || diag_job
+grep '^# local:' "$job_out"
+
 # Device buffers never reach UCX: eager ones through a host bounce, rendezvous ones pipelined.
 # On host instances (one chip each): device.c expects rank r on chip r / cores, which holds for
 # the first instance of a torus only.

@@ -18,6 +18,9 @@
  *                   rank before any MPI call (its engine ran it): after the sleep in all
  *                   but one of the tries it led, after the spinning in all; results right. How
  *                   often a sleep of twice the blocking time is enough is printed (a speed figure).
+ *   device idle     two or more ranks: rank 0's nonblocking device allreduce waits 1 s for rank 1
+ *                   to join while rank 0 sleeps; the chip's engine, with that work in flight and
+ *                   nothing arriving, sleeps too: rank 0 uses less than 0.2 s of CPU meanwhile.
  *   device deref    one rank: reads a device pointer in host code, which must fault under
  *                   TORUSMPI_DEVICE_GUARD=1 (the script expects SIGSEGV) and works without it.
  *
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -773,6 +777,34 @@ static void test_overlap(void) {
   free(h);
 }
 
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_idle(void) {
+  enum { n = 1 << 18 };
+  int* d = ints(NULL, n, 1);
+  int* out = ints(NULL, n, 1);
+  MPI_Allreduce(d, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* connections made, scratch set */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) usleep(1000000);
+  const double cpu0 = cpu_seconds();
+  MPI_Request r;
+  MPI_Iallreduce(d, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+  if (g_rank == 0) usleep(1000000);
+  const double cpu = cpu_seconds() - cpu0;
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  if (g_rank == 0) {
+    printf("idle: %.3f s of CPU in the 1 s its allreduce waited\n", cpu);
+    check(cpu < 0.2, "idle: the engine sleeps while its collective waits for a peer",
+          "%.3f s of CPU in 1 s", cpu);
+  }
+  mem_free(d, 1);
+  mem_free(out, 1);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -797,6 +829,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && strcmp(argv[1], "overlap") == 0) {
     test_overlap();
+    int rc = check_done(g_size);
+    MPI_Finalize();
+    return rc;
+  }
+  if (argc > 1 && strcmp(argv[1], "idle") == 0) {
+    test_idle();
     int rc = check_done(g_size);
     MPI_Finalize();
     return rc;

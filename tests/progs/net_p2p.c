@@ -5,6 +5,10 @@
  *     (no mode)  the checks below, then "done <rank> of <size>: ..."
  *     stats      rank 0 sends 1000000 B then 100 B to the last rank, nothing else crosses
  *     kill       a loop of MPI_Allreduce in which the last rank SIGKILLs itself at round 50
+ *     local      rank PER sends rank 0 4 MiB (a rendezvous: the RMA read) and computes for 500 ms
+ *                without an MPI call; meanwhile rank 0's MPI_Test loop must stay local: no call
+ *                may wait (150 ms or more) for the sender, whose progress serves the read under
+ *                tcp, and the message is right once the sender waits
  *
  * Checks (rank 0 = instance 0, rank PER = the first rank of instance 1):
  *  - order: rank 1 (shared memory) and rank PER (network) each send 40 messages of sizes mixing
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -196,6 +201,36 @@ static void test_device(int a, int b) {
   free(host);
 }
 
+static void test_local_test(void) {
+  enum { n = 4 << 20 };
+  unsigned char* buf = malloc(n);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == g_per) {
+    fill(buf, n, g_per, 9);
+    MPI_Request r;
+    MPI_Isend(buf, n, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &r);
+    usleep(500000);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  } else if (g_rank == 0) {
+    MPI_Request r;
+    MPI_Irecv(buf, n, MPI_BYTE, g_per, 9, MPI_COMM_WORLD, &r);
+    double longest = 0;
+    const double t0 = MPI_Wtime();
+    for (int flag = 0; !flag && MPI_Wtime() - t0 < 30;) {
+      const double t = MPI_Wtime();
+      MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+      if (MPI_Wtime() - t > longest) longest = MPI_Wtime() - t;
+      if (!flag) usleep(1000);
+    }
+    printf("# local: longest MPI_Test %.1f ms, complete after %.0f ms\n", longest * 1e3,
+           (MPI_Wtime() - t0) * 1e3);
+    check(longest < 0.15, "local: MPI_Test never waits for a computing sender",
+          "one call took %.0f ms", longest * 1e3);
+    check(first_bad(buf, n, g_per, 9) < 0, "local: 4 MiB right", "wrong data");
+  }
+  free(buf);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -203,7 +238,7 @@ int main(int argc, char** argv) {
   g_per = argc > 1 ? atoi(argv[1]) : 2;
   const char* mode = argc > 2 ? argv[2] : "";
   if (g_per < 2 || g_size < 2 * g_per) {
-    printf("FAIL %d usage: net_p2p PER [stats|kill] with at least 2 instances of PER >= 2 ranks\n",
+    printf("FAIL %d usage: net_p2p PER [mode] with at least 2 instances of PER >= 2 ranks\n",
            g_rank);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -220,6 +255,8 @@ int main(int argc, char** argv) {
       MPI_Recv(buf, 100, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     free(buf);
+  } else if (strcmp(mode, "local") == 0) {
+    test_local_test();
   } else if (strcmp(mode, "kill") == 0) {
     double t0 = MPI_Wtime();
     for (int round = 0; MPI_Wtime() - t0 < 60; ++round) {

@@ -357,10 +357,10 @@ class SleepOnTest : public ::testing::Test {
   void ring() const { ASSERT_EQ(write(fds_[1], "x", 1), 1); }
 
   // Wall and CPU time of one sleep_on call.
-  void timed_sleep(int fd, int also, int64_t us) {
+  void timed_sleep(int fd, int also, int64_t us, net::Bell* bell = nullptr) {
     const double wall0 = progress::now_seconds();
     const double cpu0 = cpu_seconds();
-    net::sleep_on(fd, also, us);
+    net::sleep_on(fd, also, us, bell);
     wall_ = progress::now_seconds() - wall0;
     cpu_ = cpu_seconds() - cpu0;
   }
@@ -414,6 +414,31 @@ TEST_F(SleepOnTest, SleepsTheWholeTimeWithoutDescriptors) {
   EXPECT_GE(wall_, kShortUs * 1e-6);
   EXPECT_LT(wall_, kShortUs * 1e-6 + 0.5);
   EXPECT_LT(cpu_, 0.005) << "spent CPU while waiting";
+}
+
+TEST_F(SleepOnTest, ABellRungBeforeTheSleepEndsItAndIsTakenThere) {
+  // wake_self() from another thread may come just before the sleep starts: not lost.
+  net::Bell bell;
+  ASSERT_GE(bell.fd(), 0);
+  bell.ring();
+  bell.ring();
+  timed_sleep(read_end(), -1, kLongUs, &bell);
+  EXPECT_LT(wall_, 1.0);
+  // Both rings were taken by that sleep: the next one sleeps its time.
+  timed_sleep(read_end(), -1, kShortUs, &bell);
+  EXPECT_GE(wall_, kShortUs * 1e-6);
+}
+
+TEST_F(SleepOnTest, ABellRungDuringTheSleepEndsIt) {
+  net::Bell bell;
+  std::thread waker([&bell] {
+    timespec ts{0, 20'000'000};
+    nanosleep(&ts, nullptr);
+    bell.ring();
+  });
+  timed_sleep(read_end(), -1, kLongUs, &bell);
+  waker.join();
+  EXPECT_LT(wall_, 1.0);
 }
 
 // ---------------------------------------------------------------------------------------------
