@@ -42,39 +42,73 @@ t_start=$SECONDS
 slow_units=(coll_sweep_test sim_topo_test coll_torus_test coll_hier_test coll_cost_test)
 # unit_tests: the unit test programs but the slow ones, one a line (run in tests/unit of a
 # configured tree: its Makefile's check_PROGRAMS).
+# (The marker keeps out what make prints when it first remakes a Makefile older than its source.)
 unit_tests() {
   # shellcheck disable=SC2016 # $(check_PROGRAMS) is make's
-  echo 'print-unit-tests: ; @echo $(check_PROGRAMS)' | make -s -f Makefile -f - print-unit-tests |
-    tr ' ' '\n' | grep -vxF -f <(printf '%s\n' "" "${slow_units[@]}")
+  echo 'print-unit-tests: ; @echo "unit tests: $(check_PROGRAMS)"' |
+    make -s -f Makefile -f - print-unit-tests | sed -n 's/^unit tests: //p' | tr ' ' '\n' |
+    grep -vxF -f <(printf '%s\n' "" "${slow_units[@]}")
 }
 
 # --- The build, at -O0: UBSan's checks make gcc's optimiser slow (-O1 compiles 2.3 times as long
 # and the jobs here gain little). Warnings are not errors here: the main build holds -Werror, and
 # gcc warns differently with instrumentation (-Wmaybe-uninitialized, -Wstringop-overflow).
 build_log=$work/build.log
-# build <tree> <sanitizers> <CXXFLAGS> [unit]: configures (once) and builds the library and the
-# tools in <tree>, and the unit tests with "unit".
-build() {
+tsan=$TM_TOP_BUILDDIR/sanitize-thread
+# configure_tree <tree> <sanitizers> <CXXFLAGS>: configures <tree> once (a second run keeps it),
+# its output in <tree>.configure.log beside build.log.
+configure_tree() {
   mkdir -p "$1" && cd "$1" || return 1
-  if [ ! -f Makefile ]; then
-    local ompi=()
-    # --with-ompi=DIR when the main tree's Open MPI is DIR/include and DIR/lib.
-    [ "${TM_OMPI_INCDIR%/include}/lib" = "$TM_OMPI_LIBDIR" ] &&
-      ompi=(--with-ompi="${TM_OMPI_INCDIR%/include}")
-    "$top_srcdir/configure" --enable-sanitizers="$2" --disable-werror \
-      ${ompi[@]+"${ompi[@]}"} CXXFLAGS="$3" >>"$build_log" 2>&1 || return 1
+  [ -f Makefile ] && return 0
+  local ompi=()
+  # --with-ompi=DIR when the main tree's Open MPI is DIR/include and DIR/lib.
+  [ "${TM_OMPI_INCDIR%/include}/lib" = "$TM_OMPI_LIBDIR" ] &&
+    ompi=(--with-ompi="${TM_OMPI_INCDIR%/include}")
+  "$top_srcdir/configure" --enable-sanitizers="$2" --disable-werror \
+    ${ompi[@]+"${ompi[@]}"} CXXFLAGS="$3" >"$work/${1##*/}.configure.log" 2>&1
+}
+# build <tree> unit: the library, the tools and the unit tests but the slow ones. build <tree> lib:
+# libmpi.so.40 alone, from the convenience libraries it links (src/mpi's libmpi_la_LIBADD, none of
+# which needs another to build): not the tools or the simulator, which the TSan lane never runs.
+build() {
+  cd "$1" || return 1
+  if [ "$2" = lib ]; then
+    local la
+    # shellcheck disable=SC2016 # $(libmpi_la_LIBADD) is make's
+    for la in $(echo 'print-libadd: ; @echo "libadd: $(libmpi_la_LIBADD)"' |
+      make -s -C src/mpi -f Makefile -f - print-libadd | sed -n 's/^libadd: //p' | tr ' ' '\n' |
+      grep '\.la$' | tac); do
+      make -j"$jobs" -C "src/mpi/$(dirname "$la")" "$(basename "$la")" >>"$build_log" 2>&1 ||
+        return 1
+    done
+    make -j"$jobs" -C src/mpi libmpi.la >>"$build_log" 2>&1
+    return
   fi
   # Every directory of the library and the tools: the top Makefile's SUBDIRS but man, tests, osu.
   local dirs
   dirs=$(sed -n 's/^SUBDIRS = //p' Makefile | tr ' ' '\n' | grep -vxE 'man|tests|osu|' |
     paste -sd' ')
   make -j"$jobs" SUBDIRS="$dirs" >>"$build_log" 2>&1 || return 1
-  [ "${4:-}" = unit ] || return 0
   cd tests/unit && mapfile -t units < <(unit_tests) &&
     make -j"$jobs" "${units[@]}" >>"$build_log" 2>&1
 }
-(build "$san" address,undefined "-O0 -g1" unit)
+# Both trees are configured at once: configure runs one process at a time, and both finish before
+# anything else starts (nothing is left running if the first build fails).
+tsan_lane=${SANITIZERS_TSAN:-yes}
+(configure_tree "$san" address,undefined "-O0 -g1") &
+asan_configure=$!
+tsan_configure=
+if [ "$tsan_lane" != no ]; then
+  (configure_tree "$tsan" thread "-O1 -g1") &
+  tsan_configure=$!
+fi
+wait "$asan_configure"
 build_rc=$?
+tsan_configure_rc=0
+[ -z "$tsan_configure" ] || { wait "$tsan_configure" || tsan_configure_rc=$?; }
+[ "$build_rc" -eq 0 ] || cat "$work/sanitize.configure.log" >>"$build_log"
+[ "$tsan_configure_rc" -eq 0 ] || cat "$work/sanitize-thread.configure.log" >>"$build_log"
+[ "$build_rc" -ne 0 ] || { (build "$san" unit); build_rc=$?; }
 check "sanitized build (sanitize/: library, tools, unit tests) in $((SECONDS - t_start)) s" \
   test "$build_rc" -eq 0 || { diag_file "$build_log" 40; tap_done; }
 t_build=$((SECONDS - t_start))
@@ -208,19 +242,18 @@ job 4 "ofi: net_p2p across 2 instances" "${net[@]}" -- "$p/net_p2p.gcc" 2
 job 4 "ofi: coll_basic across 2 instances" "${net[@]}" -- "$p/coll_basic.gcc"
 diag "MPI jobs and tools: $((SECONDS - t0)) s"
 
-# --- ThreadSanitizer (SANITIZERS_TSAN=no skips it): a second build of the library (-O1, no
-# UBSan: about 2 minutes of 2 cores), then MPI_THREAD_MULTIPLE under it: tests/progs/threads.c
+# --- ThreadSanitizer (SANITIZERS_TSAN=no skips it): a second build, of libmpi.so.40 alone (-O1,
+# no UBSan; configured beside the first), then MPI_THREAD_MULTIPLE under it: tests/progs/threads.c
 # built with -fsanitize=thread by Open MPI's mpicc (gcc: clang 14's shared TSan runtime crashes
 # at start-up on Debian 12, even in an empty program), over shared memory and over libfabric
 # between two emulated instances, and the progress thread of TORUSMPI_ASYNC_PROGRESS=1 beside
 # the application's calls. SANITIZERS_TSAN=all adds every collective algorithm forced at np=4
 # with the progress thread (minutes more).
-if [ "${SANITIZERS_TSAN:-yes}" != no ]; then
+if [ "$tsan_lane" != no ]; then
   t0=$SECONDS
-  tsan=$TM_TOP_BUILDDIR/sanitize-thread
-  (build "$tsan" thread "-O1 -g1")
-  build_rc=$?
-  check "TSan build (sanitize-thread/: library, tools) in $((SECONDS - t0)) s" \
+  build_rc=$tsan_configure_rc
+  [ "$build_rc" -ne 0 ] || { (build "$tsan" lib); build_rc=$?; }
+  check "TSan build (sanitize-thread/: libmpi.so.40) in $((SECONDS - t0)) s" \
     test "$build_rc" -eq 0 || diag_file "$build_log" 40
   threads_tsan=$work/threads.tsan
   "$TM_OMPI_MPICC" -fsanitize=thread -g -O1 -Wall -Wextra -Werror -o "$threads_tsan" \
@@ -248,7 +281,7 @@ if [ "${SANITIZERS_TSAN:-yes}" != no ]; then
     san_x+=(-x TORUSMPI_ASYNC_PROGRESS=1)
     job 3 "TSan: p2p_order, asynchronous progress" -- "$p/p2p_order.gcc"
     job 3 "TSan: streams, entries run by the engine beside the application" -- "$p/streams.gcc"
-    if [ "${SANITIZERS_TSAN:-yes}" = all ]; then
+    if [ "$tsan_lane" = all ]; then
       job 4 "TSan: coll_algos, asynchronous progress, every algorithm forced" \
         -- "$p/coll_algos.gcc" ${algorithms[@]+"${algorithms[@]}"}
       job 3 "TSan: p2p_basic, asynchronous progress" -- "$p/p2p_basic.gcc"
