@@ -36,6 +36,27 @@ void DeviceEagerRing::reclaim() {
   }
 }
 
+bool DeviceEagerRing::place(size_t need, size_t* at) const {
+  if (count_ == kMaxChunks) return false;
+  if (count_ == 0) {
+    *at = 0;
+    return true;
+  }
+  // Free: [head_, capacity_) and [0, tail) when the head is past the oldest chunk, [head_, tail)
+  // when it has wrapped behind it; nothing when they meet with chunks lent.
+  const size_t tail = chunks_[first_].offset;
+  if (head_ > tail && capacity_ - head_ >= need) {
+    *at = head_;
+  } else if (head_ > tail && tail >= need) {
+    *at = 0;
+  } else if (head_ < tail && tail - head_ >= need) {
+    *at = head_;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 DeviceChunk* DeviceEagerRing::take(size_t bytes, bool network) {
   if (bytes > limit_) return nullptr;
   if (mem_ == nullptr) {
@@ -44,25 +65,13 @@ DeviceChunk* DeviceEagerRing::take(size_t bytes, bool network) {
     mem_ = static_cast<uint8_t*>(mem);
     chunks_.resize(kMaxChunks);
   }
-  reclaim();
-  if (count_ == kMaxChunks) return nullptr;
+  // Taken back only when the ring has no room: a chunk's word was last written by the peer, so
+  // reading it costs a cache miss, and many read at once overlap theirs.
   const size_t need = kSlotWordOffset + round_up(bytes);
-  // Free: [head_, capacity_) and [0, tail) when the head is past the oldest chunk, [head_, tail)
-  // when it has wrapped behind it; nothing when they meet with chunks lent.
   size_t at = 0;
-  if (count_ == 0) {
-    at = 0;
-  } else {
-    const size_t tail = chunks_[first_].offset;
-    if (head_ > tail && capacity_ - head_ >= need) {
-      at = head_;
-    } else if (head_ > tail && tail >= need) {
-      at = 0;
-    } else if (head_ < tail && tail - head_ >= need) {
-      at = head_;
-    } else {
-      return nullptr;
-    }
+  if (!place(need, &at)) {
+    reclaim();
+    if (!place(need, &at)) return nullptr;
   }
   head_ = at + need;
   DeviceChunk& c = chunks_[(first_ + count_++) % kMaxChunks];

@@ -52,8 +52,9 @@ class DeviceEagerRing {
   void clear();
 
  private:
-  static void give(Request* r);  // the chunk's send completed
-  void reclaim();                // takes back the oldest chunks that are free again
+  static void give(Request* r);               // the chunk's send completed
+  void reclaim();                             // takes back the oldest chunks that are free again
+  bool place(size_t need, size_t* at) const;  // where `need` bytes fit now, if they do
 
   size_t limit_ = 0;
   size_t capacity_ = 0;

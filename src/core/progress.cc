@@ -76,6 +76,13 @@ void progress_thread() {
   int idle = 0;
   while (!g_stop.load(std::memory_order_acquire)) {
     if (g_work.load(std::memory_order_acquire) <= 0) {
+      // Idle, the lock goes off for a program whose other threads do not call MPI: its calls then
+      // cost no mutex. Only a thread in the library gives this one work (add_work), and it turns
+      // the lock back on, for itself first, before this one can run.
+      if (!g_threaded && detail::g_locked.load(std::memory_order_relaxed)) {
+        Lock lock;
+        if (g_work.load() <= 0) detail::g_locked.store(false, std::memory_order_release);
+      }
       std::unique_lock<std::mutex> hold(g_idle_mutex);
       g_idle_sleeping.store(true);  // seq_cst: add_work sees it, or this sees the work
       g_idle.wait_for(hold, std::chrono::milliseconds(100),
@@ -121,45 +128,51 @@ inline void cpu_relax() {
 }  // namespace
 
 namespace detail {
-// Recursive by a per-thread depth, so that a wait can let go of every level at once and take them
-// back. Threads that found it taken are counted: a waiting thread that lets it go for a moment
+// Threads that found the mutex taken are counted: a waiting thread that lets it go for a moment
 // yields to them, or it would take it straight back (a mutex is not fair) and starve them.
-bool g_locked = false;
+std::atomic<bool> g_locked{false};
 std::mutex g_mutex;
 // Initial-exec: read on every entry point, and a __tls_get_addr call each time cost more than the
-// mutex (an int of static TLS, which a library opened by dlopen can still have).
+// mutex (a few bytes of static TLS, which a library opened by dlopen can still have).
 __attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_owned = false;
 std::atomic<int> g_contenders{0};
 
-void lock() {
-  if (t_depth++ > 0) return;
-  if (g_mutex.try_lock()) return;
-  g_contenders.fetch_add(1, std::memory_order_relaxed);
-  g_mutex.lock();
-  g_contenders.fetch_sub(1, std::memory_order_relaxed);
-}
-void unlock() {
-  if (--t_depth == 0) g_mutex.unlock();
-}
-int release_all() {
-  int depth = t_depth;
-  if (depth > 0) {
-    t_depth = 0;
-    g_mutex.unlock();
+void acquire() {
+  if (!g_mutex.try_lock()) {
+    g_contenders.fetch_add(1, std::memory_order_relaxed);
+    g_mutex.lock();
+    g_contenders.fetch_sub(1, std::memory_order_relaxed);
   }
-  return depth;
+  t_owned = true;
 }
-void reacquire(int depth) {
-  if (depth <= 0) return;
-  lock();
-  t_depth = depth;
+void release() {
+  t_owned = false;
+  g_mutex.unlock();
+}
+bool release_all() {
+  if (!t_owned) return false;
+  release();
+  return true;
+}
+void reacquire() {
+  if (t_depth > 0 && !t_owned && g_locked.load(std::memory_order_acquire)) acquire();
 }
 }  // namespace detail
 using detail::g_locked;
 
+namespace {
+// Turns the lock on from a thread that may be inside the library without it (its scopes began
+// while it was off): that thread takes it now, and its outermost scope lets it go.
+void lock_on() {
+  g_locked.store(true, std::memory_order_release);
+  detail::reacquire();
+}
+}  // namespace
+
 void set_threaded(bool threaded) {
   g_threaded = threaded;
-  g_locked = g_threaded || g_async;
+  g_locked.store(g_threaded || g_async, std::memory_order_release);
 }
 bool threaded() { return g_threaded; }
 
@@ -196,7 +209,7 @@ bool oversubscribed() { return g_oversubscribed; }
 void start_async() {
   if (g_async) return;
   g_async = true;
-  g_locked = true;
+  lock_on();
   g_stop.store(false);
   g_thread = std::thread(progress_thread);
 }
@@ -209,17 +222,20 @@ void stop_async() {
     g_idle.notify_one();
   }
   if (WakeFn wake = g_waker.load(std::memory_order_relaxed)) wake(g_sleeper_ctx);
-  // The caller (MPI_Finalize) holds the lock; the thread may be waiting for it in a poll.
-  const int depth = detail::release_all();
+  // The caller (MPI_Finalize) may hold the lock; the thread may be waiting for it in a poll.
+  detail::release_all();
   g_thread.join();
-  detail::reacquire(depth);
+  detail::reacquire();
   g_async = false;
-  g_locked = g_threaded;
+  g_locked.store(g_threaded, std::memory_order_release);
 }
 
 bool async() { return g_async; }
 
 void add_work(int delta) {
+  // The thread may have turned the lock off while idle (progress_thread): on before it can see
+  // the work, so that it finds the lock on when it does.
+  if (delta > 0 && g_async && !g_locked.load(std::memory_order_relaxed)) lock_on();
   if (g_work.fetch_add(delta) + delta <= 0 || delta <= 0) return;
   if (g_idle_sleeping.load()) {
     std::lock_guard<std::mutex> hold(g_idle_mutex);
@@ -264,12 +280,12 @@ void Backoff::pause() {
   // and lock per spin would cost the single-threaded wait of a short message (the device engine's
   // thread, idle, turns the lock on for every rank that has device memory).
   const bool let_go =
-      g_locked && let_go_ &&
+      detail::t_owned && let_go_ &&
       (now != Phase::kSpin || detail::g_contenders.load(std::memory_order_relaxed) > 0);
-  const int depth = let_go ? detail::release_all() : 0;
+  const bool released = let_go && detail::release_all();
   switch (now) {
     case Phase::kSpin:
-      if (depth > 0 && detail::g_contenders.load(std::memory_order_relaxed) > 0) {
+      if (released && detail::g_contenders.load(std::memory_order_relaxed) > 0) {
         sched_yield();
       } else {
         cpu_relax();
@@ -280,9 +296,14 @@ void Backoff::pause() {
       break;
     case Phase::kSleep:
       // A doorbell wakes one sleeper and its sleep reads transport state other threads change:
-      // with threads, a plain sleep (the others deliver meanwhile).
+      // with threads, a plain sleep (the others deliver meanwhile). The progress thread waiting
+      // for work counts as none: only this thread could give it some (no MPI_THREAD_MULTIPLE).
+      // Without the bell a device rank (whose engine thread turns the lock on) woke up to 50 us
+      // late in each wait that got this far, which a loaded machine's ping-pong felt every time.
       SleepFn sleeper = g_sleeper.load(std::memory_order_relaxed);
-      if (sleeper != nullptr && !g_locked) {
+      const bool alone =
+          !g_locked.load(std::memory_order_relaxed) || (!g_threaded && g_idle_sleeping.load());
+      if (sleeper != nullptr && alone) {
         sleeper(g_sleeper_ctx, sleep_us_);
       } else {
         timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
@@ -292,7 +313,7 @@ void Backoff::pause() {
       sleep_us_ = std::min(sleep_us_ * 2, sleep_max_us_);
       break;
   }
-  detail::reacquire(depth);
+  if (released) detail::reacquire();
   ++calls_;
 }
 

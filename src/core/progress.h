@@ -7,6 +7,7 @@
 #ifndef TORUSMPI_CORE_PROGRESS_H_
 #define TORUSMPI_CORE_PROGRESS_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace torusmpi::progress {
@@ -50,44 +51,51 @@ void set_engine_step(PollFn fn, void* ctx);
 // every MPI entry point holds it (Lock), so does poll(), and a wait lets it go while it pauses
 // (Backoff::pause), so a thread blocked in MPI never keeps the others out. Completion flags are
 // published with release stores. Without threads the lock is never taken: a Lock costs one test
-// of a flag. set_threaded changes only while one thread runs (MPI_Init, MPI_Finalize).
+// of a flag. Nor is it while the progress thread waits for work, below MPI_THREAD_MULTIPLE: it
+// turns it off then, and add_work on. set_threaded changes only while one thread runs (MPI_Init,
+// MPI_Finalize).
 void set_threaded(bool threaded);
 bool threaded();
 
 namespace detail {
-extern bool g_locked;
-void lock();
-void unlock();
-int release_all();  // returns this thread's depth, 0 when it does not hold the lock
-void reacquire(int depth);
+extern std::atomic<bool> g_locked;
+// Scopes of Lock this thread is in; whether it holds the mutex (taken by the outermost scope, or
+// later when the lock is turned on while it is inside: see add_work).
+extern __attribute__((tls_model("initial-exec"))) thread_local int t_depth;
+extern __attribute__((tls_model("initial-exec"))) thread_local bool t_owned;
+void acquire();
+void release();
+bool release_all();  // lets the mutex go if this thread holds it; true when it did
+void reacquire();    // takes it back if this thread is in a scope and the lock is on
 }  // namespace detail
 
 class Lock {
  public:
-  Lock() : held_(detail::g_locked) {
-    if (held_) detail::lock();
+  Lock() {
+    if (detail::t_depth++ == 0 && detail::g_locked.load(std::memory_order_acquire)) {
+      detail::acquire();
+    }
   }
   ~Lock() {
-    if (held_) detail::unlock();
+    if (--detail::t_depth == 0 && detail::t_owned) detail::release();
   }
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
-
- private:
-  bool held_;
 };
 
 // Lets the lock go, however deeply this thread holds it, for a call that blocks outside the
 // library (PMIx's spawn, connect, lookup), and takes it back at the end of the scope.
 class Unlocked {
  public:
-  Unlocked() : depth_(detail::g_locked ? detail::release_all() : 0) {}
-  ~Unlocked() { detail::reacquire(depth_); }
+  Unlocked() : released_(detail::release_all()) {}
+  ~Unlocked() {
+    if (released_) detail::reacquire();
+  }
   Unlocked(const Unlocked&) = delete;
   Unlocked& operator=(const Unlocked&) = delete;
 
  private:
-  int depth_;
+  bool released_;
 };
 
 // Spin, then yield, then sleep, with the limits of TORUSMPI_SPIN_COUNT, _YIELD_COUNT and

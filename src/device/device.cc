@@ -73,15 +73,18 @@ std::atomic<const Ranges*> g_maps{nullptr};
 std::mutex g_maps_mutex;                           // rereads
 std::vector<std::unique_ptr<Ranges>> g_snapshots;  // every snapshot made, freed at finalize
 
-// The allocation kind() found last on this thread: the argument checks of every call on a device
-// buffer ask about the same few blocks, and the map behind a mutex cost a device message's
-// latency about 5%. Initial-exec: no __tls_get_addr call (a few bytes of static TLS).
+// The allocations kind() found last on this thread: the argument checks of every call on a device
+// buffer ask about the same few blocks (a send and a receive buffer, in turn), and the map behind
+// a mutex cost a device message's latency about 5%. Initial-exec: no __tls_get_addr call (a few
+// bytes of static TLS).
 struct LiveHit {
   uint64_t frees = 0;  // Arena::frees when found; 0 matches nothing
   size_t off = 0;
   size_t len = 0;
 };
-__attribute__((tls_model("initial-exec"))) thread_local LiveHit t_hit;
+constexpr int kHits = 2;
+__attribute__((tls_model("initial-exec"))) thread_local LiveHit t_hits[kHits];
+__attribute__((tls_model("initial-exec"))) thread_local int t_next_hit = 0;
 
 inline uint8_t* to_alias(const void* p) {
   return g_arena.alias + (reinterpret_cast<uintptr_t>(p) - range_base);
@@ -239,14 +242,18 @@ Kind kind(const void* p, size_t bytes, int* chip) {
   auto inside = [&](size_t first, size_t len) {
     return off - first < len && want <= len - (off - first);
   };
-  LiveHit& hit = t_hit;
-  if (hit.frees != a.frees.load(std::memory_order_acquire) || !inside(hit.off, hit.len)) {
+  const uint64_t frees = a.frees.load(std::memory_order_acquire);
+  bool known = false;
+  for (const LiveHit& hit : t_hits)
+    known = known || (hit.frees == frees && inside(hit.off, hit.len));
+  if (!known) {
     std::lock_guard<std::mutex> lock(a.mutex);
     auto it = a.live_.upper_bound(off);
     if (it == a.live_.begin()) return Kind::kInvalid;
     --it;
     if (!inside(it->first, it->second)) return Kind::kInvalid;
-    hit = LiveHit{a.frees.load(std::memory_order_relaxed), it->first, it->second};
+    t_hits[t_next_hit] = LiveHit{a.frees.load(std::memory_order_relaxed), it->first, it->second};
+    t_next_hit = (t_next_hit + 1) % kHits;
   }
   if (chip != nullptr) *chip = a.chip;
   return Kind::kDevice;
