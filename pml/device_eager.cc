@@ -9,7 +9,10 @@ namespace {
 // Room for this many messages of the limit at once (512 KiB of HBM at the default 16 KiB), and for
 // about a hundred times as many small ones: a window of small sends (osu_bw's 64) does not run out.
 constexpr size_t kLimitMessages = 32;
-constexpr size_t kAlign = 64;  // a chunk's word has its own cache line: the peer writes it
+// Chunks start on a cache line, and the word shares it with the payload's first bytes: the reader,
+// which has just read them, stores into a line it holds already (a word of its own line cost the
+// reader a second miss, and the sender a third when it takes the chunk back).
+constexpr size_t kAlign = 64;
 
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -17,7 +20,7 @@ size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 void DeviceEagerRing::init(size_t limit) {
   limit_ = limit;
-  capacity_ = kLimitMessages * (kSlotWordOffset + round_up(limit));
+  capacity_ = kLimitMessages * round_up(kSlotWordOffset + limit);
 }
 
 void DeviceEagerRing::give(Request* r) {
@@ -67,7 +70,7 @@ DeviceChunk* DeviceEagerRing::take(size_t bytes, bool network) {
   }
   // Taken back only when the ring has no room: a chunk's word was last written by the peer, so
   // reading it costs a cache miss, and many read at once overlap theirs.
-  const size_t need = kSlotWordOffset + round_up(bytes);
+  const size_t need = round_up(kSlotWordOffset + bytes);
   size_t at = 0;
   if (!place(need, &at)) {
     reclaim();
