@@ -103,7 +103,7 @@ class PairQueues {
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+    slots_.assign(2 * old.size(), Slot{});
     --shift_;
     for (const Slot& q : old) {
       if (q.pair != kEmpty) slots_[find(q.pair)] = q;
