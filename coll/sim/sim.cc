@@ -29,9 +29,9 @@ struct Posted {
 };
 // The messages posted but not matched yet, by (sender, receiver) pair: a pair's queue holds all
 // sends or all receives (one of each would have matched), matched in posting order. Pairs with a
-// queue sit in an open-addressing table (linear probing, emptied slots closed up at once) and
-// their messages in one pool: all-to-all at a thousand ranks uses a million pairs, too many for a
-// hash node and a vector each.
+// queue sit in an open-addressing table (linear probing, emptied slots closed up at once), each
+// with its oldest message, the later ones in one pool: all-to-all at a thousand ranks uses a
+// million pairs, too many for a hash node and a vector each.
 class PairQueues {
  public:
   // Matches x with the oldest message of the other kind of its pair into *other, or queues it.
@@ -40,13 +40,22 @@ class PairQueues {
     size_t i = find(pair);
     Slot& q = slots_[i];
     if (q.pair == pair && q.sends != send) {
+      *other = q.first;
       const uint32_t n = q.head;
-      *other = nodes_[n].x;
+      if (n == kNone) {
+        erase(i);
+        return true;
+      }
+      q.first = nodes_[n].x;
       q.head = nodes_[n].next;
       nodes_[n].next = free_;
       free_ = n;
-      if (q.head == kNone) erase(i);
       return true;
+    }
+    if (q.pair == kEmpty) {
+      q = Slot{pair, x, kNone, kNone, send};
+      ++used_;
+      return false;
     }
     uint32_t n = free_;
     if (n != kNone) {
@@ -56,22 +65,19 @@ class PairQueues {
       n = static_cast<uint32_t>(nodes_.size());
       nodes_.push_back(Node{x, kNone});
     }
-    if (q.pair == kEmpty) {
-      q = Slot{pair, n, n, send};
-      ++used_;
-    } else {
-      nodes_[q.tail].next = n;
-      q.tail = n;
-    }
+    (q.head == kNone ? q.head : nodes_[q.tail].next) = n;
+    q.tail = n;
     return false;
   }
 
  private:
   static constexpr uint64_t kEmpty = ~uint64_t{0};
   static constexpr uint32_t kNone = ~0u;
+  // The oldest message sits in the slot: most queues never hold more than one.
   struct Slot {
     uint64_t pair = kEmpty;
-    uint32_t head = kNone, tail = kNone;  // into nodes_
+    Posted first{};
+    uint32_t head = kNone, tail = kNone;  // the later ones, in nodes_
     bool sends = false;
   };
   struct Node {
