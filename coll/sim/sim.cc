@@ -27,12 +27,100 @@ struct Posted {
   uint32_t op;
   double t;
 };
-// The messages of one (sender, receiver) pair posted but not matched yet: all sends or all
-// receives (one of each would have matched). Kept once made: rings and trees reuse a few pairs.
-struct PairQueue {
-  std::vector<Posted> waiting;
-  size_t head = 0;
-  bool sends = false;
+// The messages posted but not matched yet, by (sender, receiver) pair: a pair's queue holds all
+// sends or all receives (one of each would have matched), matched in posting order. Pairs with a
+// queue sit in an open-addressing table (linear probing, emptied slots closed up at once), each
+// with its oldest message, the later ones in one pool: all-to-all at a thousand ranks uses a
+// million pairs, too many for a hash node and a vector each.
+class PairQueues {
+ public:
+  // Matches x with the oldest message of the other kind of its pair into *other, or queues it.
+  bool post(uint64_t pair, bool send, const Posted& x, Posted* other) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    size_t i = find(pair);
+    Slot& q = slots_[i];
+    if (q.pair == pair && q.sends != send) {
+      *other = q.first;
+      const uint32_t n = q.head;
+      if (n == kNone) {
+        erase(i);
+        return true;
+      }
+      q.first = nodes_[n].x;
+      q.head = nodes_[n].next;
+      nodes_[n].next = free_;
+      free_ = n;
+      return true;
+    }
+    if (q.pair == kEmpty) {
+      q = Slot{pair, x, kNone, kNone, send};
+      ++used_;
+      return false;
+    }
+    uint32_t n = free_;
+    if (n != kNone) {
+      free_ = nodes_[n].next;
+      nodes_[n] = Node{x, kNone};
+    } else {
+      n = static_cast<uint32_t>(nodes_.size());
+      nodes_.push_back(Node{x, kNone});
+    }
+    (q.head == kNone ? q.head : nodes_[q.tail].next) = n;
+    q.tail = n;
+    return false;
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  static constexpr uint32_t kNone = ~0u;
+  // The oldest message sits in the slot: most queues never hold more than one.
+  struct Slot {
+    uint64_t pair = kEmpty;
+    Posted first{};
+    uint32_t head = kNone, tail = kNone;  // the later ones, in nodes_
+    bool sends = false;
+  };
+  struct Node {
+    Posted x;
+    uint32_t next;
+  };
+
+  size_t home(uint64_t pair) const {
+    return static_cast<size_t>((pair * 0x9e3779b97f4a7c15u) >> shift_);
+  }
+  // The pair's slot, or the empty one where it would go.
+  size_t find(uint64_t pair) const {
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(pair);
+    while (slots_[i].pair != kEmpty && slots_[i].pair != pair) i = (i + 1) & mask;
+    return i;
+  }
+  // Empties slot i, moving later entries of its probe run back so that lookups need no markers.
+  void erase(size_t i) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t j = (i + 1) & mask; slots_[j].pair != kEmpty; j = (j + 1) & mask) {
+      if (((j - home(slots_[j].pair)) & mask) >= ((j - i) & mask)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = Slot{};
+    --used_;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(2 * old.size(), Slot{});
+    --shift_;
+    for (const Slot& q : old) {
+      if (q.pair != kEmpty) slots_[find(q.pair)] = q;
+    }
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(64);  // a power of two, at most half used
+  size_t used_ = 0;
+  int shift_ = 58;  // 64 - log2 of the slot count: home() takes the hash's top bits
+  std::vector<Node> nodes_;
+  uint32_t free_ = kNone;  // unused nodes, linked
 };
 
 struct RankState {
@@ -62,7 +150,6 @@ class Sim {
         args_(a),
         out_free_(a.size(), 0),
         in_free_(a.size(), 0),
-        pairs_(&pool_),
         sets_(static_cast<int>(a.size())) {
     ranks_.reserve(a.size());
     for (int r = 0; r < p_; ++r) {
@@ -316,7 +403,9 @@ class Sim {
           int src = send ? r : op.peer, dst = send ? op.peer : r;
           uint64_t key = static_cast<uint64_t>(src) * p_ + dst;
           if (send && track_heard_) sent_heard_[sent_key(r, k)] = st.heard;
-          post(pairs_[key], send, Posted{r, k, st.t});
+          Posted other;
+          const Posted x{r, k, st.t};
+          if (pairs_.post(key, send, x, &other)) send ? transfer(x, other) : transfer(other, x);
           break;
         }
         case OpType::kCopy:
@@ -390,17 +479,6 @@ class Sim {
     }
     dstmap.write(op.dst, op.bytes, out);
     return true;
-  }
-
-  void post(PairQueue& q, bool send, const Posted& x) {
-    if (q.head < q.waiting.size() && q.sends != send) {
-      Posted other = q.waiting[q.head++];
-      if (q.head == q.waiting.size()) q.waiting.clear(), q.head = 0;
-      send ? transfer(x, other) : transfer(other, x);
-      return;
-    }
-    q.sends = send;
-    q.waiting.push_back(x);
   }
 
   void transfer(const Posted& s, const Posted& v) {
@@ -538,7 +616,7 @@ class Sim {
   const std::vector<Args>& args_;  // every rank's call
   std::vector<RankState> ranks_;
   std::vector<double> out_free_, in_free_;
-  std::pmr::unordered_map<uint64_t, PairQueue> pairs_;
+  PairQueues pairs_;
   std::unordered_map<uint64_t, std::vector<uint64_t>> sent_heard_;
   std::vector<int> ready_;
   // The machine's state: null without one.
