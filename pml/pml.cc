@@ -348,13 +348,13 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
     }
     delete rr;
   }
-  if (read == Transport::ReadStart::kDone && (h.flags & kFlagSlot)) {
-    release_chunk(peer, h);
-    complete(r);
-    return;
-  }
   if (read == Transport::ReadStart::kDone) {
-    finish_rendezvous(r, peer, h.sreq, n);
+    if (h.flags & kFlagSlot) {
+      release_chunk(peer, h);  // on a node: no network bytes to count
+      complete(r);
+    } else {
+      finish_rendezvous(r, peer, h.sreq, n);
+    }
     return;
   }
   r->total_ = h.size;

@@ -277,8 +277,8 @@ void Backoff::pause() {
   if (now == Phase::kSleep) flight::stalled();
   // Other threads may take the lock while this one waits; they may be what it waits for. While
   // spinning it is let go only when another thread has found it taken (a contender): an unlock
-  // and lock per spin would cost the single-threaded wait of a short message (the device engine's
-  // thread, idle, turns the lock on for every rank that has device memory).
+  // and lock per spin would cost the wait of a short message while the device engine's thread,
+  // busy with a collective, has the lock on.
   const bool let_go =
       detail::t_owned && let_go_ &&
       (now != Phase::kSpin || detail::g_contenders.load(std::memory_order_relaxed) > 0);
@@ -296,14 +296,10 @@ void Backoff::pause() {
       break;
     case Phase::kSleep:
       // A doorbell wakes one sleeper and its sleep reads transport state other threads change:
-      // with threads, a plain sleep (the others deliver meanwhile). The progress thread waiting
-      // for work counts as none: only this thread could give it some (no MPI_THREAD_MULTIPLE).
-      // Without the bell a device rank (whose engine thread turns the lock on) woke up to 50 us
-      // late in each wait that got this far, which a loaded machine's ping-pong felt every time.
+      // with threads, a plain sleep (the others deliver meanwhile). An idle progress thread
+      // counts as none: it turns the lock off (progress_thread).
       SleepFn sleeper = g_sleeper.load(std::memory_order_relaxed);
-      const bool alone =
-          !g_locked.load(std::memory_order_relaxed) || (!g_threaded && g_idle_sleeping.load());
-      if (sleeper != nullptr && alone) {
+      if (sleeper != nullptr && !g_locked.load(std::memory_order_relaxed)) {
         sleeper(g_sleeper_ctx, sleep_us_);
       } else {
         timespec ts{static_cast<time_t>(sleep_us_ / 1000000),
