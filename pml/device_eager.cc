@@ -14,12 +14,18 @@ constexpr size_t kLimitMessages = 32;
 // reader a second miss, and the sender a third when it takes the chunk back).
 constexpr size_t kAlign = 64;
 
+// How long a send waits for its reader before it copies its payload into the chunk. A reader in
+// MPI comes within a few microseconds; one that computes, or has lost its core, may not for
+// milliseconds, and the copy costs about a microsecond.
+constexpr double kMoveAfterUs = 10;
+
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 }  // namespace
 
-void DeviceEagerRing::init(size_t limit) {
+void DeviceEagerRing::init(size_t limit, void (*complete)(Request*)) {
   limit_ = limit;
+  complete_ = complete;
   capacity_ = kLimitMessages * round_up(kSlotWordOffset + limit);
 }
 
@@ -33,7 +39,9 @@ void DeviceEagerRing::give(Request* r) {
 }
 
 void DeviceEagerRing::reclaim() {
-  while (count_ > 0 && device::load_word(chunks_[first_].word) == 0) {
+  // A lent chunk read is taken back once poll has completed its send.
+  while (count_ > 0 && chunks_[first_].lent == nullptr &&
+         device::load_word(chunks_[first_].word) == kChunkFree) {
     first_ = (first_ + 1) % kMaxChunks;
     --count_;
   }
@@ -86,12 +94,84 @@ DeviceChunk* DeviceEagerRing::take(size_t bytes, bool network) {
   c.network = network;
   c.req.user = &c;
   c.req.on_complete = give;
-  device::store_word(c.word, 1);
+  c.lent = nullptr;
   if (network) {
     progress::add_work(1);
     ++network_out_;
   }
   return &c;
+}
+
+void DeviceEagerRing::fill(DeviceChunk* c, const void* buf, size_t bytes) {
+  device::copy(c->payload, buf, bytes);
+  device::store_word(c->word, kChunkCopied);
+}
+
+void DeviceEagerRing::lend(DeviceChunk* c, const void* buf, Request* send) {
+  // The address first: a reader that sees kChunkLent reads it after its compare and swap.
+  device::store_word(c->payload, reinterpret_cast<uint64_t>(buf));
+  device::store_word(c->word, kChunkLent);
+  c->lent = send;
+  c->source = buf;
+  c->found_lent_at = 0;
+  ++lent_;
+}
+
+void DeviceEagerRing::finish_lent(DeviceChunk& c) {
+  Request* send = c.lent;
+  c.lent = nullptr;
+  --lent_;
+  complete_(send);
+}
+
+bool DeviceEagerRing::move(DeviceChunk& c) {
+  if (!device::exchange_word(c.word, kChunkLent, kChunkMoving)) return false;
+  device::copy(c.payload, c.source, c.req.capacity_);  // the message's size (take's caller)
+  device::store_word(c.word, kChunkCopied);
+  finish_lent(c);
+  return true;
+}
+
+int DeviceEagerRing::poll(bool idle) {
+  int done = 0;
+  double now = 0;
+  for (size_t i = 0, seen = 0; i < count_ && seen < static_cast<size_t>(lent_ + done); ++i) {
+    DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
+    if (c.lent == nullptr) continue;
+    ++seen;
+    const uint64_t word = device::load_word(c.word);
+    if (word == kChunkFree) {
+      finish_lent(c);
+      ++done;
+    } else if (idle && word == kChunkLent) {
+      if (now == 0) now = progress::now_seconds();
+      if (c.found_lent_at == 0) {
+        c.found_lent_at = now;
+      } else if ((now - c.found_lent_at) * 1e6 >= kMoveAfterUs && move(c)) {
+        ++done;
+      }
+    }
+  }
+  return done;
+}
+
+void DeviceEagerRing::settle(Request* r) {
+  if (chunks_.empty()) return;
+  const auto at = reinterpret_cast<uintptr_t>(r);
+  const auto first = reinterpret_cast<uintptr_t>(chunks_.data());
+  if (at < first || at >= first + chunks_.size() * sizeof(DeviceChunk)) return;
+  DeviceChunk& c = *static_cast<DeviceChunk*>(r->user);
+  // Its reader asked for a push: it reads nothing of this rank's HBM, so the move is never raced.
+  if (c.lent != nullptr) move(c);
+}
+
+void DeviceEagerRing::move_all() {
+  for (size_t i = 0; i < count_ && lent_ > 0; ++i) {
+    DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
+    if (c.lent == nullptr || move(c)) continue;
+    // A reader is copying it right now: it stores kChunkFree when done.
+    progress::wait_until([&c] { return c.lent == nullptr; });  // poll sees it
+  }
 }
 
 void DeviceEagerRing::clear() {
@@ -100,6 +180,7 @@ void DeviceEagerRing::clear() {
   mem_ = nullptr;
   head_ = 0;
   network_out_ = 0;
+  lent_ = 0;
 }
 
 }  // namespace torusmpi::pml

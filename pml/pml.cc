@@ -260,6 +260,7 @@ int poll_all(void*) {
   int events = 0;
   for (Transport* t : e.transports) events += t->poll();
   if (!e.backlogged.empty()) events += flush_backlogs();
+  if (e.device_eager.any_lent()) events += e.device_eager.poll(events == 0);
   return events;
 }
 
@@ -303,6 +304,29 @@ void release_chunk(int peer, const FragHeader& h) {
   }
 }
 
+// Reads n bytes of device eager chunk h (kFlagSlot) into dst, from wherever its payload is now
+// (device_eager.h: still in the sender's buffer, or in the chunk), and gives the chunk back. False,
+// with the chunk as it was, when this rank cannot read the sender's HBM.
+bool read_chunk(int peer, const FragHeader& h, void* dst, size_t n) {
+  const uint64_t word = h.addr - kSlotWordOffset;
+  uint64_t seen = 0;
+  if (!device::exchange_at_peer(peer, word, kChunkLent, kChunkReading, &seen)) return false;
+  uint64_t from = h.addr;
+  if (seen == kChunkLent) {
+    device::load_from_peer(peer, h.addr, &from);  // the sender's buffer
+  } else if (seen == kChunkMoving) {
+    // The sender is copying it into the chunk (it waited for us long enough): at most the limit.
+    progress::Backoff backoff;
+    while (device::load_from_peer(peer, word, &seen) && seen == kChunkMoving) backoff.pause();
+  }
+  if (n > 0 && !engine().peers[peer].transport->read_device(peer, from, dst, n)) {
+    if (seen == kChunkLent) device::store_to_peer(peer, word, kChunkLent);
+    return false;
+  }
+  release_chunk(peer, h);
+  return true;
+}
+
 // A rendezvous receive whose n bytes are in place: the sender may have its buffer back.
 void finish_rendezvous(Request* r, int peer, uint64_t sreq, size_t n) {
   Engine& e = engine();
@@ -334,7 +358,13 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   // engine must not wait for that holding the lock.
   Peer& p = e.peers[peer];
   Transport::ReadStart read = Transport::ReadStart::kDone;
-  if (n > 0 && (h.flags & kFlagDevice) && !p.network) {
+  if (h.flags & kFlagSlot) {  // from a peer on the node: the read gives its chunk back
+    if (read_chunk(peer, h, r->buf_, n)) {
+      complete(r);
+      return;
+    }
+    read = Transport::ReadStart::kUnsupported;
+  } else if (n > 0 && (h.flags & kFlagDevice) && !p.network) {
     if (!p.transport->read_device(peer, h.addr, r->buf_, n))
       read = Transport::ReadStart::kUnsupported;
   } else if (n > 0) {
@@ -349,12 +379,7 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
     delete rr;
   }
   if (read == Transport::ReadStart::kDone) {
-    if (h.flags & kFlagSlot) {
-      release_chunk(peer, h);  // on a node: no network bytes to count
-      complete(r);
-    } else {
-      finish_rendezvous(r, peer, h.sreq, n);
-    }
+    finish_rendezvous(r, peer, h.sreq, n);
     return;
   }
   r->total_ = h.size;
@@ -378,11 +403,10 @@ bool take_out_of_chunk(Message* m, int peer) {
   FragHeader& h = m->h;
   void* mem = nullptr;
   if (device::alloc(h.size, &mem) != Status::kOk) return false;
-  if (!engine().peers[peer].transport->read_device(peer, h.addr, mem, h.size)) {
+  if (!read_chunk(peer, h, mem, h.size)) {
     device::free(mem);
     return false;
   }
-  release_chunk(peer, h);
   h.type = FragType::kEager;
   h.flags = 0;
   m->data = static_cast<uint8_t*>(mem);
@@ -473,7 +497,8 @@ Status init(int self, int size) {
   e.peers[self].transport = e.loopback.get();
   e.transports.push_back(e.loopback.get());
   e.eager_limit = static_cast<size_t>(params::eager_limit());
-  e.device_eager.init(std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit())));
+  e.device_eager.init(std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit())),
+                      complete);
   e.bounces.init(e.eager_limit);
   for (Peer& p : e.peers) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
@@ -526,8 +551,10 @@ Status finalize() {
         return true;
       },
       kSendDrainTimeoutS);
-  // Device eager chunks lent to network peers (device_eager.h), bounded in the same way. Peers on
-  // the node read theirs from the arena, which stays until the job's last barrier.
+  // Device eager chunks: payloads still in the application's buffers go into their chunks, which
+  // peers on the node read from the arena until the job's last barrier; those lent to network peers
+  // are waited for (device_eager.h), bounded in the same way.
+  e.device_eager.move_all();
   progress::wait_until([&] { return e.device_eager.network_out() == 0; }, kSendDrainTimeoutS);
   progress::set_sleeper(nullptr, nullptr, nullptr);
   progress::remove(e.poll_id);
@@ -607,11 +634,15 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   const bool reach = on_device && p.transport->device_reach(peer);
   if (reach && bytes <= p.eager_limit && mode != SendMode::kSync) {
     if (DeviceChunk* chunk = e.device_eager.take(bytes, p.network)) {
-      device::copy(chunk->payload, buf, bytes);
       prepare_send(&chunk->req, ctx, mode, peer, comm.rank, tag, chunk->payload, bytes);
-      if (!p.network) h.flags = kFlagSlot;
-      job.complete = req;  // its data is in the chunk: done once the message is on its way
       h.sreq = reinterpret_cast<uint64_t>(&chunk->req);
+      if (p.network) {
+        e.device_eager.fill(chunk, buf, bytes);
+        job.complete = req;  // its data is in the chunk: done once the message is on its way
+      } else {
+        h.flags = kFlagSlot;
+        e.device_eager.lend(chunk, buf, req);  // done when read, or when moved into the chunk
+      }
       buf = chunk->payload;
     }
   }
@@ -851,6 +882,7 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len) {
       engine().peers[peer].transport->unexpose(h.sreq);
       auto* s = reinterpret_cast<Request*>(h.sreq);
       s->matched_ = true;
+      engine().device_eager.settle(s);  // a chunk's payload still in the application's buffer
       OutJob job;
       std::memset(&job.h, 0, sizeof job.h);
       job.h.type = FragType::kData;

@@ -66,6 +66,7 @@ struct PeerArena {
   size_t bytes = 0;
 };
 std::vector<PeerArena> g_peers;
+int g_self = -1;  // this rank: its own words are reachable as a peer's are (a send to itself)
 
 // Readable host ranges [first, second), sorted, adjacent ones merged.
 using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
@@ -167,6 +168,7 @@ Status init(int rank, std::string* error) {
   size_t pg = page > 0 ? static_cast<size_t>(page) : 4096;
   bytes = (bytes + pg - 1) / pg * pg;
   a.chip = topo::place(topo::machine(), rank).chip;
+  g_self = rank;
   a.fd = memfd_create("torusmpi-hbm", MFD_CLOEXEC);
   if (a.fd < 0) {
     *error = std::string("device memory: memfd_create failed: ") + std::strerror(errno);
@@ -383,12 +385,46 @@ bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes) {
   return true;
 }
 
-bool store_to_peer(int rank, uint64_t addr, uint64_t value) {
-  if (!peer_mapped(rank)) return false;
+namespace {
+
+// The word at addr of rank's device memory, or nullptr when it is not mapped here or addr is not
+// an aligned word inside it.
+uint64_t* peer_word(int rank, uint64_t addr) {
+  const auto* own = reinterpret_cast<const void*>(addr);
+  if (rank == g_self && in_device_range(own) && addr % sizeof(uint64_t) == 0) {
+    return static_cast<uint64_t*>(dma_view(own));
+  }
+  if (!peer_mapped(rank)) return nullptr;
   const PeerArena& p = g_peers[rank];
   const uint64_t off = addr - p.base;
-  if (off > p.bytes || sizeof value > p.bytes - off || off % sizeof value != 0) return false;
-  __atomic_store_n(reinterpret_cast<uint64_t*>(p.view + off), value, __ATOMIC_RELEASE);
+  if (off > p.bytes || sizeof(uint64_t) > p.bytes - off || off % sizeof(uint64_t) != 0) {
+    return nullptr;
+  }
+  return reinterpret_cast<uint64_t*>(p.view + off);
+}
+
+}  // namespace
+
+bool store_to_peer(int rank, uint64_t addr, uint64_t value) {
+  uint64_t* w = peer_word(rank, addr);
+  if (w == nullptr) return false;
+  __atomic_store_n(w, value, __ATOMIC_RELEASE);
+  return true;
+}
+
+bool load_from_peer(int rank, uint64_t addr, uint64_t* value) {
+  const uint64_t* w = peer_word(rank, addr);
+  if (w == nullptr) return false;
+  *value = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+  return true;
+}
+
+bool exchange_at_peer(int rank, uint64_t addr, uint64_t expected, uint64_t desired,
+                      uint64_t* seen) {
+  uint64_t* w = peer_word(rank, addr);
+  if (w == nullptr) return false;
+  *seen = expected;
+  __atomic_compare_exchange_n(w, seen, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   return true;
 }
 
@@ -398,6 +434,11 @@ uint64_t load_word(const void* p) {
 
 void store_word(void* p, uint64_t value) {
   __atomic_store_n(static_cast<uint64_t*>(dma_view(p)), value, __ATOMIC_RELEASE);
+}
+
+bool exchange_word(void* p, uint64_t expected, uint64_t desired) {
+  return __atomic_compare_exchange_n(static_cast<uint64_t*>(dma_view(p)), &expected, desired, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 void fill(void* dst, int byte, size_t bytes) {

@@ -103,12 +103,19 @@ bool peer_mapped(int rank);
 // DMA copy. False when rank's arena is not mapped here or the range is not inside it.
 bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
 // The word at `addr` (8-byte aligned) of rank's device memory <- value, a release store: what this
-// rank read from there before is read. False as copy_from_peer is. (A doorbell-free handshake: the
+// rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A doorbell-free handshake: the
 // pml's device eager slots are given back through it.)
 bool store_to_peer(int rank, uint64_t addr, uint64_t value);
-// The word at p (8-byte aligned, this rank's device memory), an acquire load.
+// An acquire load of that word; false as store_to_peer is.
+bool load_from_peer(int rank, uint64_t addr, uint64_t* value);
+// Compare and swap on that word: desired goes in if it holds expected. *seen is what it held
+// (expected when the swap was made). False, and no swap, as store_to_peer is.
+bool exchange_at_peer(int rank, uint64_t addr, uint64_t expected, uint64_t desired, uint64_t* seen);
+// The word at p (8-byte aligned, this rank's device memory): an acquire load, a release store, a
+// compare and swap that says whether it swapped.
 uint64_t load_word(const void* p);
 void store_word(void* p, uint64_t value);
+bool exchange_word(void* p, uint64_t expected, uint64_t desired);
 
 // The reduction kernels: dst <- src op dst over `count` elements of `elem` bytes, either side on
 // the device. `apply` is the host kernel (coll/ops); it is run on this layer's view of the device

@@ -316,6 +316,84 @@ static void test_p2p(int only) {
     mem_free(rb, 1);
     free(h);
   }
+  /* Small device sends the receiver is slow to read. Their payload waits in the sender's buffer
+   * for a reader that comes soon; one that does not come (it computes) must not hold the send
+   * back: the sender moves the payload into its HBM ring and is done. After the send returns the
+   * sender overwrites its buffer; the reader must get what was sent. Pairs: even rank -> odd. */
+  if (eager == NULL || atoi(eager) > 0) {
+    const int sender = g_rank % 2 == 0, peer = sender ? g_rank + 1 : g_rank - 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (peer < g_size) {
+      enum { n = 500 };
+      int* b = mem(n * sizeof(int), 1);
+      int h[n];
+      for (int i = 0; i < n; ++i) h[i] = value(g_rank, i);
+      put(b, h, sizeof h);
+      if (sender) {
+        const double t0 = MPI_Wtime();
+        MPI_Send(b, n, MPI_INT, peer, 15, MPI_COMM_WORLD);
+        const double took = MPI_Wtime() - t0;
+        torusmpi_memset(b, 0x77, sizeof h);
+        /* The reader sleeps 300 ms before its receive. */
+        check(took < 0.15, "a small device send completes while its reader computes",
+              "MPI_Send took %.0f ms", took * 1e3);
+      } else {
+        usleep(300000);
+        MPI_Recv(b, n, MPI_INT, peer, 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int want[n];
+        for (int i = 0; i < n; ++i) want[i] = value(peer, i);
+        expect_ints("... and its reader, late, gets what was sent", b, want, n);
+      }
+      /* Readers that come at about the time the sender gives up on them (a random 0-40 us of
+       * computation first): the reader and the sender's move race for the payload, 2000 times;
+       * every message must come out right whoever won. */
+      int bad = -1;
+      unsigned seed = 12345u + (unsigned)g_rank;
+      for (int k = 0; k < 2000 && bad < 0; ++k) {
+        if (sender) {
+          h[0] = k;
+          h[n - 1] = -k;
+          put(b, h, sizeof h);
+          MPI_Send(b, n, MPI_INT, peer, 16, MPI_COMM_WORLD);
+          torusmpi_memset(b, 0x66, sizeof h);
+        } else {
+          seed = seed * 1103515245u + 12345u;
+          const double until = MPI_Wtime() + (double)(seed >> 16 & 0xffff) / 65536.0 * 40e-6;
+          while (MPI_Wtime() < until) {
+          }
+          int got[n];
+          MPI_Recv(b, n, MPI_INT, peer, 16, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          put(got, b, sizeof got);
+          for (int i = 1; i < n - 1 && bad < 0; ++i) bad = got[i] != value(peer, i) ? k : -1;
+          if (got[0] != k || got[n - 1] != -k) bad = k;
+        }
+      }
+      if (!sender) {
+        check(bad < 0, "2000 small device sends whose readers race the sender's move",
+              "message %d wrong", bad);
+      }
+      /* A small device message into a smaller receive: MPI_ERR_TRUNCATE, the part that fits, and
+       * the sender's ring goes on (the burst below uses all of it). */
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      if (sender) {
+        h[0] = value(g_rank, 0);
+        put(b, h, sizeof h);
+        MPI_Send(b, n, MPI_INT, peer, 17, MPI_COMM_WORLD);
+      } else {
+        torusmpi_memset(b, 0, sizeof h);
+        const int rc = MPI_Recv(b, 10, MPI_INT, peer, 17, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        int want[n];
+        for (int i = 0; i < n; ++i) want[i] = i < 10 ? value(peer, i) : 0;
+        check(cls == MPI_ERR_TRUNCATE, "a small device message truncated is MPI_ERR_TRUNCATE",
+              "class %d", cls);
+        expect_ints("... with the part that fits, nothing past it", b, want, n);
+      }
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+      mem_free(b, 1);
+    }
+  }
   /* A burst: 300 device messages of mixed sizes, sent before the receiver looks (it sleeps first),
    * received in order. The small ones take more of the sender's HBM eager ring than it has, so
    * some wait for their receive; those read late must come out right, in order. */
