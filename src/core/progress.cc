@@ -62,6 +62,13 @@ std::atomic<bool> g_idle_sleeping{false};
 constexpr int64_t kBellSleepUs = 500;
 constexpr int64_t kBusySleepUs = 5;
 constexpr int kBusyYields = 64;
+// A thread whose work just ended yields (on a core nobody else wants, that is spinning) this long
+// before it sleeps: the next collective of a training step comes soon, and waking a sleeping
+// thread costs its caller a system call (2-3 us on a virtual machine, a fifth of a 64 KiB
+// allreduce at 2 ranks).
+constexpr double kLingerS = 200e-6;
+// Tries of the lock before a thread sleeps on it (detail::acquire).
+constexpr int kAcquireSpins = 1000;
 std::atomic<bool> g_bell_sleeping{false};
 
 void sleep_us(int64_t us) {
@@ -69,13 +76,31 @@ void sleep_us(int64_t us) {
   nanosleep(&ts, nullptr);
 }
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 void progress_thread() {
   // Its short sleeps while a collective waits for a peer must be short: the kernel's default
   // slack (50 us) would make each step of a small collective wait that long.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  // Like a wait's Backoff: a peer's answer on another core comes within microseconds, and a
+  // yield each time round costs a system call per look; when oversubscribed, spinning only delays
+  // the rank it waits for.
+  const int spins = g_oversubscribed ? 0 : static_cast<int>(params::spin_count());
   int idle = 0;
   while (!g_stop.load(std::memory_order_acquire)) {
     if (g_work.load(std::memory_order_acquire) <= 0) {
+      const double until = now_seconds() + kLingerS;
+      while (g_work.load(std::memory_order_acquire) <= 0 && !g_stop.load() &&
+             now_seconds() < until) {
+        sched_yield();
+      }
+      if (g_work.load(std::memory_order_acquire) > 0 || g_stop.load()) continue;
       // Idle, the lock goes off for a program whose other threads do not call MPI: its calls then
       // cost no mutex. Only a thread in the library gives this one work (add_work), and it turns
       // the lock back on, for itself first, before this one can run.
@@ -100,7 +125,11 @@ void progress_thread() {
     }
     if (events > 0) {
       idle = 0;
-    } else if (++idle < kBusyYields) {
+    } else if (idle < spins) {
+      ++idle;
+      cpu_relax();
+    } else if (idle < spins + kBusyYields) {
+      ++idle;
       sched_yield();
     } else if (g_waker.load(std::memory_order_relaxed) != nullptr) {
       // Nothing arrives: leave the core to the application's computation until something does.
@@ -115,14 +144,6 @@ void progress_thread() {
       sleep_us(kBusySleepUs);
     }
   }
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 }  // namespace
@@ -141,7 +162,15 @@ std::atomic<int> g_contenders{0};
 void acquire() {
   if (!g_mutex.try_lock()) {
     g_contenders.fetch_add(1, std::memory_order_relaxed);
-    g_mutex.lock();
+    // The progress thread holds it for one round of polling, microseconds: a futex sleep and the
+    // wake-up after it cost more than that on a virtual machine. Not when oversubscribed: the
+    // holder may be waiting for this core.
+    bool got = false;
+    for (int i = g_oversubscribed ? kAcquireSpins : 0; i < kAcquireSpins && !got; ++i) {
+      cpu_relax();
+      got = g_mutex.try_lock();
+    }
+    if (!got) g_mutex.lock();
     g_contenders.fetch_sub(1, std::memory_order_relaxed);
   }
   t_owned = true;
