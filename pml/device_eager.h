@@ -36,9 +36,9 @@ class DeviceEagerRing;
 
 // A chunk's word, kSlotWordOffset bytes before its payload.
 enum ChunkWord : uint64_t {
-  kChunkFree = 0,     // read: the sender takes the chunk back
-  kChunkCopied = 1,   // the payload is in the chunk
-  kChunkLent = 2,     // the payload is in the sender's buffer; the chunk's payload holds its address
+  kChunkFree = 0,    // read: the sender takes the chunk back
+  kChunkCopied = 1,  // the payload is in the chunk
+  kChunkLent = 2,    // the payload is in the sender's buffer; the chunk's payload holds its address
   kChunkReading = 3,  // the reader is copying it from that buffer
   kChunkMoving = 4,   // the sender is copying it into the chunk
 };
@@ -69,7 +69,7 @@ class DeviceEagerRing {
   // A chunk for `bytes` of payload, or nullptr when the ring is full (or HBM is). The caller fills
   // or lends it before its message leaves.
   DeviceChunk* take(size_t bytes, bool network);
-  void fill(DeviceChunk* c, const void* buf, size_t bytes);  // copies buf in: kChunkCopied
+  void fill(DeviceChunk* c, const void* buf, size_t bytes);   // copies buf in: kChunkCopied
   void lend(DeviceChunk* c, const void* buf, Request* send);  // kChunkLent; send is done later
   // Completes the sends whose lent chunks were read. When `idle` (nothing else progressed), also
   // moves the payloads of chunks found lent for kMoveAfterUs into them. Returns the sends done.

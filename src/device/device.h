@@ -103,8 +103,8 @@ bool peer_mapped(int rank);
 // DMA copy. False when rank's arena is not mapped here or the range is not inside it.
 bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
 // The word at `addr` (8-byte aligned) of rank's device memory <- value, a release store: what this
-// rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A doorbell-free handshake: the
-// pml's device eager slots are given back through it.)
+// rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A
+// doorbell-free handshake: the pml's device eager slots are given back through it.)
 bool store_to_peer(int rank, uint64_t addr, uint64_t value);
 // An acquire load of that word; false as store_to_peer is.
 bool load_from_peer(int rank, uint64_t addr, uint64_t* value);
