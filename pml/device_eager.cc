@@ -18,6 +18,8 @@ constexpr size_t kAlign = 64;
 // MPI comes within a few microseconds; one that computes, or has lost its core, may not for
 // milliseconds, and the copy costs about a microsecond.
 constexpr double kMoveAfterUs = 10;
+// Of the polls that find nothing, one in this many looks at every lent chunk (DeviceEagerRing::poll).
+constexpr unsigned kFullPollEvery = 8;
 
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -133,18 +135,28 @@ bool DeviceEagerRing::move(DeviceChunk& c) {
 }
 
 int DeviceEagerRing::poll(bool idle) {
+  // Readers mostly read in order: the oldest lent chunks first, as far as they are read.
   int done = 0;
-  double now = 0;
-  for (size_t i = 0, seen = 0; i < count_ && seen < static_cast<size_t>(lent_ + done); ++i) {
+  size_t i = 0;
+  for (; i < count_ && lent_ > 0; ++i) {
     DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
     if (c.lent == nullptr) continue;
-    ++seen;
+    if (device::load_word(c.word) != kChunkFree) break;
+    finish_lent(c);
+    ++done;
+  }
+  // The rest (read out of order, or lent too long) only now and then while this rank waits: each
+  // look at a word the reader has written is a cache miss.
+  if (done > 0 || !idle || lent_ == 0 || ++idle_polls_ % kFullPollEvery != 0) return done;
+  const double now = progress::now_seconds();
+  for (; i < count_ && lent_ > 0; ++i) {
+    DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
+    if (c.lent == nullptr) continue;
     const uint64_t word = device::load_word(c.word);
     if (word == kChunkFree) {
       finish_lent(c);
       ++done;
-    } else if (idle && word == kChunkLent) {
-      if (now == 0) now = progress::now_seconds();
+    } else if (word == kChunkLent) {
       if (c.found_lent_at == 0) {
         c.found_lent_at = now;
       } else if ((now - c.found_lent_at) * 1e6 >= kMoveAfterUs && move(c)) {

@@ -106,6 +106,7 @@ class DeviceEagerRing {
   size_t count_ = 0;
   int network_out_ = 0;
   int lent_ = 0;
+  unsigned idle_polls_ = 0;
   void (*complete_)(Request*) = nullptr;
 };
 
