@@ -18,7 +18,8 @@ constexpr size_t kAlign = 64;
 // MPI comes within a few microseconds; one that computes, or has lost its core, may not for
 // milliseconds, and the copy costs about a microsecond.
 constexpr double kMoveAfterUs = 10;
-// Of the polls that find nothing, one in this many looks at every lent chunk (DeviceEagerRing::poll).
+// Of the polls that find nothing, one in this many looks at every lent chunk
+// (DeviceEagerRing::poll).
 constexpr unsigned kFullPollEvery = 8;
 
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
