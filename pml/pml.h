@@ -11,8 +11,9 @@
 //                                  (process_vm_readv; over a network an RMA read that completes
 //                                  in a later poll), then R --FIN--> S
 //   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
-//   device eager small, on device: S copies into its HBM ring, S --RTS(slot)--> R (S done), R reads
-//                                  it and stores 0 into the chunk's word in S's HBM (no FIN)
+//   device eager small, on device: S takes a chunk of its HBM ring, S --RTS(slot)--> R; R swaps the
+//                                  chunk's word, reads S's buffer (or the chunk, if S waited 10 us
+//                                  and copied the payload in; S then done) and stores 0 (no FIN)
 // A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
 // arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
 //
