@@ -111,8 +111,6 @@ void DeviceEagerRing::fill(DeviceChunk* c, const void* buf, size_t bytes) {
 }
 
 void DeviceEagerRing::lend(DeviceChunk* c, const void* buf, Request* send) {
-  // The address first: a reader that sees kChunkLent reads it after its compare and swap.
-  device::store_word(c->payload, reinterpret_cast<uint64_t>(buf));
   device::store_word(c->word, kChunkLent);
   c->lent = send;
   c->source = buf;
@@ -181,9 +179,9 @@ void DeviceEagerRing::settle(Request* r) {
 void DeviceEagerRing::move_all() {
   for (size_t i = 0; i < count_ && lent_ > 0; ++i) {
     DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
+    // Not moved: its reader has just read it (poll sees the word free).
     if (c.lent == nullptr || move(c)) continue;
-    // A reader is copying it right now: it stores kChunkFree when done.
-    progress::wait_until([&c] { return c.lent == nullptr; });  // poll sees it
+    progress::wait_until([&c] { return c.lent == nullptr; });
   }
 }
 

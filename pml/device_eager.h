@@ -2,17 +2,19 @@
 // chunk of a ring in HBM and is sent as a rendezvous whose reader finds its payload through the
 // chunk; the peer reads it as it reads any device rendezvous, in one DMA copy.
 //
-// The payload stays in the sender's buffer (the chunk is lent: the chunk holds the buffer's
-// address) while the reader comes for it soon, so a message read at once is copied once, buffer to
-// buffer. A send that waits and finds its chunk still lent after kMoveAfterUs (the receiver is
-// computing, or both ranks send first) copies the payload into the chunk and is done, as an eager
-// send is: without that, two ranks sending to each other first (as most programs do with small
-// messages) would wait until one of them read. The chunk's word says which it is, and a compare and
-// swap settles a race between the reader and the move (ChunkWord).
+// The payload stays in the sender's buffer (the chunk is lent) while the reader comes for it soon,
+// so a message read at once is copied once, buffer to buffer. A send that waits and finds its chunk
+// still lent after kMoveAfterUs (the receiver is computing, or both ranks send first) copies the
+// payload into the chunk and is done, as an eager send is: without that, two ranks sending to each
+// other first (as most programs do with small messages) would wait until one of them read. The
+// chunk's word says where the payload is (ChunkWord). The reader copies from the sender's buffer
+// first, then swaps the word from kChunkLent to kChunkFree: if the swap fails, the sender had begun
+// its move before the copy ended (the buffer may have changed since), and the reader copies again,
+// from the chunk. One swap both settles the race and gives the chunk back.
 //
 // Over a network a chunk is filled at the send (the reader's RMA read needs this rank's progress
-// anyway). A reader on the node gives a chunk back by storing kChunkFree into its word itself
-// (kFlagSlot), so no kFin comes back; over a network, or when the peer has the data pushed (kCts),
+// anyway). A reader on the node gives a chunk back through its word (kFlagSlot), so no kFin comes
+// back; over a network, or when the peer has the data pushed (kCts),
 // the chunk's own send stores it as it completes. A receiver that finds no receive posted copies
 // the payload into its own HBM and gives the chunk back at once, so a message read late holds no
 // chunk and no sender's buffer.
@@ -38,9 +40,8 @@ class DeviceEagerRing;
 enum ChunkWord : uint64_t {
   kChunkFree = 0,    // read: the sender takes the chunk back
   kChunkCopied = 1,  // the payload is in the chunk
-  kChunkLent = 2,    // the payload is in the sender's buffer; the chunk's payload holds its address
-  kChunkReading = 3,  // the reader is copying it from that buffer
-  kChunkMoving = 4,   // the sender is copying it into the chunk
+  kChunkLent = 2,    // the payload is in the sender's buffer (the address the RTS carries)
+  kChunkMoving = 3,  // the sender is copying it into the chunk
 };
 
 struct DeviceChunk {

@@ -296,34 +296,25 @@ void update_sleeper() {
   progress::set_sleeper(sleep_until_bell, all ? wake_sleeper : nullptr, nullptr);
 }
 
-// The sender of device eager chunk `h` (kFlagSlot) gets it back: the store into its HBM that frees
-// the chunk (device_eager.h), or kFin if that cannot be done from here.
-void release_chunk(int peer, const FragHeader& h) {
-  if (!device::store_to_peer(peer, h.addr - kSlotWordOffset, 0)) {
-    send_control(peer, FragType::kFin, h.sreq, 0);
-  }
-}
-
-// Reads n bytes of device eager chunk h (kFlagSlot) into dst, from wherever its payload is now
-// (device_eager.h: still in the sender's buffer, or in the chunk), and gives the chunk back. False,
+// Reads n bytes of device eager message h (kFlagSlot; its payload is its chunk's word address)
+// into dst, from wherever its payload is now, and gives the chunk back (device_eager.h). False,
 // with the chunk as it was, when this rank cannot read the sender's HBM.
-bool read_chunk(int peer, const FragHeader& h, void* dst, size_t n) {
-  const uint64_t word = h.addr - kSlotWordOffset;
+bool read_chunk(int peer, const FragHeader& h, const uint8_t* payload, void* dst, size_t n) {
+  Transport* t = engine().peers[peer].transport;
+  uint64_t word = 0;
+  std::memcpy(&word, payload, sizeof word);
+  device::prefetch_at_peer(peer, word);  // comes while the payload is read
+  if (n > 0 && !t->read_device(peer, h.addr, dst, n)) return false;
   uint64_t seen = 0;
-  if (!device::exchange_at_peer(peer, word, kChunkLent, kChunkReading, &seen)) return false;
-  uint64_t from = h.addr;
-  if (seen == kChunkLent) {
-    device::load_from_peer(peer, h.addr, &from);  // the sender's buffer
-  } else if (seen == kChunkMoving) {
-    // The sender is copying it into the chunk (it waited for us long enough): at most the limit.
+  if (!device::exchange_at_peer(peer, word, kChunkLent, kChunkFree, &seen)) return false;
+  if (seen == kChunkLent) return true;  // read from the buffer before the sender moved it
+  // The sender waited long enough and moved the payload into the chunk: read it there.
+  if (seen == kChunkMoving) {
     progress::Backoff backoff;
     while (device::load_from_peer(peer, word, &seen) && seen == kChunkMoving) backoff.pause();
   }
-  if (n > 0 && !engine().peers[peer].transport->read_device(peer, from, dst, n)) {
-    if (seen == kChunkLent) device::store_to_peer(peer, word, kChunkLent);
-    return false;
-  }
-  release_chunk(peer, h);
+  if (n > 0 && !t->read_device(peer, word + kSlotWordOffset, dst, n)) return false;
+  device::store_to_peer(peer, word, kChunkFree);
   return true;
 }
 
@@ -359,7 +350,7 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   Peer& p = e.peers[peer];
   Transport::ReadStart read = Transport::ReadStart::kDone;
   if (h.flags & kFlagSlot) {  // from a peer on the node: the read gives its chunk back
-    if (read_chunk(peer, h, r->buf_, n)) {
+    if (read_chunk(peer, h, payload, r->buf_, n)) {
       complete(r);
       return;
     }
@@ -399,11 +390,11 @@ void free_message(Message* m) {
 // An unexpected device eager message (kFlagSlot): its payload is read into this rank's HBM and the
 // sender's chunk given back at once, so that a receive posted late holds no chunk (device_eager.h).
 // It is then an eager message. False when HBM is short: it stays a rendezvous.
-bool take_out_of_chunk(Message* m, int peer) {
+bool take_out_of_chunk(Message* m, int peer, const uint8_t* payload) {
   FragHeader& h = m->h;
   void* mem = nullptr;
   if (device::alloc(h.size, &mem) != Status::kOk) return false;
-  if (!read_chunk(peer, h, mem, h.size)) {
+  if (!read_chunk(peer, h, payload, mem, h.size)) {
     device::free(mem);
     return false;
   }
@@ -427,7 +418,7 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
   auto* m = new Message;
   m->h = h;
   m->peer = peer;
-  if (h.flags & kFlagSlot && take_out_of_chunk(m, peer)) {
+  if (h.flags & kFlagSlot && take_out_of_chunk(m, peer, payload)) {
     c.unexpected.push_back(m);
     return;
   }
@@ -639,11 +630,17 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
       if (p.network) {
         e.device_eager.fill(chunk, buf, bytes);
         job.complete = req;  // its data is in the chunk: done once the message is on its way
+        buf = chunk->payload;
       } else {
+        // The reader copies from buf, and swaps the chunk's word: its address travels as the
+        // payload. Done when read, or when moved into the chunk.
         h.flags = kFlagSlot;
-        e.device_eager.lend(chunk, buf, req);  // done when read, or when moved into the chunk
+        e.device_eager.lend(chunk, buf, req);
+        const auto word = reinterpret_cast<uint64_t>(chunk->word);
+        std::memcpy(job.key, &word, sizeof word);
+        job.key_len = sizeof word;
+        job.len = sizeof word;
       }
-      buf = chunk->payload;
     }
   }
   if (bytes <= p.eager_limit && !reach) {

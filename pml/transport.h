@@ -27,10 +27,10 @@ constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
 // kRts: the sender's buffer is device memory. On a node, addr is its address in the sender's
 // device range (read_device); over a network, the address of its NIC view (read_remote).
 constexpr uint8_t kFlagDevice = 2;
-// kRts with kFlagDevice, on a node: addr is a chunk of the sender's device eager ring, whose word,
-// kSlotWordOffset bytes below addr, says whether the payload is there or still in the sender's
-// buffer (device_eager.h). The reader gives the chunk back by storing 0 into that word
-// (device::store_to_peer), not by kFin: a fragment less each way for a small device message.
+// kRts with kFlagDevice, on a node: a small message, through a chunk of the sender's device eager
+// ring. addr is the sender's buffer, the payload the address of the chunk's word, which says
+// whether the payload is still there or in the chunk (kSlotWordOffset bytes on: device_eager.h).
+// The reader gives the chunk back through that word, not by kFin: a fragment less each way.
 constexpr uint8_t kFlagSlot = 4;
 constexpr uint64_t kSlotWordOffset = 8;
 constexpr uint8_t kFlagCancelled = 1;  // kCancelReply: the message was unmatched and is dropped
@@ -159,6 +159,9 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
           (h.flags & kFlagSlot && !(h.flags & kFlagDevice)))
         return "a rendezvous request with unknown flags";
       if (len > Transport::kMaxKey) return "a rendezvous request with an oversized remote key";
+      if (h.flags & kFlagSlot && len != sizeof(uint64_t)) {
+        return "a device eager request without its chunk's address";
+      }
       break;
     case FragType::kAck:
     case FragType::kFin:

@@ -412,6 +412,10 @@ bool store_to_peer(int rank, uint64_t addr, uint64_t value) {
   return true;
 }
 
+void prefetch_at_peer(int rank, uint64_t addr) {
+  if (const uint64_t* w = peer_word(rank, addr)) __builtin_prefetch(w, 1);
+}
+
 bool load_from_peer(int rank, uint64_t addr, uint64_t* value) {
   const uint64_t* w = peer_word(rank, addr);
   if (w == nullptr) return false;

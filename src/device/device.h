@@ -106,6 +106,8 @@ bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
 // rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A
 // doorbell-free handshake: the pml's device eager slots are given back through it.)
 bool store_to_peer(int rank, uint64_t addr, uint64_t value);
+// Starts bringing that word's cache line here to be written (a hint; nothing if it is not mapped).
+void prefetch_at_peer(int rank, uint64_t addr);
 // An acquire load of that word; false as store_to_peer is.
 bool load_from_peer(int rank, uint64_t addr, uint64_t* value);
 // Compare and swap on that word: desired goes in if it holds expected. *seen is what it held
