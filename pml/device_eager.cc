@@ -135,13 +135,27 @@ bool DeviceEagerRing::move(DeviceChunk& c) {
 
 int DeviceEagerRing::poll(bool idle) {
   // Readers mostly read in order: the oldest lent chunks first, as far as they are read.
+  // The oldest chunk, found free, is taken back at once: reclaim() would look at its word again
+  // (a miss, since the reader wrote it last).
   int done = 0;
   size_t i = 0;
-  for (; i < count_ && lent_ > 0; ++i) {
+  while (i < count_ && lent_ > 0) {
     DeviceChunk& c = chunks_[(first_ + i) % kMaxChunks];
-    if (c.lent == nullptr) continue;
+    if (c.lent == nullptr) {
+      ++i;
+      continue;
+    }
     if (device::load_word(c.word) != kChunkFree) break;
-    finish_lent(c);
+    Request* send = c.lent;
+    c.lent = nullptr;
+    --lent_;
+    if (i == 0) {
+      first_ = (first_ + 1) % kMaxChunks;
+      --count_;
+    } else {
+      ++i;
+    }
+    complete_(send);  // may send again, and take chunks
     ++done;
   }
   // The rest (read out of order, or lent too long) only now and then while this rank waits: each
