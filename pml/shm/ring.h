@@ -119,6 +119,12 @@ class RingReader {
   // segment is another process's to scribble on) stops the ring: fault() then says what it was.
   template <class Fn>
   int drain(Fn&& fn) {
+    return drain(fn, [](const FragHeader&, const uint8_t*) {});
+  }
+  // ahead(header, payload) is shown the next record too, when it is there already, before fn gets
+  // this one: it may start that record's other memory traffic (a prefetch) while fn works.
+  template <class Fn, class Ahead>
+  int drain(Fn&& fn, Ahead&& ahead) {
     int n = 0;
     while (fault_ == nullptr) {
       const uint64_t off = head_ & (cap_ - 1);
@@ -135,7 +141,14 @@ class RingReader {
       std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
       // The next record's line, on its way while fn delivers this one: a burst of small messages
       // (osu_bw's window) is read up to 1.3x faster.
-      __builtin_prefetch(data_ + ((head_ + record_bytes(len)) & (cap_ - 1)));
+      const uint64_t next = (head_ + record_bytes(len)) & (cap_ - 1);
+      const uint64_t next_word = prefix_at(data_, next)->load(std::memory_order_acquire);
+      if ((next_word & (kValid | kSkipKind)) == kValid &&
+          record_fault(next, next_word) == nullptr) {
+        FragHeader after;
+        std::memcpy(&after, data_ + next + sizeof(uint64_t), sizeof after);
+        ahead(after, data_ + next + kRecordOverhead);
+      }
       fn(h, rec + kRecordOverhead, len);
       head_ += record_bytes(len);
       // Freed record by record: a writer waiting for room starts as early as possible.

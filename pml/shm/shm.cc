@@ -214,9 +214,18 @@ class ShmTransport final : public Transport {
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
       int peer = job_.local_peers[j];
-      int n = readers_[j].drain([peer](const FragHeader& h, const uint8_t* payload, size_t len) {
-        deliver(peer, h, payload, len);
-      });
+      int n = readers_[j].drain([peer](const FragHeader& h, const uint8_t* payload,
+                                       size_t len) { deliver(peer, h, payload, len); },
+                                [peer](const FragHeader& h, const uint8_t* payload) {
+                                  // A small device message's reader swaps its chunk's word in the
+                                  // sender's HBM: that line comes while the message before is
+                                  // delivered.
+                                  if (h.type == FragType::kRts && (h.flags & kFlagSlot)) {
+                                    uint64_t word = 0;
+                                    std::memcpy(&word, payload, sizeof word);
+                                    device::prefetch_at_peer(peer, word);
+                                  }
+                                });
       if (__builtin_expect(readers_[j].fault() != nullptr, 0)) {
         boot::abort_job(1, "shm: rank " + std::to_string(job_.rank) + " found " +
                                readers_[j].fault() + " in its queue from rank " +
