@@ -22,12 +22,6 @@
 # (configure, then 5.5 CPU minutes of compiling); the unit tests 17 s, the tools and MPI jobs a
 # minute. A second run rebuilds only what changed. SANITIZERS=no in the environment skips it all.
 # Run it by hand from the build tree: (. tests/test-env.sh && ../tests/sanitizers.sh)
-#
-# In make check the builds come first, from tests/sanitizers-build.sh (this script with
-# SANITIZERS_BUILD_ONLY=1): it runs beside the serial chain of integration tests, whose mpirun
-# jobs leave a core idle much of the time, at idle CPU priority (SCHED_IDLE) so that it takes
-# only the CPU time those jobs leave. This script then runs last and alone, as before, and finds
-# both trees built (its make runs have nothing left to do).
 # shellcheck source=integration/lib.sh
 . "$(dirname "$0")/integration/lib.sh"
 
@@ -41,12 +35,6 @@ top_srcdir=$(cd "$TM_SRCDIR/.." && pwd)
 san=$TM_TOP_BUILDDIR/sanitize
 jobs=$(nproc 2>/dev/null || echo 2)
 t_start=$SECONDS
-build_only=${SANITIZERS_BUILD_ONLY:-}
-# The commands that build: at idle priority in the build-only lane (SCHED_IDLE, else nice 19).
-idle=()
-if [ -n "$build_only" ]; then
-  if chrt -i 0 true 2>/dev/null; then idle=(chrt -i 0); else idle=(nice -n 19); fi
-fi
 
 # The simulator's sweeps (every algorithm at hundreds of simulated ranks) take minutes even
 # uninstrumented, ten times that under ASan: they run in the main tree only. The code they cover
@@ -76,7 +64,7 @@ configure_tree() {
   # --with-ompi=DIR when the main tree's Open MPI is DIR/include and DIR/lib.
   [ "${TM_OMPI_INCDIR%/include}/lib" = "$TM_OMPI_LIBDIR" ] &&
     ompi=(--with-ompi="${TM_OMPI_INCDIR%/include}")
-  ${idle[@]+"${idle[@]}"} "$top_srcdir/configure" --enable-sanitizers="$2" --disable-werror \
+  "$top_srcdir/configure" --enable-sanitizers="$2" --disable-werror \
     ${ompi[@]+"${ompi[@]}"} CXXFLAGS="$3" >"$work/${1##*/}.configure.log" 2>&1
 }
 # build <tree> unit: the library, the tools and the unit tests but the slow ones. build <tree> lib:
@@ -90,20 +78,19 @@ build() {
     for la in $(echo 'print-libadd: ; @echo "libadd: $(libmpi_la_LIBADD)"' |
       make -s -C src/mpi -f Makefile -f - print-libadd | sed -n 's/^libadd: //p' | tr ' ' '\n' |
       grep '\.la$' | tac); do
-      ${idle[@]+"${idle[@]}"} make -j"$jobs" -C "src/mpi/$(dirname "$la")" "$(basename "$la")" \
-        >>"$build_log" 2>&1 ||
+      make -j"$jobs" -C "src/mpi/$(dirname "$la")" "$(basename "$la")" >>"$build_log" 2>&1 ||
         return 1
     done
-    ${idle[@]+"${idle[@]}"} make -j"$jobs" -C src/mpi libmpi.la >>"$build_log" 2>&1
+    make -j"$jobs" -C src/mpi libmpi.la >>"$build_log" 2>&1
     return
   fi
   # Every directory of the library and the tools: the top Makefile's SUBDIRS but man, tests, osu.
   local dirs
   dirs=$(sed -n 's/^SUBDIRS = //p' Makefile | tr ' ' '\n' | grep -vxE 'man|tests|osu|' |
     paste -sd' ')
-  ${idle[@]+"${idle[@]}"} make -j"$jobs" SUBDIRS="$dirs" >>"$build_log" 2>&1 || return 1
+  make -j"$jobs" SUBDIRS="$dirs" >>"$build_log" 2>&1 || return 1
   cd tests/unit && mapfile -t units < <(unit_tests) &&
-    ${idle[@]+"${idle[@]}"} make -j"$jobs" "${units[@]}" >>"$build_log" 2>&1
+    make -j"$jobs" "${units[@]}" >>"$build_log" 2>&1
 }
 # Both trees are configured at once: configure runs one process at a time, and both finish before
 # anything else starts (nothing is left running if the first build fails).
@@ -125,18 +112,6 @@ tsan_configure_rc=0
 check "sanitized build (sanitize/: library, tools, unit tests) in $((SECONDS - t_start)) s" \
   test "$build_rc" -eq 0 || { diag_file "$build_log" 40; tap_done; }
 t_build=$((SECONDS - t_start))
-
-if [ -n "$build_only" ]; then
-  # The TSan tree too (nothing of it is run here), then the tests are sanitizers.sh's.
-  if [ "$tsan_lane" != no ]; then
-    t0=$SECONDS
-    build_rc=$tsan_configure_rc
-    [ "$build_rc" -ne 0 ] || { (build "$tsan" lib); build_rc=$?; }
-    check "TSan build (sanitize-thread/: libmpi.so.40) in $((SECONDS - t0)) s" \
-      test "$build_rc" -eq 0 || diag_file "$build_log" 40
-  fi
-  tap_done
-fi
 
 runtime=$(sed -n 's/^TORUSMPI_SANITIZER_RUNTIME = //p' "$san/Makefile")
 lib=$san/src/mpi/.libs/libmpi.so.40

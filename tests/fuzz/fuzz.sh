@@ -9,8 +9,6 @@
 #   TM_FUZZ_SECONDS  seconds of fuzzing per target (default 10; 0: replay the stored inputs only)
 #   TM_FUZZ_JOBS     targets built and run at once (default: the number of cores, at most 2)
 #   TM_FUZZ_DIR      where binaries, working corpora and crashes go (default: ./fuzz-out)
-#   TM_FUZZ_BUILD_ONLY  set (tests/fuzz/fuzz-build.sh): only build the targets, at idle CPU
-#                    priority, one TAP test each; a later run finds them built and only runs them
 # Needs no build of torusmpi and no network or PMIx; without clang's libFuzzer it skips.
 set -u
 export LC_ALL=C
@@ -62,14 +60,6 @@ if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned 
   exit 0
 fi
 
-build_only=${TM_FUZZ_BUILD_ONLY:-}
-# The compiler at idle priority when only building: make check runs that beside the integration
-# chain, in the CPU time its jobs leave (SCHED_IDLE, else nice 19).
-idle=()
-if [ -n "$build_only" ]; then
-  if chrt -i 0 true 2>/dev/null; then idle=(chrt -i 0); else idle=(nice -n 19); fi
-fi
-
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -83,14 +73,10 @@ run_target() {
   : >"$log"
   if [ ! -x "$bin" ] || [ -n "$(find "$top/src" "$top/pml" "$top/coll" "$fuzz_src" \
     -newer "$bin" \( -name '*.cc' -o -name '*.h' -o -name '*.def' \) -print -quit)" ]; then
-    if ! ${idle[@]+"${idle[@]}"} "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin" >>"$log" 2>&1; then
+    if ! "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin" >>"$log" 2>&1; then
       echo "fail build failed" >"$work/$t.result"
       return
     fi
-  fi
-  if [ -n "$build_only" ]; then
-    echo "ok built (fuzz.sh runs it)" >"$work/$t.result"
-    return
   fi
   local stored=() d
   for d in "$fuzz_src/corpus/$t" "$fuzz_src/regressions/$t"; do
