@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <map>
 #include <memory_resource>
 #include <string>
 #include <unordered_map>
@@ -131,14 +130,16 @@ inline bool continues(const Piece& a, const Piece& b) {
 // What bytes [at, at+len) of piece x hold, in words ("rank 3's send bytes [0, 8)").
 std::string describe(const Sets& sets, const Piece& x, uint64_t at, uint64_t len);
 
-// What every byte of one buffer holds: segments by start; bytes in none are undefined.
+// What every byte of one buffer holds: segments sorted by start, in one array; bytes in none are
+// undefined. An array rather than a tree: reads walk neighbouring segments in memory, most writes
+// replace a segment in place, and a thousand-rank run no longer makes and drops millions of nodes.
 class SegMap {
  public:
-  // Nodes come from the simulation's pool: a million-message run makes and drops millions of
-  // them, and the pool hands them back at once when the run ends.
-  explicit SegMap(std::pmr::memory_resource* pool = std::pmr::get_default_resource()) : m_(pool) {}
+  // The array comes from the simulation's pool, which hands everything back when the run ends.
+  explicit SegMap(std::pmr::memory_resource* pool = std::pmr::get_default_resource()) : v_(pool) {}
 
   struct Seg {
+    uint64_t start;
     uint64_t end;
     uint32_t key;
     int set;
@@ -155,83 +156,107 @@ class SegMap {
     std::vector<Piece>& out = *pieces;
     out.clear();
     uint64_t end = start + len, pos = start;
-    auto it = m_.upper_bound(start);
-    if (it != m_.begin()) --it;
-    for (; it != m_.end() && it->first < end && pos < end; ++it) {
-      const Seg& s = it->second;
+    size_t i = upper_bound(start);
+    if (i > 0) --i;
+    for (; i < v_.size() && v_[i].start < end && pos < end; ++i) {
+      const Seg& s = v_[i];
       if (s.end <= pos) continue;
-      if (it->first > pos) {
-        out.push_back(Piece{pos - start, it->first - pos, false, 0, 0, 0});
-        pos = it->first;
+      if (s.start > pos) {
+        out.push_back(Piece{pos - start, s.start - pos, false, 0, 0, 0});
+        pos = s.start;
       }
       uint64_t e = std::min(s.end, end);
-      out.push_back(Piece{pos - start, e - pos, true, s.key, s.set, s.origin + (pos - it->first)});
+      out.push_back(Piece{pos - start, e - pos, true, s.key, s.set, s.origin + (pos - s.start)});
       pos = e;
     }
     if (pos < end) out.push_back(Piece{pos - start, end - pos, false, 0, 0, 0});
     return out;
   }
 
-  // Replaces [start, start+len) with pieces (offsets relative to start). One search, then
-  // hinted inserts: a thousand-rank run writes millions of times.
+  // Replaces [start, start+len) with pieces (offsets relative to start, in order), then joins the
+  // segments around it that continue each other: the same segments, split and joined at the same
+  // places, as before the array (the simulator's messages name them).
   void write(uint64_t start, uint64_t len, const std::vector<Piece>& pieces) {
     if (len == 0) return;
     const uint64_t end = start + len;
-    auto it = m_.lower_bound(start);
-    // Whole blocks overwritten by one piece are the common case: no node to make or drop.
-    if (pieces.size() == 1 && pieces[0].defined && it != m_.end() && it->first == start &&
-        it->second.end == end) {
-      it->second = Seg{end, pieces[0].key, pieces[0].set, pieces[0].origin};
-      merge_from(it, end);
+    const size_t lo = lower_bound(start);
+    // Whole blocks overwritten by one piece are the common case: nothing moves.
+    if (pieces.size() == 1 && pieces[0].defined && lo < v_.size() && v_[lo].start == start &&
+        v_[lo].end == end) {
+      v_[lo] = Seg{start, end, pieces[0].key, pieces[0].set, pieces[0].origin};
+      merge_from(lo, end);
       return;
     }
     // A segment from before start keeps its head, and its tail when it reaches past end.
-    if (it != m_.begin()) {
-      Seg& s = std::prev(it)->second;
-      const uint64_t at = std::prev(it)->first;
-      if (s.end > end)
-        it = m_.emplace_hint(it, end, Seg{s.end, s.key, s.set, s.origin + (end - at)});
+    Seg tail{};
+    bool has_tail = false;
+    if (lo > 0) {
+      Seg& s = v_[lo - 1];
+      if (s.end > end) {
+        tail = Seg{end, s.end, s.key, s.set, s.origin + (end - s.start)};
+        has_tail = true;
+      }
       if (s.end > start) s.end = start;
     }
     // Those starting inside go, but for the tail of the last one.
-    while (it != m_.end() && it->first < end) {
-      if (it->second.end > end) {
-        const Seg& s = it->second;
-        const Seg tail{s.end, s.key, s.set, s.origin + (end - it->first)};
-        it = m_.emplace_hint(m_.erase(it), end, tail);
+    size_t hi = lo;
+    while (hi < v_.size() && v_[hi].start < end) {
+      const Seg& s = v_[hi++];
+      if (s.end > end) {
+        tail = Seg{end, s.end, s.key, s.set, s.origin + (end - s.start)};
+        has_tail = true;
         break;
       }
-      it = m_.erase(it);
     }
-    auto first = it;  // the first segment from start on
-    for (auto p = pieces.rbegin(); p != pieces.rend(); ++p) {
-      if (p->defined && p->len > 0)
-        first = m_.emplace_hint(first, start + p->off,
-                                Seg{start + p->off + p->len, p->key, p->set, p->origin});
+    size_t n = has_tail ? 1 : 0;
+    for (const Piece& p : pieces) n += p.defined && p.len > 0;
+    // [lo, hi) becomes n segments: the array's tail moves at most once.
+    if (n > hi - lo) {
+      v_.insert(v_.begin() + hi, n - (hi - lo), Seg{});
+    } else {
+      v_.erase(v_.begin() + lo + n, v_.begin() + hi);
     }
-    merge_from(first, end);
+    size_t k = lo;
+    for (const Piece& p : pieces) {
+      if (p.defined && p.len > 0)
+        v_[k++] = Seg{start + p.off, start + p.off + p.len, p.key, p.set, p.origin};
+    }
+    if (has_tail) v_[k] = tail;
+    merge_from(lo, end);
   }
 
  private:
-  // Joins segments that continue each other, from the one before `it` to the one after end.
-  void merge_from(std::pmr::map<uint64_t, Seg>::iterator it, uint64_t end) {
-    if (it != m_.begin()) --it;
-    while (it != m_.end()) {
-      auto next = std::next(it);
-      if (next == m_.end() || it->first > end) break;
-      Seg& a = it->second;
-      const Seg& b = next->second;
-      if (a.end == next->first && a.key == b.key && a.set == b.set &&
-          a.origin + (a.end - it->first) == b.origin) {
-        a.end = b.end;
-        m_.erase(next);
-      } else {
-        it = next;
-      }
-    }
+  // The index of the first segment starting after x (upper) or at or after x (lower).
+  size_t upper_bound(uint64_t x) const {
+    return std::upper_bound(v_.begin(), v_.end(), x,
+                            [](uint64_t y, const Seg& s) { return y < s.start; }) -
+           v_.begin();
+  }
+  size_t lower_bound(uint64_t x) const {
+    return std::lower_bound(v_.begin(), v_.end(), x,
+                            [](const Seg& s, uint64_t y) { return s.start < y; }) -
+           v_.begin();
   }
 
-  std::pmr::map<uint64_t, Seg> m_;
+  // Joins segments that continue each other, from the one before i to the one after end,
+  // closing up the array once.
+  void merge_from(size_t i, uint64_t end) {
+    if (i > 0) --i;
+    size_t w = i, r = i + 1;
+    for (; r < v_.size() && v_[w].start <= end; ++r) {
+      Seg& a = v_[w];
+      const Seg& b = v_[r];
+      if (a.end == b.start && a.key == b.key && a.set == b.set &&
+          a.origin + (a.end - a.start) == b.origin) {
+        a.end = b.end;
+      } else if (++w != r) {
+        v_[w] = b;
+      }
+    }
+    if (w + 1 < r) v_.erase(v_.begin() + w + 1, v_.begin() + r);
+  }
+
+  std::pmr::vector<Seg> v_;
 };
 
 // A descriptor's expected result (expect.h) for one rank's receive buffer, written into `want`
