@@ -118,18 +118,18 @@ void DeviceEagerRing::lend(DeviceChunk* c, const void* buf, Request* send) {
   ++lent_;
 }
 
-void DeviceEagerRing::finish_lent(DeviceChunk& c) {
+Request* DeviceEagerRing::unlend(DeviceChunk& c) {
   Request* send = c.lent;
   c.lent = nullptr;
   --lent_;
-  complete_(send);
+  return send;
 }
 
 bool DeviceEagerRing::move(DeviceChunk& c) {
   if (!device::exchange_word(c.word, kChunkLent, kChunkMoving)) return false;
   device::copy(c.payload, c.source, c.req.capacity_);  // the message's size (take's caller)
   device::store_word(c.word, kChunkCopied);
-  finish_lent(c);
+  complete_(unlend(c));
   return true;
 }
 
@@ -146,9 +146,7 @@ int DeviceEagerRing::poll(bool idle) {
       continue;
     }
     if (device::load_word(c.word) != kChunkFree) break;
-    Request* send = c.lent;
-    c.lent = nullptr;
-    --lent_;
+    Request* send = unlend(c);
     if (i == 0) {
       first_ = (first_ + 1) % kMaxChunks;
       --count_;
@@ -167,7 +165,7 @@ int DeviceEagerRing::poll(bool idle) {
     if (c.lent == nullptr) continue;
     const uint64_t word = device::load_word(c.word);
     if (word == kChunkFree) {
-      finish_lent(c);
+      complete_(unlend(c));
       ++done;
     } else if (word == kChunkLent) {
       if (c.found_lent_at == 0) {

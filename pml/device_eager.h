@@ -91,7 +91,7 @@ class DeviceEagerRing {
  private:
   static void give(Request* r);               // the chunk's send completed
   bool move(DeviceChunk& c);                  // false when the reader got there first
-  void finish_lent(DeviceChunk& c);           // its send is done
+  Request* unlend(DeviceChunk& c);            // no longer lent: its send, for complete_
   void reclaim();                             // takes back the oldest chunks that are free again
   bool place(size_t need, size_t* at) const;  // where `need` bytes fit now, if they do
 

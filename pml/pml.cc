@@ -303,11 +303,17 @@ bool read_chunk(int peer, const FragHeader& h, const uint8_t* payload, void* dst
   Transport* t = engine().peers[peer].transport;
   uint64_t word = 0;
   std::memcpy(&word, payload, sizeof word);
-  device::prefetch_at_peer(peer, word);  // comes while the payload is read
-  if (n > 0 && !t->read_device(peer, h.addr, dst, n)) return false;
+  // Fetched to be written (the swap), so the look at it costs one transfer, not two.
+  device::prefetch_at_peer(peer, word);
   uint64_t seen = 0;
-  if (!device::exchange_at_peer(peer, word, kChunkLent, kChunkFree, &seen)) return false;
-  if (seen == kChunkLent) return true;  // read from the buffer before the sender moved it
+  if (!device::load_from_peer(peer, word, &seen)) return false;
+  // Read from the buffer before the swap that proves it was still lent (a reader that comes late
+  // finds the payload moved already, and reads it once, from the chunk).
+  if (seen == kChunkLent) {
+    if (n > 0 && !t->read_device(peer, h.addr, dst, n)) return false;
+    if (!device::exchange_at_peer(peer, word, kChunkLent, kChunkFree, &seen)) return false;
+    if (seen == kChunkLent) return true;
+  }
   // The sender waited long enough and moved the payload into the chunk: read it there.
   if (seen == kChunkMoving) {
     progress::Backoff backoff;
