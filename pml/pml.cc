@@ -429,13 +429,22 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
     return;
   }
   if (len > 0) {
-    m->data = static_cast<uint8_t*>(std::malloc(len));
-    if (m->data == nullptr) {
-      log::error("pml: out of memory keeping an unexpected message of %llu B from rank %d",
-                 static_cast<unsigned long long>(h.size), peer);
-      std::abort();
+    // An inline device payload waits in this rank's HBM, unless it is full.
+    void* mem = nullptr;
+    if (h.type == FragType::kEager && (h.flags & kFlagDevice) &&
+        device::alloc(len, &mem) == Status::kOk) {
+      device::copy(mem, payload, len);
+      m->data = static_cast<uint8_t*>(mem);
+      m->on_device = true;
+    } else {
+      m->data = static_cast<uint8_t*>(std::malloc(len));
+      if (m->data == nullptr) {
+        log::error("pml: out of memory keeping an unexpected message of %llu B from rank %d",
+                   static_cast<unsigned long long>(h.size), peer);
+        std::abort();
+      }
+      device::stage(m->data, payload, len);
     }
-    std::memcpy(m->data, payload, len);
     m->len = len;
   }
   c.unexpected.push_back(m);
@@ -625,11 +634,13 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   h.size = bytes;
   h.sreq = reinterpret_cast<uint64_t>(req);
   Peer& p = e.peers[peer];
-  // Device data goes eager only where the receiver could not fetch it from HBM: an eager payload
-  // from device memory passes through host memory.
+  // Device data goes eager only where the receiver could not fetch it from HBM (an eager payload
+  // from device memory passes through host memory), or where the transport writes it into the
+  // receiver's HBM itself (inline).
   const bool on_device = bytes > 0 && device::in_device_range(buf);
-  const bool reach = on_device && p.transport->device_reach(peer);
-  if (reach && bytes <= p.eager_limit && mode != SendMode::kSync) {
+  const bool inline_device = on_device && bytes <= p.transport->device_inline_limit(peer);
+  const bool reach = inline_device || (on_device && p.transport->device_reach(peer));
+  if (reach && !inline_device && bytes <= p.eager_limit && mode != SendMode::kSync) {
     if (DeviceChunk* chunk = e.device_eager.take(bytes, p.network)) {
       prepare_send(&chunk->req, ctx, mode, peer, comm.rank, tag, chunk->payload, bytes);
       h.sreq = reinterpret_cast<uint64_t>(&chunk->req);
@@ -649,15 +660,17 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
       }
     }
   }
-  if (bytes <= p.eager_limit && !reach) {
+  if (bytes <= p.eager_limit && (!reach || inline_device)) {
     h.type = FragType::kEager;
     h.addr = 0;
     if (mode == SendMode::kSync) h.flags = kFlagSync;
+    if (inline_device) h.flags |= kFlagDevice;
     job.data = static_cast<const uint8_t*>(buf);
     job.len = bytes;
-    // Transports copy the payload they are given but never read device memory: a device payload
-    // goes through a host copy made here, which also frees the user's buffer at once.
-    if (__builtin_expect(on_device, 0)) {
+    // Transports copy the payload they are given but read device memory only inline: another
+    // device payload goes through a host copy made here, which also frees the user's buffer at
+    // once.
+    if (__builtin_expect(on_device && !inline_device, 0)) {
       job.bounce = e.bounces.take(bytes, &job.pooled);
       if (job.bounce == nullptr) return Status::kErrNoMem;
       device::stage(job.bounce, buf, bytes);

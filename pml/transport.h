@@ -26,6 +26,8 @@ enum class FragType : uint8_t {
 constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
 // kRts: the sender's buffer is device memory. On a node, addr is its address in the sender's
 // device range (read_device); over a network, the address of its NIC view (read_remote).
+// kEager: the payload is device memory (given to send() as the sender's buffer, handed to deliver
+// in the receiver's HBM, where the transport wrote it: device_inline_limit).
 constexpr uint8_t kFlagDevice = 2;
 // kRts with kFlagDevice, on a node: a small message, through a chunk of the sender's device eager
 // ring. addr is the sender's buffer, the payload the address of the chunk's word, which says
@@ -101,6 +103,13 @@ class Transport {
     (void)peer, (void)addr, (void)dst, (void)len;
     return false;
   }
+  // The largest device payload send() takes to peer as a kEager fragment with kFlagDevice: the
+  // transport writes it straight into a queue in the receiver's HBM, in order with the peer's other
+  // fragments (a small message is then one write and one read, as a host one is). 0: none.
+  virtual size_t device_inline_limit(int peer) const {
+    (void)peer;
+    return 0;
+  }
 
   // Remote memory access (network transports): makes [buf, buf+len) readable by `peer` for the
   // rendezvous send `id` and writes what the reader needs (a remote key) to key, at most kMaxKey
@@ -151,7 +160,8 @@ class Transport {
 inline const char* fragment_fault(const FragHeader& h, size_t len) {
   switch (h.type) {
     case FragType::kEager:
-      if ((h.flags & ~kFlagSync) != 0) return "an eager fragment with unknown flags";
+      if ((h.flags & ~(kFlagSync | kFlagDevice)) != 0)
+        return "an eager fragment with unknown flags";
       if (h.size != len) return "an eager fragment whose payload is not its message's size";
       break;
     case FragType::kRts:

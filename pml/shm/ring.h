@@ -12,6 +12,10 @@
 // the writer clears the prefix of the one after it; one line of the ring is kept free for that.
 // The reader frees space with a release store of head, which the writer reads only when its
 // cached copy says the ring is full.
+//
+// Two rings may carry one ordered stream (a node's host queue and its device queue between the
+// same two ranks): each record then carries the stream's sequence number, and the reader takes a
+// ring's records only while they are the next of the stream (drain with `next`).
 #ifndef TORUSMPI_PML_SHM_RING_H_
 #define TORUSMPI_PML_SHM_RING_H_
 
@@ -30,10 +34,13 @@ struct alignas(64) RingControl {
 };
 static_assert(sizeof(RingControl) == 64, "head has its cache line to itself");
 
-// The prefix word: bit 63 says the record is there, bits 32..39 its kind, bits 0..31 its length
+// The prefix word: bit 63 says the record is there, bits 40..62 its sequence number (modulo 2^23:
+// more records than that never wait in two rings), bits 32..39 its kind, bits 0..31 its length
 // (payload bytes; for a skip, the bytes skipped).
 constexpr uint64_t kValid = uint64_t{1} << 63;
 constexpr uint64_t kSkipKind = uint64_t{1} << 32;
+constexpr int kSeqShift = 40;
+constexpr uint64_t kSeqMask = (uint64_t{1} << 23) - 1;
 constexpr size_t kRecordOverhead = sizeof(uint64_t) + sizeof(FragHeader);
 constexpr uint64_t kLine = 64;
 
@@ -59,8 +66,8 @@ class RingWriter {
     tail_ = head_cache_;
   }
 
-  // Appends one record; false when the ring has no room for it now.
-  bool push(const FragHeader& h, const void* payload, size_t len) {
+  // Appends one record, number seq of its stream; false when the ring has no room for it now.
+  bool push(const FragHeader& h, const void* payload, size_t len, uint64_t seq = 0) {
     uint64_t need = record_bytes(len);
     uint64_t off = tail_ & (cap_ - 1);
     uint64_t gap = cap_ - off;                                   // bytes to the end of the ring
@@ -77,7 +84,7 @@ class RingWriter {
     uint8_t* rec = data_ + off;
     std::memcpy(rec + sizeof(uint64_t), &h, sizeof h);
     if (len > 0) std::memcpy(rec + kRecordOverhead, payload, len);
-    publish(off, need, len);
+    publish(off, need, (seq & kSeqMask) << kSeqShift | len);
     tail_ += need;
     return true;
   }
@@ -119,12 +126,14 @@ class RingReader {
   // segment is another process's to scribble on) stops the ring: fault() then says what it was.
   template <class Fn>
   int drain(Fn&& fn) {
-    return drain(fn, [](const FragHeader&, const uint8_t*) {});
+    return drain(
+        fn, [](const FragHeader&, const uint8_t*) {}, nullptr);
   }
   // ahead(header, payload) is shown the next record too, when it is there already, before fn gets
-  // this one: it may start that record's other memory traffic (a prefetch) while fn works.
+  // this one: it may start that record's other memory traffic (a prefetch) while fn works. With
+  // `next`, records are taken only while they are number *next of their stream, which counts up.
   template <class Fn, class Ahead>
-  int drain(Fn&& fn, Ahead&& ahead) {
+  int drain(Fn&& fn, Ahead&& ahead, uint64_t* next) {
     int n = 0;
     while (fault_ == nullptr) {
       const uint64_t off = head_ & (cap_ - 1);
@@ -136,6 +145,10 @@ class RingReader {
       if (word & kSkipKind) {
         head_ += len;
         continue;
+      }
+      if (next != nullptr) {
+        if ((word >> kSeqShift & kSeqMask) != (*next & kSeqMask)) return n;
+        ++*next;
       }
       FragHeader h;
       std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
@@ -167,7 +180,9 @@ class RingReader {
   // ring_max_payload() and never straddles the end.
   const char* record_fault(uint64_t off, uint64_t word) const {
     const uint64_t len = word & 0xffffffffu;
-    if ((word & ~(kValid | kSkipKind | 0xffffffffu)) != 0) return "a record of unknown kind";
+    if ((word & ~(kValid | kSeqMask << kSeqShift | kSkipKind | 0xffffffffu)) != 0) {
+      return "a record of unknown kind";
+    }
     if (word & kSkipKind) {
       return off != 0 && len == cap_ - off ? nullptr : "a skip that does not end the ring";
     }

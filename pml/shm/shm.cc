@@ -35,7 +35,13 @@ namespace {
 
 constexpr uint64_t kSegmentMagic = 0x746d2e73686d3031ull;  // "tm.shm01"
 constexpr char kKey[] = "torusmpi.shm";
-constexpr char kHbmKey[] = "torusmpi.hbm";  // each rank's device::ArenaCard
+constexpr char kHbmKey[] = "torusmpi.hbm";          // each rank's device::ArenaCard
+constexpr char kInboxKey[] = "torusmpi.hbm.inbox";  // each rank's Inbox
+// A device queue from each local rank, in the receiver's HBM: room for more than 64 messages of
+// the largest inline size (osu_bw's window), unless many ranks share the node; all of a rank's
+// together stay under a budget of its HBM.
+constexpr uint64_t kInboxRing = uint64_t{128} << 10;
+constexpr uint64_t kInboxBudget = uint64_t{8} << 20;
 // All rings of a node together stay under this, so 128 ranks per node still fit comfortably.
 constexpr uint64_t kAllRingsBudget = uint64_t{512} << 20;
 constexpr uint64_t kMinRing = uint64_t{16} << 10;
@@ -65,6 +71,14 @@ struct alignas(64) RankBlock {
   std::atomic<uint32_t> state;     // RankState
 };
 
+// Where a rank's device queues are: ring_stride(ring_bytes) bytes from local rank i start at
+// base + i * stride of its device memory. base 0: it has none (its HBM was too small).
+struct Inbox {
+  uint64_t base;
+  uint64_t ranks;
+  uint64_t ring_bytes;
+};
+
 // Where the first local rank published the segment.
 struct Location {
   int32_t pid;
@@ -84,6 +98,10 @@ uint64_t ring_bytes_for(int ranks) {
   uint64_t pairs = static_cast<uint64_t>(ranks) * (ranks - 1);
   uint64_t fair = floor_pow2(std::max<uint64_t>(kAllRingsBudget / pairs, kMinRing));
   return std::min(want, fair);
+}
+
+uint64_t inbox_ring_bytes(int ranks) {
+  return std::clamp<uint64_t>(floor_pow2(kInboxBudget / ranks), kMinRing, kInboxRing);
 }
 
 uint64_t ring_stride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
@@ -130,6 +148,12 @@ class ShmTransport final : public Transport {
     }
     writers_.resize(n_);
     readers_.resize(n_);
+    device_writers_.resize(n_);
+    device_readers_.resize(n_);
+    inline_to_.assign(n_, 0);
+    device_in_.assign(n_, 0);
+    sent_.assign(n_, 0);
+    received_.assign(n_, 0);
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
       writers_[j].attach(control(me_, j), data(me_, j), cap_);
@@ -158,7 +182,14 @@ class ShmTransport final : public Transport {
   bool send(int peer, const FragHeader& h, const void* payload, size_t len) override {
     int j = local_of_[peer];
     if (__builtin_expect(pacing_, 0) && !links_.may_send(j, h, len)) return false;
-    if (!writers_[j].push(h, payload, len)) return false;
+    // Both queues to j carry one stream: every fragment is numbered in it.
+    if (__builtin_expect(h.type == FragType::kEager && (h.flags & kFlagDevice), 0)) {
+      if (len > inline_to_[j]) return false;
+      if (!device_writers_[j].push(h, device::dma_view(payload), len, sent_[j])) return false;
+    } else if (!writers_[j].push(h, payload, len, sent_[j])) {
+      return false;
+    }
+    ++sent_[j];
     // Only payload: headers and control fragments are not what the simulator charges.
     if (__builtin_expect(accounting_, 0)) links_.charge_to(j, len);
     if (__builtin_expect(pacing_, 0) && links_.hops_to(j) > 0) links_.sent(j);
@@ -203,6 +234,41 @@ class ShmTransport final : public Transport {
     return device::peer_mapped(peer) && !(pacing_ && links_.hops_to(j) > 0);
   }
 
+  size_t device_inline_limit(int peer) const override { return inline_to_[local_of_[peer]]; }
+
+  // This rank's device queues (device memory at `base`, one from each local rank), read from
+  // now on. Rank j's writes land there once attach_device_queue has run on j.
+  void attach_inbox(uint8_t* base) {
+    const uint64_t cap = inbox_ring_bytes(n_), stride = ring_stride(cap);
+    auto* view = static_cast<uint8_t*>(device::dma_view(base));
+    inbox_delta_ = reinterpret_cast<uintptr_t>(base) - reinterpret_cast<uintptr_t>(view);
+    for (int j = 0; j < n_; ++j) {
+      if (j == me_) continue;
+      uint8_t* ring = view + stride * j;
+      device_readers_[j].attach(reinterpret_cast<RingControl*>(ring), ring + sizeof(RingControl),
+                                cap);
+      device_in_[j] = 1;
+    }
+  }
+
+  // Writes small device messages to local rank `peer` into its device queue from this rank.
+  void attach_device_queue(int peer, const Inbox& inbox) {
+    const int j = local_of_[peer];
+    const uint64_t cap = inbox.ring_bytes, stride = ring_stride(cap);
+    if (inbox.base == 0 || inbox.ranks != static_cast<uint64_t>(n_) || cap < kMinRing ||
+        (cap & (cap - 1)) != 0) {
+      return;
+    }
+    uint8_t* ring = device::peer_view(peer, inbox.base + stride * me_, stride);
+    if (ring == nullptr) return;
+    device_writers_[j].attach(reinterpret_cast<RingControl*>(ring), ring + sizeof(RingControl),
+                              cap);
+    // Not on a paced route: a device message there waits for its receive (device_reach).
+    if (device_reach(peer)) {
+      inline_to_[j] = std::min<size_t>(params::device_inline_limit(), ring_max_payload(cap));
+    }
+  }
+
   bool read_device(int peer, uint64_t addr, void* dst, size_t len) override {
     if (!device_reach(peer) || !device::copy_from_peer(peer, dst, addr, len)) return false;
     if (accounting_) links_.charge_from(local_of_[peer], len);
@@ -213,24 +279,7 @@ class ShmTransport final : public Transport {
     int events = 0;
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
-      int peer = job_.local_peers[j];
-      int n = readers_[j].drain([peer](const FragHeader& h, const uint8_t* payload,
-                                       size_t len) { deliver(peer, h, payload, len); },
-                                [peer](const FragHeader& h, const uint8_t* payload) {
-                                  // A small device message's reader swaps its chunk's word in the
-                                  // sender's HBM: that line comes while the message before is
-                                  // delivered.
-                                  if (h.type == FragType::kRts && (h.flags & kFlagSlot)) {
-                                    uint64_t word = 0;
-                                    std::memcpy(&word, payload, sizeof word);
-                                    device::prefetch_at_peer(peer, word);
-                                  }
-                                });
-      if (__builtin_expect(readers_[j].fault() != nullptr, 0)) {
-        boot::abort_job(1, "shm: rank " + std::to_string(job_.rank) + " found " +
-                               readers_[j].fault() + " in its queue from rank " +
-                               std::to_string(peer) + " (shared memory overwritten?)");
-      }
+      int n = drain_from(j);
       if (n > 0) {
         // The writer may be asleep waiting for the room just freed. No fence here: a wake-up
         // missed in that race costs the writer one sleep of at most TORUSMPI_SLEEP_MAX_US.
@@ -243,7 +292,9 @@ class ShmTransport final : public Transport {
 
   bool pending() const override {
     for (int j = 0; j < n_; ++j) {
-      if (j != me_ && !readers_[j].empty()) return true;
+      if (j != me_ && (!readers_[j].empty() || (device_in_[j] && !device_readers_[j].empty()))) {
+        return true;
+      }
     }
     // A held fragment whose time has come: the pml must poll to hand it over.
     return pacing_ && links_.holding() && links_.next_due() <= now_ns();
@@ -301,6 +352,58 @@ class ShmTransport final : public Transport {
   }
 
  private:
+  // Delivers what local rank j sent, in the order sent: its host queue and its device queue are
+  // drained in turns, each while its records are the next of j's stream.
+  int drain_from(int j) {
+    const int peer = job_.local_peers[j];
+    auto host = [peer](const FragHeader& h, const uint8_t* payload, size_t len) {
+      deliver(peer, h, payload, len);
+    };
+    auto ahead = [peer](const FragHeader& h, const uint8_t* payload) {
+      // A small device message's reader swaps its chunk's word in the sender's HBM: that line
+      // comes while the message before is delivered.
+      if (h.type == FragType::kRts && (h.flags & kFlagSlot)) {
+        uint64_t word = 0;
+        std::memcpy(&word, payload, sizeof word);
+        device::prefetch_at_peer(peer, word);
+      }
+    };
+    // A device payload is handed over by its device address: the pml copies it as device memory.
+    const uintptr_t delta = inbox_delta_;
+    auto device = [this, peer, delta](const FragHeader& h, const uint8_t* payload, size_t len) {
+      // Only a device message's payload may be handed over as device memory.
+      if (h.type != FragType::kEager || !(h.flags & kFlagDevice)) {
+        boot::abort_job(1, "shm: rank " + std::to_string(job_.rank) +
+                               " found a fragment other than a device message in its device "
+                               "queue from rank " +
+                               std::to_string(peer) + " (device memory overwritten?)");
+      }
+      deliver(peer, h,
+              reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(payload) + delta), len);
+    };
+    auto nothing = [](const FragHeader&, const uint8_t*) {};
+    int n = 0;
+    for (;;) {
+      const int from_host = readers_[j].drain(host, ahead, &received_[j]);
+      const int from_device =
+          device_in_[j] ? device_readers_[j].drain(device, nothing, &received_[j]) : 0;
+      n += from_host + from_device;
+      // Neither queue's next record is the stream's next: it has not been sent yet.
+      if (from_device == 0) break;
+    }
+    check_queue(readers_[j], peer, "queue");
+    if (device_in_[j]) check_queue(device_readers_[j], peer, "device queue");
+    return n;
+  }
+
+  void check_queue(const RingReader& reader, int peer, const char* which) {
+    if (__builtin_expect(reader.fault() != nullptr, 0)) {
+      boot::abort_job(1, "shm: rank " + std::to_string(job_.rank) + " found " + reader.fault() +
+                             " in its " + which + " from rank " + std::to_string(peer) +
+                             " (shared memory overwritten?)");
+    }
+  }
+
   uint8_t* ring_base(int from, int to) {
     return base_ + rings_off_ + ring_stride(cap_) * (static_cast<uint64_t>(from) * n_ + to);
   }
@@ -377,14 +480,22 @@ class ShmTransport final : public Transport {
   std::vector<pid_t> pids_;
   std::vector<RingWriter> writers_;
   std::vector<RingReader> readers_;
+  // Device queues (device_inline_limit): to each local rank in its HBM, from each in this one's.
+  std::vector<RingWriter> device_writers_;
+  std::vector<RingReader> device_readers_;
+  std::vector<uint8_t> device_in_;         // attached
+  std::vector<size_t> inline_to_;          // device_inline_limit, per local rank
+  uintptr_t inbox_delta_ = 0;              // device address - this process's view of it
+  std::vector<uint64_t> sent_, received_;  // the stream's numbers, per local rank
   Liveness liveness_;
   int bell_sock_ = -2;  // -2: not made yet
   int ring_sock_ = -1;
 };
 
 struct State {
-  int fd = -1;       // the first local rank's: kept open until every rank has mapped
-  std::string name;  // named segments: unlinked once every rank has mapped
+  int fd = -1;            // the first local rank's: kept open until every rank has mapped
+  std::string name;       // named segments: unlinked once every rank has mapped
+  void* inbox = nullptr;  // this rank's device queues (device memory)
   std::unique_ptr<ShmTransport> transport;
 };
 
@@ -465,9 +576,10 @@ int open_published(const Location& loc, std::string* error) {
   return fd;
 }
 
-// Maps a local peer's HBM for read_device. Without it (the kernel refuses the open, say) device
-// messages to and from that peer pipeline through host memory, counted as staged bytes.
-void map_hbm(int peer) {
+// Maps a local peer's HBM for read_device and its device queue from this rank. Without the
+// mapping (the kernel refuses the open, say) device messages to and from that peer pipeline
+// through host memory, counted as staged bytes.
+void map_hbm(int peer, ShmTransport* transport) {
   std::vector<uint8_t> value;
   device::ArenaCard card;
   std::string error;
@@ -475,9 +587,30 @@ void map_hbm(int peer) {
     error = "rank " + std::to_string(peer) + " published no device memory card";
   } else {
     std::memcpy(&card, value.data(), sizeof card);
-    if (device::map_peer(peer, card, &error) == Status::kOk) return;
+    if (device::map_peer(peer, card, &error) == Status::kOk) {
+      Inbox inbox{};
+      if (boot::get(peer, kInboxKey, &value) == Status::kOk && value.size() == sizeof inbox) {
+        std::memcpy(&inbox, value.data(), sizeof inbox);
+        transport->attach_device_queue(peer, inbox);
+      }
+      return;
+    }
   }
   log::warn("shm: %s: device data to and from it passes through host memory", error.c_str());
+}
+
+// This rank's device queues, one from each local rank, published for them. When its HBM has no
+// room for them there are none, and small device messages to it go through the senders' HBM eager
+// rings.
+Status make_inbox(const boot::JobInfo& job) {
+  State& st = state();
+  Inbox inbox{0, static_cast<uint64_t>(job.local_size), inbox_ring_bytes(job.local_size)};
+  const uint64_t bytes = ring_stride(inbox.ring_bytes) * job.local_size;
+  if (params::device_inline_limit() > 0 && device::alloc(bytes, &st.inbox) == Status::kOk) {
+    device::fill(st.inbox, 0, bytes);  // every queue empty
+    inbox.base = reinterpret_cast<uint64_t>(st.inbox);
+  }
+  return boot::put(kInboxKey, &inbox, sizeof inbox);
 }
 
 }  // namespace
@@ -486,6 +619,7 @@ Status prepare(const boot::JobInfo& job, std::string* error) {
   if (job.local_size < 2) return Status::kOk;
   const device::ArenaCard hbm = device::arena_card();
   TORUSMPI_CHECK(boot::put(kHbmKey, &hbm, sizeof hbm));
+  TORUSMPI_CHECK(make_inbox(job));
   if (job.local_rank != 0) return Status::kOk;
   return create(job, error);
 }
@@ -542,6 +676,7 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     return Status::kErrBoot;
   }
   st.transport = std::make_unique<ShmTransport>(static_cast<uint8_t*>(base), loc.bytes, job, cards);
+  if (st.inbox != nullptr) st.transport->attach_inbox(static_cast<uint8_t*>(st.inbox));
   hdr->attached.fetch_add(1, std::memory_order_acq_rel);
   if (job.local_rank == 0) {
     // The name goes as soon as every local rank holds the mapping. A rank that dies first ends
@@ -568,7 +703,7 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     int peer = job.local_peers[i];
     if (i != job.local_rank && topo::place(m, peer).instance == my_instance) {
       set_transport(peer, st.transport.get());
-      map_hbm(peer);
+      map_hbm(peer, st.transport.get());
     }
   }
   return Status::kOk;
@@ -595,6 +730,10 @@ void print_link_stats(FILE* out) {
 void detach() {
   State& st = state();
   st.transport.reset();
+  if (st.inbox != nullptr) {
+    device::free(st.inbox);
+    st.inbox = nullptr;
+  }
   if (st.fd >= 0) {
     if (!st.name.empty()) shm_unlink(st.name.c_str());
     close(st.fd);

@@ -374,12 +374,18 @@ bool peer_mapped(int rank) {
   return rank >= 0 && static_cast<size_t>(rank) < g_peers.size() && g_peers[rank].view != nullptr;
 }
 
-bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes) {
-  if (!peer_mapped(rank)) return false;
+uint8_t* peer_view(int rank, uint64_t addr, size_t bytes) {
+  if (!peer_mapped(rank)) return nullptr;
   const PeerArena& p = g_peers[rank];
   const uint64_t off = addr - p.base;
-  if (off > p.bytes || bytes > p.bytes - off) return false;
-  std::memcpy(dma_view(dst), p.view + off, bytes);
+  if (off > p.bytes || bytes > p.bytes - off) return nullptr;
+  return p.view + off;
+}
+
+bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes) {
+  const uint8_t* from = peer_view(rank, addr, bytes);
+  if (from == nullptr) return false;
+  std::memcpy(dma_view(dst), from, bytes);
   g_counters.peer += bytes;
   (in_device_range(dst) ? g_counters.d2d : g_counters.d2h) += bytes;
   return true;

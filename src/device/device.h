@@ -106,6 +106,10 @@ bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
 // rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A
 // doorbell-free handshake: the pml's device eager slots are given back through it.)
 bool store_to_peer(int rank, uint64_t addr, uint64_t value);
+// Where this process reaches [addr, addr + bytes) of rank's device memory, for a queue the two
+// ranks share there (the shm transport's device queues: its writer and reader only touch it);
+// nullptr when rank's arena is not mapped here or the range is not inside it.
+uint8_t* peer_view(int rank, uint64_t addr, size_t bytes);
 // Starts bringing that word's cache line here to be written (a hint; nothing if it is not mapped).
 void prefetch_at_peer(int rank, uint64_t addr);
 // An acquire load of that word; false as store_to_peer is.

@@ -23,6 +23,11 @@ done
 run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_EAGER_LIMIT=0 -x TORUSMPI_INSTANCE=torus:2x2:cores=2 "$bin.gcc"
 check "device.gcc, guard on, eager limit 0, np=4" ranks_done 4 || diag_job
+# Small device messages through the sender's HBM eager ring instead of the receiver's device
+# queue: the path of those between 1 KiB and 16 KiB, at every size.
+run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_DEVICE_INLINE_LIMIT=0 -x TORUSMPI_INSTANCE=torus:2x2:cores=1 "$bin.gcc" only
+check "device.gcc only, guard on, no device queue, np=4" ranks_done 4 || diag_job
 # Device buffers only: no device byte may pass through the library's host memory (HBM to HBM on
 # a node, the NIC straight from and into HBM between instances), on every path: eager and
 # rendezvous sizes, self, Sendrecv_replace and every collective.

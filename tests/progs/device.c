@@ -243,6 +243,93 @@ static void test_kinds(void) {
 
 /* --- Point-to-point */
 
+/* Small device messages that the sender writes into a queue in the receiver's HBM, while larger
+ * ones and host ones from the same sender take the host queue: one stream, in order, whichever
+ * queue each took. Pairs: even rank -> odd. */
+static void test_inline(void) {
+  const int sender = g_rank % 2 == 0, peer = sender ? g_rank + 1 : g_rank - 1;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (peer >= g_size) return;
+  /* 600 messages of one tag, sent before the receiver looks: device 4 B and 1 KiB (inline;
+   * more of them than the device queue holds, so some wait in the sender), device 2000 B (the
+   * sender's HBM eager ring), host 4 B and an empty one (the host queue). */
+  enum { count = 600, kinds = 6, most = 2000 };
+  const int sizes[kinds] = {4, 1024, 4, 2000, 0, 1024}, on_dev[kinds] = {1, 1, 0, 1, 1, 1};
+  unsigned char* hsrc = malloc((size_t)count * most);
+  for (size_t i = 0; i < (size_t)count * most; ++i) hsrc[i] = (unsigned char)(g_rank + i * 3);
+  unsigned char* dsrc = mem((size_t)count * most, 1);
+  put(dsrc, hsrc, (size_t)count * most);
+  int bad = -1;
+  if (sender) {
+    MPI_Request* r = malloc(count * sizeof *r);
+    for (int k = 0; k < count; ++k) {
+      const int kind = k % kinds;
+      unsigned char* from = (on_dev[kind] ? dsrc : hsrc) + (size_t)k * most;
+      MPI_Isend(from, sizes[kind], MPI_BYTE, peer, 20, MPI_COMM_WORLD, &r[k]);
+    }
+    MPI_Waitall(count, r, MPI_STATUSES_IGNORE);
+    free(r);
+  } else {
+    unsigned char* rb = mem(most, 1);
+    unsigned char* got = malloc(most);
+    usleep(20000);
+    for (int k = 0; k < count && bad < 0; ++k) {
+      const int n = sizes[k % kinds];
+      MPI_Status st;
+      MPI_Recv(rb, most, MPI_BYTE, peer, 20, MPI_COMM_WORLD, &st);
+      int c = -1;
+      MPI_Get_count(&st, MPI_BYTE, &c);
+      put(got, rb, (size_t)n);
+      for (int i = 0; i < n && bad < 0; ++i) {
+        if (got[i] != (unsigned char)(peer + ((size_t)k * most + i) * 3)) bad = k;
+      }
+      if (c != n) bad = k;
+    }
+    check(bad < 0, "600 small messages through both of a node's queues, in the order sent",
+          "message %d wrong", bad);
+    mem_free(rb, 1);
+    free(got);
+  }
+  /* A synchronous one (done when matched), one looked at with MPI_Probe first, and one into a
+   * smaller receive (MPI_ERR_TRUNCATE, the part that fits, nothing past it). */
+  if (sender) {
+    MPI_Ssend(dsrc, 16, MPI_BYTE, peer, 21, MPI_COMM_WORLD);
+    MPI_Send(dsrc + 16, 100, MPI_BYTE, peer, 22, MPI_COMM_WORLD);
+    MPI_Send(dsrc + 116, 100, MPI_BYTE, peer, 23, MPI_COMM_WORLD);
+  } else {
+    unsigned char* rb = mem(100, 1);
+    unsigned char got[100], want[100];
+    for (int i = 0; i < 100; ++i) want[i] = (unsigned char)(peer + i * 3);
+    usleep(5000);
+    MPI_Recv(rb, 16, MPI_BYTE, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    put(got, rb, 16);
+    check(memcmp(got, want, 16) == 0, "a small synchronous device send", "wrong data");
+    MPI_Status st;
+    MPI_Probe(peer, 22, MPI_COMM_WORLD, &st);
+    int c = -1;
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    MPI_Recv(rb, 100, MPI_BYTE, peer, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    put(got, rb, 100);
+    for (int i = 0; i < 100; ++i) want[i] = (unsigned char)(peer + (16 + i) * 3);
+    check(c == 100 && memcmp(got, want, 100) == 0, "a small device message probed, then received",
+          "count %d", c);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    torusmpi_memset(rb, 0, 100);
+    const int rc = MPI_Recv(rb, 40, MPI_BYTE, peer, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    put(got, rb, 100);
+    for (int i = 0; i < 100; ++i) want[i] = i < 40 ? (unsigned char)(peer + (116 + i) * 3) : 0;
+    check(cls == MPI_ERR_TRUNCATE && memcmp(got, want, 100) == 0,
+          "a small device message truncated: MPI_ERR_TRUNCATE, the part that fits", "class %d",
+          cls);
+    mem_free(rb, 1);
+  }
+  mem_free(dsrc, 1);
+  free(hsrc);
+}
+
 /* only: device buffers on both sides, and none of the host or derived-datatype cases. */
 static void test_p2p(int only) {
   const size_t sizes[] = {0, 1, 65537, 1 << 20};
@@ -394,6 +481,7 @@ static void test_p2p(int only) {
       mem_free(b, 1);
     }
   }
+  if (eager == NULL || atoi(eager) > 0) test_inline();
   /* A burst: 300 device messages of mixed sizes, sent before the receiver looks (it sleeps first),
    * received in order. The small ones take more of the sender's HBM eager ring than it has, so
    * some wait for their receive; those read late must come out right, in order. */

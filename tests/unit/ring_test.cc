@@ -1,5 +1,5 @@
-// The shared-memory ring: records in order, wrap-around with skip records, full and empty, and a
-// producer and a consumer on two threads.
+// The shared-memory ring: records in order, wrap-around with skip records, full and empty, a
+// producer and a consumer on two threads, and two rings carrying one numbered stream.
 #include "pml/shm/ring.h"
 
 #include <gtest/gtest.h>
@@ -113,6 +113,66 @@ TEST(Ring, ProducerAndConsumerThreadsAgreeOnEveryByte) {
   }
   producer.join();
   EXPECT_TRUE(bytes_ok);
+}
+
+// The shm transport's host and device queues between two ranks: records go into either ring, and
+// the reader takes each ring's records only while they are the stream's next. The numbers start
+// just below the prefix's modulus, so they wrap around during the test.
+TEST(Ring, TwoRingsCarryOneStreamInOrder) {
+  TestRing host(8192), device(4096);
+  constexpr int kRecords = 20000;
+  const uint64_t first = kSeqMask - 50;
+  std::thread producer([&] {
+    std::vector<uint8_t> payload(700);
+    uint64_t seq = first;
+    unsigned pick = 1;
+    for (int i = 0; i < kRecords; ++i) {
+      pick = pick * 1103515245u + 12345u;
+      TestRing& to = (pick >> 16) % 3 == 0 ? host : device;  // runs of either
+      size_t len = static_cast<size_t>(i * 13 % 700);
+      for (size_t k = 0; k < len; ++k) payload[k] = static_cast<uint8_t>(i + k);
+      while (!to.writer.push(header(i, len), payload.data(), len, seq)) std::this_thread::yield();
+      ++seq;
+    }
+  });
+  uint64_t next = first;
+  int expect = 0;
+  bool ok = true;
+  auto take = [&](const FragHeader& h, const uint8_t* p, size_t len) {
+    if (h.tag != expect || len != static_cast<size_t>(expect * 13 % 700)) ok = false;
+    for (size_t k = 0; k < len; ++k) {
+      if (p[k] != static_cast<uint8_t>(expect + k)) ok = false;
+    }
+    ++expect;
+  };
+  auto nothing = [](const FragHeader&, const uint8_t*) {};
+  while (expect < kRecords) {
+    host.reader.drain(take, nothing, &next);
+    device.reader.drain(take, nothing, &next);
+    ASSERT_EQ(host.reader.fault(), nullptr);
+    ASSERT_EQ(device.reader.fault(), nullptr);
+  }
+  producer.join();
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(next, first + kRecords);
+  EXPECT_TRUE(host.reader.empty());
+  EXPECT_TRUE(device.reader.empty());
+}
+
+// A record that is not the stream's next stays where it is, for the other ring to go first.
+TEST(Ring, HoldsARecordThatIsNotTheStreamsNext) {
+  TestRing r(4096);
+  ASSERT_TRUE(r.writer.push(header(1, 0), nullptr, 0, 5));
+  uint64_t next = 4;
+  int n = r.reader.drain([](const FragHeader&, const uint8_t*, size_t) {},
+                         [](const FragHeader&, const uint8_t*) {}, &next);
+  EXPECT_EQ(n, 0);
+  EXPECT_FALSE(r.reader.empty());
+  next = 5;
+  n = r.reader.drain([](const FragHeader& h, const uint8_t*, size_t) { EXPECT_EQ(h.tag, 1); },
+                     [](const FragHeader&, const uint8_t*) {}, &next);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(next, 6u);
 }
 
 }  // namespace
