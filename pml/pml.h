@@ -11,11 +11,14 @@
 //                                  (process_vm_readv; over a network an RMA read that completes
 //                                  in a later poll), then R --FIN--> S
 //   pipelined   no single copy:    S --RTS--> R, R --CTS--> S, S --DATA(chunk)...--> R
+//   device inline  tiny, on device: S --EAGER(device)--> R written into a queue in R's HBM (shm)
 //   device eager small, on device: S takes a chunk of its HBM ring, S --RTS(slot)--> R; R swaps the
 //                                  chunk's word, reads S's buffer (or the chunk, if S waited 10 us
 //                                  and copied the payload in; S then done) and stores 0 (no FIN)
-// A ring between two ranks is FIFO and every message's first fragment (EAGER or RTS) is matched on
-// arrival, so messages from one sender are matched in the order they were sent (non-overtaking).
+// What a transport carries from one rank to another arrives in order (shm's two queues, host and
+// device, carry one numbered stream) and every message's first fragment (EAGER or RTS) is matched
+// on arrival, so messages from one sender are matched in the order they were sent
+// (non-overtaking).
 //
 // The MPI layer serializes calls (MPI_THREAD_SERIALIZED at most); with asynchronous progress the
 // entry points below and polling take progress::Lock, so the progress thread may poll meanwhile.

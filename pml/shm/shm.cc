@@ -37,11 +37,11 @@ constexpr uint64_t kSegmentMagic = 0x746d2e73686d3031ull;  // "tm.shm01"
 constexpr char kKey[] = "torusmpi.shm";
 constexpr char kHbmKey[] = "torusmpi.hbm";          // each rank's device::ArenaCard
 constexpr char kInboxKey[] = "torusmpi.hbm.inbox";  // each rank's Inbox
-// A device queue from each local rank, in the receiver's HBM: room for more than 64 messages of
-// the largest inline size (osu_bw's window), unless many ranks share the node; all of a rank's
-// together stay under a budget of its HBM.
-constexpr uint64_t kInboxRing = uint64_t{128} << 10;
-constexpr uint64_t kInboxBudget = uint64_t{8} << 20;
+// A device queue from each local rank, in the receiver's HBM: room for 64 messages of the largest
+// inline size (osu_bw's window), unless many ranks share the node; a rank's queues together take
+// at most 16 MiB, and a sixteenth of its HBM.
+constexpr uint64_t kInboxRing = uint64_t{1} << 20;
+constexpr uint64_t kInboxBudget = uint64_t{16} << 20;
 // All rings of a node together stay under this, so 128 ranks per node still fit comfortably.
 constexpr uint64_t kAllRingsBudget = uint64_t{512} << 20;
 constexpr uint64_t kMinRing = uint64_t{16} << 10;
@@ -100,8 +100,10 @@ uint64_t ring_bytes_for(int ranks) {
   return std::min(want, fair);
 }
 
-uint64_t inbox_ring_bytes(int ranks) {
-  return std::clamp<uint64_t>(floor_pow2(kInboxBudget / ranks), kMinRing, kInboxRing);
+// 0: no room for queues of kMinRing.
+uint64_t inbox_ring_bytes(int ranks, uint64_t hbm_bytes) {
+  const uint64_t ring = floor_pow2(std::min(kInboxBudget, hbm_bytes / 16) / ranks);
+  return ring < kMinRing ? 0 : std::min(ring, kInboxRing);
 }
 
 uint64_t ring_stride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
@@ -238,8 +240,8 @@ class ShmTransport final : public Transport {
 
   // This rank's device queues (device memory at `base`, one from each local rank), read from
   // now on. Rank j's writes land there once attach_device_queue has run on j.
-  void attach_inbox(uint8_t* base) {
-    const uint64_t cap = inbox_ring_bytes(n_), stride = ring_stride(cap);
+  void attach_inbox(uint8_t* base, uint64_t cap) {
+    const uint64_t stride = ring_stride(cap);
     auto* view = static_cast<uint8_t*>(device::dma_view(base));
     inbox_delta_ = reinterpret_cast<uintptr_t>(base) - reinterpret_cast<uintptr_t>(view);
     for (int j = 0; j < n_; ++j) {
@@ -493,9 +495,10 @@ class ShmTransport final : public Transport {
 };
 
 struct State {
-  int fd = -1;            // the first local rank's: kept open until every rank has mapped
-  std::string name;       // named segments: unlinked once every rank has mapped
-  void* inbox = nullptr;  // this rank's device queues (device memory)
+  int fd = -1;              // the first local rank's: kept open until every rank has mapped
+  std::string name;         // named segments: unlinked once every rank has mapped
+  void* inbox = nullptr;    // this rank's device queues (device memory)
+  uint64_t inbox_ring = 0;  // bytes of each
   std::unique_ptr<ShmTransport> transport;
 };
 
@@ -604,11 +607,14 @@ void map_hbm(int peer, ShmTransport* transport) {
 // rings.
 Status make_inbox(const boot::JobInfo& job) {
   State& st = state();
-  Inbox inbox{0, static_cast<uint64_t>(job.local_size), inbox_ring_bytes(job.local_size)};
+  Inbox inbox{0, static_cast<uint64_t>(job.local_size),
+              inbox_ring_bytes(job.local_size, device::range_bytes)};
   const uint64_t bytes = ring_stride(inbox.ring_bytes) * job.local_size;
-  if (params::device_inline_limit() > 0 && device::alloc(bytes, &st.inbox) == Status::kOk) {
+  if (params::device_inline_limit() > 0 && inbox.ring_bytes > 0 &&
+      device::alloc(bytes, &st.inbox) == Status::kOk) {
     device::fill(st.inbox, 0, bytes);  // every queue empty
     inbox.base = reinterpret_cast<uint64_t>(st.inbox);
+    st.inbox_ring = inbox.ring_bytes;
   }
   return boot::put(kInboxKey, &inbox, sizeof inbox);
 }
@@ -676,7 +682,9 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     return Status::kErrBoot;
   }
   st.transport = std::make_unique<ShmTransport>(static_cast<uint8_t*>(base), loc.bytes, job, cards);
-  if (st.inbox != nullptr) st.transport->attach_inbox(static_cast<uint8_t*>(st.inbox));
+  if (st.inbox != nullptr) {
+    st.transport->attach_inbox(static_cast<uint8_t*>(st.inbox), st.inbox_ring);
+  }
   hdr->attached.fetch_add(1, std::memory_order_acq_rel);
   if (job.local_rank == 0) {
     // The name goes as soon as every local rank holds the mapping. A rank that dies first ends

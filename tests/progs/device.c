@@ -250,11 +250,11 @@ static void test_inline(void) {
   const int sender = g_rank % 2 == 0, peer = sender ? g_rank + 1 : g_rank - 1;
   MPI_Barrier(MPI_COMM_WORLD);
   if (peer >= g_size) return;
-  /* 600 messages of one tag, sent before the receiver looks: device 4 B and 1 KiB (inline;
-   * more of them than the device queue holds, so some wait in the sender), device 2000 B (the
-   * sender's HBM eager ring), host 4 B and an empty one (the host queue). */
-  enum { count = 600, kinds = 6, most = 2000 };
-  const int sizes[kinds] = {4, 1024, 4, 2000, 0, 1024}, on_dev[kinds] = {1, 1, 0, 1, 1, 1};
+  /* 600 messages of one tag, sent before the receiver looks: device 4 B and 16 KiB (inline;
+   * more of them than the device queue holds, so some wait in the sender), device 20000 B (a
+   * rendezvous), host 4 B and an empty one (the host queue). */
+  enum { count = 600, kinds = 6, most = 20000 };
+  const int sizes[kinds] = {4, 16384, 4, 20000, 0, 16384}, on_dev[kinds] = {1, 1, 0, 1, 1, 1};
   unsigned char* hsrc = malloc((size_t)count * most);
   for (size_t i = 0; i < (size_t)count * most; ++i) hsrc[i] = (unsigned char)(g_rank + i * 3);
   unsigned char* dsrc = mem((size_t)count * most, 1);
