@@ -11,7 +11,8 @@
 // prefix the reader reaches may hold stale bytes of an earlier lap, so before publishing a record
 // the writer clears the prefix of the one after it; one line of the ring is kept free for that.
 // The reader frees space with a release store of head, which the writer reads only when its
-// cached copy says the ring is full.
+// cached copy says the ring is full. A writer that found it full says so in the head's line
+// (waiting), so that the reader knows to wake it when it frees room.
 //
 // Two rings may carry one ordered stream (a node's host queue and its device queue between the
 // same two ranks): each record then carries the stream's sequence number, and the reader takes a
@@ -30,7 +31,8 @@ namespace torusmpi::pml::shm {
 
 struct alignas(64) RingControl {
   std::atomic<uint64_t> head{0};
-  char pad[64 - sizeof(std::atomic<uint64_t>)];
+  std::atomic<uint32_t> waiting{0};  // the writer found no room: set and cleared by it
+  char pad[64 - sizeof(std::atomic<uint64_t>) - sizeof(std::atomic<uint32_t>)];
 };
 static_assert(sizeof(RingControl) == 64, "head has its cache line to itself");
 
@@ -74,7 +76,15 @@ class RingWriter {
     uint64_t total = (need <= gap ? need : gap + need) + kLine;  // + the line cleared ahead
     if (tail_ + total - head_cache_ > cap_) {
       head_cache_ = ctl_->head.load(std::memory_order_acquire);
-      if (tail_ + total - head_cache_ > cap_) return false;
+      if (tail_ + total - head_cache_ > cap_) {
+        if (!waiting_) ctl_->waiting.store(1, std::memory_order_relaxed);
+        waiting_ = true;
+        return false;
+      }
+    }
+    if (__builtin_expect(waiting_, 0)) {
+      ctl_->waiting.store(0, std::memory_order_relaxed);
+      waiting_ = false;
     }
     if (need > gap) {
       publish(off, 0, kSkipKind | gap);
@@ -87,6 +97,12 @@ class RingWriter {
     publish(off, need, (seq & kSeqMask) << kSeqShift | len);
     tail_ += need;
     return true;
+  }
+
+  // True when a push found no room and the reader has freed some since: checked before sleeping,
+  // after the sleeper's flag is up (the reader wakes a waiting writer only once it sees that).
+  bool room_freed() const {
+    return waiting_ && ctl_->head.load(std::memory_order_acquire) != head_cache_;
   }
 
  private:
@@ -103,6 +119,7 @@ class RingWriter {
   uint64_t cap_ = 0;
   uint64_t tail_ = 0;
   uint64_t head_cache_ = 0;
+  bool waiting_ = false;  // the last push found no room
 };
 
 class RingReader {
@@ -173,6 +190,9 @@ class RingReader {
 
   // Why the ring stopped, or nullptr.
   const char* fault() const { return fault_; }
+
+  // The writer found the ring full: after freeing room the reader must wake it.
+  bool writer_waiting() const { return ctl_->waiting.load(std::memory_order_relaxed) != 0; }
 
  private:
   // A writer's prefix at offset off (a multiple of kLine: head_ starts on one and moves by

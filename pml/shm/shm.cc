@@ -283,9 +283,13 @@ class ShmTransport final : public Transport {
       if (j == me_) continue;
       int n = drain_from(j);
       if (n > 0) {
-        // The writer may be asleep waiting for the room just freed. No fence here: a wake-up
-        // missed in that race costs the writer one sleep of at most TORUSMPI_SLEEP_MAX_US.
-        wake(j);
+        // A writer that found no room may be asleep waiting for the room just freed. The fence
+        // (in ring_bell) pairs with the one in its sleep(), whose check sees the room otherwise
+        // (RingWriter::room_freed); it found no room long before it sleeps, so the flag is seen.
+        if (readers_[j].writer_waiting() ||
+            (device_in_[j] && device_readers_[j].writer_waiting())) {
+          ring_bell(j);
+        }
         events += n;
       }
     }
@@ -294,9 +298,10 @@ class ShmTransport final : public Transport {
 
   bool pending() const override {
     for (int j = 0; j < n_; ++j) {
-      if (j != me_ && (!readers_[j].empty() || (device_in_[j] && !device_readers_[j].empty()))) {
-        return true;
-      }
+      if (j == me_) continue;
+      if (!readers_[j].empty() || (device_in_[j] && !device_readers_[j].empty())) return true;
+      // Room for a fragment the pml keeps until there is.
+      if (writers_[j].room_freed() || device_writers_[j].room_freed()) return true;
     }
     // A held fragment whose time has come: the pml must poll to hand it over.
     return pacing_ && links_.holding() && links_.next_due() <= now_ns();
