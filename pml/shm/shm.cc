@@ -263,12 +263,6 @@ class ShmTransport final : public Transport {
     }
     uint8_t* ring = device::peer_view(peer, inbox.base + stride * me_, stride);
     if (ring == nullptr) return;
-    // Its pages mapped now: faulted in by the first lap of messages instead, they made the first
-    // few hundred device allreduces of 16 KiB take several times as long.
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t from = reinterpret_cast<uintptr_t>(ring) & ~(page - 1);
-    const uintptr_t to = (reinterpret_cast<uintptr_t>(ring) + stride + page - 1) & ~(page - 1);
-    madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);  // a hint: may fail
     device_writers_[j].attach(reinterpret_cast<RingControl*>(ring), ring + sizeof(RingControl),
                               cap);
     // Not on a paced route: a device message there waits for its receive (device_reach).
@@ -623,7 +617,13 @@ Status make_inbox(const boot::JobInfo& job) {
   const uint64_t bytes = ring_stride(inbox.ring_bytes) * job.local_size;
   if (params::device_inline_limit() > 0 && inbox.ring_bytes > 0 &&
       device::alloc(bytes, &st.inbox) == Status::kOk) {
-    device::fill(st.inbox, 0, bytes);  // every queue empty
+    // Every queue empty: its head and its first record's prefix are 0 (the writer clears each
+    // prefix it comes to next). Nothing more is touched: a queue's pages are used, and so take
+    // memory and page faults, only once messages go through it.
+    for (int i = 0; i < job.local_size; ++i) {
+      device::fill(static_cast<uint8_t*>(st.inbox) + ring_stride(inbox.ring_bytes) * i, 0,
+                   sizeof(RingControl) + kLine);
+    }
     inbox.base = reinterpret_cast<uint64_t>(st.inbox);
     st.inbox_ring = inbox.ring_bytes;
   }

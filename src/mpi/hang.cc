@@ -1,5 +1,7 @@
 #include "mpi/hang.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -25,6 +27,10 @@ constexpr int kHistory = 4;
 constexpr size_t kHistoryRanks = 8;
 // A rank that leaves the report to a lower one takes it over if the job has not ended by then.
 constexpr double kHandOverS = 5;
+// With other nodes in the job, a reporting rank waits this long before it ends the job: their
+// reports, due at about the same time, come out before the launcher's teardown (which first
+// wakes stopped ranks with SIGCONT) changes what they see.
+constexpr unsigned kOtherNodesGraceUs = 1000000;
 
 std::string node_report() {
   std::vector<flight::Seen> seen;
@@ -127,6 +133,7 @@ void hang_abort(const std::string& why) {
   log::error("rank %d %s: the job looks hung. The ranks of node %s (MPI_COMM_WORLD ranks):",
              boot::job().rank, why.c_str(), g_host.c_str());
   print_lines(node_report());
+  if (boot::job().local_size < boot::job().size) usleep(kOtherNodesGraceUs);
   boot::abort_job(boot::kExitHang,
                   "ending the hung job (exit status " + std::to_string(boot::kExitHang) + ")");
 }
