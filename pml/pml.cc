@@ -75,8 +75,7 @@ struct OutJob {
   Request* complete = nullptr;  // done once the job has been handed over
   bool pipeline = false;
   size_t offset = 0;
-  uint8_t* bounce = nullptr;  // host copy of a device payload, given back at hand-over
-  bool pooled = false;        // bounce came from (and goes back to) the engine's BouncePool
+  uint8_t* bounce = nullptr;  // host copy of a device payload (len bytes), given back at hand-over
   uint8_t key_len = 0;        // kRts over a network: the remote key travels as the payload
   uint8_t key[Transport::kMaxKey];
 
@@ -84,46 +83,12 @@ struct OutJob {
   const void* payload() const { return key_len > 0 ? key : data; }
 };
 
-// Host copies of eager device payloads. A transport copies what it is given, so a bounce is free
-// again at hand-over, mostly before isend returns: a few buffers of the eager limit, reused, save
-// a malloc and a free per message. Only a backlog deeper than the pool falls back to malloc, and
-// such a buffer joins the pool when it comes back if there is room.
-class BouncePool {
- public:
-  // Buffers of `bytes` (the eager limit); none is made until a device send needs one.
-  void init(size_t bytes) { bytes_ = bytes; }
-  // nullptr when memory is short. *pooled: give() may keep it.
-  uint8_t* take(size_t len, bool* pooled) {
-    *pooled = len <= bytes_;
-    if (!*pooled) return static_cast<uint8_t*>(std::malloc(len));
-    if (count_ > 0) return free_[--count_];
-    return static_cast<uint8_t*>(std::malloc(bytes_ > 0 ? bytes_ : 1));
-  }
-  void give(uint8_t* b, bool pooled) {
-    if (b == nullptr) return;
-    if (pooled && count_ < kKeep) {
-      free_[count_++] = b;
-    } else {
-      std::free(b);
-    }
-  }
-  void clear() {
-    while (count_ > 0) std::free(free_[--count_]);
-  }
-
- private:
-  // Enough for a message in flight to each neighbour of a 2D torus rank.
-  static constexpr int kKeep = 4;
-  size_t bytes_ = 0;
-  uint8_t* free_[kKeep] = {};
-  int count_ = 0;
-};
-
-// Host buffers for the payloads of messages that arrive before their receive, of a power-of-two
-// size and kept for reuse (8 MiB of them at most): a burst of large eager messages that come
-// early (osu_bibw's windows) otherwise has malloc give the pages back and fault them in again,
-// message after message. Host osu_bibw at 32-64 KiB ran at 1-4 GB/s instead of 15-40.
-class PayloadPool {
+// Host buffers the pml holds for a while, of a power-of-two size and kept for reuse (8 MiB of them
+// at most): the payloads of messages that arrive before their receive, and host copies of eager
+// device payloads (bounces, free again once a transport has copied them). A burst of large eager
+// messages that come early (osu_bibw's windows) otherwise has malloc give the pages back and fault
+// them in again, message after message: host osu_bibw at 32-64 KiB ran at 1-4 GB/s, not 15-40.
+class BufferPool {
  public:
   // nullptr when memory is short.
   uint8_t* take(size_t len) {
@@ -136,8 +101,9 @@ class PayloadPool {
     kept_bytes_ -= class_bytes(c);
     return b;
   }
-  // b came from take(len).
+  // b came from take(len), or is nullptr.
   void give(uint8_t* b, size_t len) {
+    if (b == nullptr) return;
     const int c = size_class(len);
     if (c < kClasses && kept_bytes_ + class_bytes(c) <= kKeepBytes) {
       free_[c].push_back(b);
@@ -193,8 +159,7 @@ struct Engine {
   // A pipelined chunk from device memory passes through here on its way into a transport, which
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
-  BouncePool bounces;
-  PayloadPool payloads;        // unexpected messages' host payloads
+  BufferPool buffers;          // bounces and unexpected messages' host payloads
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
   DeviceEagerRing device_eager;
   int reads_in_flight = 0;  // RemoteReads started and not done
@@ -236,7 +201,7 @@ void send_or_queue(int peer, const OutJob& job) {
   Engine& e = engine();
   Peer& p = e.peers[peer];
   if (p.backlog.empty() && p.transport->send(peer, job.h, job.payload(), job.len)) {
-    e.bounces.give(job.bounce, job.pooled);
+    e.buffers.give(job.bounce, job.len);
     if (job.complete != nullptr) complete(job.complete);
     return;
   }
@@ -280,7 +245,7 @@ bool flush(int peer) {
       return false;
     }
     Request* done = job.complete;
-    engine().bounces.give(job.bounce, job.pooled);
+    engine().buffers.give(job.bounce, job.len);
     p.backlog.pop_front();
     if (done != nullptr) complete(done);
   }
@@ -435,7 +400,7 @@ void free_message(Message* m) {
   if (m->on_device) {
     device::free(m->data);
   } else if (m->data != nullptr) {
-    engine().payloads.give(m->data, m->len);
+    engine().buffers.give(m->data, m->len);
   }
   delete m;
 }
@@ -484,7 +449,7 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
       m->data = static_cast<uint8_t*>(mem);
       m->on_device = true;
     } else {
-      m->data = engine().payloads.take(len);
+      m->data = engine().buffers.take(len);
       if (m->data == nullptr) {
         log::error("pml: out of memory keeping an unexpected message of %llu B from rank %d",
                    static_cast<unsigned long long>(h.size), peer);
@@ -552,7 +517,6 @@ Status init(int self, int size) {
   e.eager_limit = static_cast<size_t>(params::eager_limit());
   e.device_eager.init(std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit())),
                       complete);
-  e.bounces.init(e.eager_limit);
   for (Peer& p : e.peers) {
     if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
   }
@@ -621,8 +585,7 @@ Status finalize() {
   e.transports.clear();
   e.peers.clear();
   e.loopback.reset();
-  e.bounces.clear();
-  e.payloads.clear();
+  e.buffers.clear();
   e.device_eager.clear();
   pending_transports().clear();
   return Status::kOk;
@@ -719,7 +682,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     // device payload goes through a host copy made here, which also frees the user's buffer at
     // once.
     if (__builtin_expect(on_device && !inline_device, 0)) {
-      job.bounce = e.bounces.take(bytes, &job.pooled);
+      job.bounce = e.buffers.take(bytes);
       if (job.bounce == nullptr) return Status::kErrNoMem;
       device::stage(job.bounce, buf, bytes);
       job.data = job.bounce;
@@ -791,7 +754,7 @@ bool cancel_send(Request* req) {
         (it->h.type != FragType::kEager && it->h.type != FragType::kRts))
       continue;
     if (it->h.type == FragType::kRts) p.transport->unexpose(sreq);
-    e.bounces.give(it->bounce, it->pooled);
+    e.buffers.give(it->bounce, it->len);
     p.backlog.erase(it);  // an emptied backlog leaves e.backlogged at the next flush
     req->cancelled = true;
     complete(req);

@@ -153,7 +153,6 @@ class ShmTransport final : public Transport {
     device_writers_.resize(n_);
     device_readers_.resize(n_);
     inline_to_.assign(n_, 0);
-    device_in_.assign(n_, 0);
     sent_.assign(n_, 0);
     received_.assign(n_, 0);
     for (int j = 0; j < n_; ++j) {
@@ -249,8 +248,8 @@ class ShmTransport final : public Transport {
       uint8_t* ring = view + stride * j;
       device_readers_[j].attach(reinterpret_cast<RingControl*>(ring), ring + sizeof(RingControl),
                                 cap);
-      device_in_[j] = 1;
     }
+    inbox_ = true;
   }
 
   // Writes small device messages to local rank `peer` into its device queue from this rank.
@@ -286,8 +285,7 @@ class ShmTransport final : public Transport {
         // A writer that found no room may be asleep waiting for the room just freed. The fence
         // (in ring_bell) pairs with the one in its sleep(), whose check sees the room otherwise
         // (RingWriter::room_freed); it found no room long before it sleeps, so the flag is seen.
-        if (readers_[j].writer_waiting() ||
-            (device_in_[j] && device_readers_[j].writer_waiting())) {
+        if (readers_[j].writer_waiting() || (inbox_ && device_readers_[j].writer_waiting())) {
           ring_bell(j);
         }
         events += n;
@@ -299,7 +297,7 @@ class ShmTransport final : public Transport {
   bool pending() const override {
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
-      if (!readers_[j].empty() || (device_in_[j] && !device_readers_[j].empty())) return true;
+      if (!readers_[j].empty() || (inbox_ && !device_readers_[j].empty())) return true;
       // Room for a fragment the pml keeps until there is.
       if (writers_[j].room_freed() || device_writers_[j].room_freed()) return true;
     }
@@ -392,14 +390,13 @@ class ShmTransport final : public Transport {
     int n = 0;
     for (;;) {
       const int from_host = readers_[j].drain(host, ahead, &received_[j]);
-      const int from_device =
-          device_in_[j] ? device_readers_[j].drain(device, nothing, &received_[j]) : 0;
+      const int from_device = inbox_ ? device_readers_[j].drain(device, nothing, &received_[j]) : 0;
       n += from_host + from_device;
       // Neither queue's next record is the stream's next: it has not been sent yet.
       if (from_device == 0) break;
     }
     check_queue(readers_[j], peer, "queue");
-    if (device_in_[j]) check_queue(device_readers_[j], peer, "device queue");
+    if (inbox_) check_queue(device_readers_[j], peer, "device queue");
     return n;
   }
 
@@ -490,7 +487,7 @@ class ShmTransport final : public Transport {
   // Device queues (device_inline_limit): to each local rank in its HBM, from each in this one's.
   std::vector<RingWriter> device_writers_;
   std::vector<RingReader> device_readers_;
-  std::vector<uint8_t> device_in_;         // attached
+  bool inbox_ = false;                     // device_readers_ attached
   std::vector<size_t> inline_to_;          // device_inline_limit, per local rank
   uintptr_t inbox_delta_ = 0;              // device address - this process's view of it
   std::vector<uint64_t> sent_, received_;  // the stream's numbers, per local rank
