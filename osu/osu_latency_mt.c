@@ -25,7 +25,7 @@ static const struct osu_bench kBench = {
     .name = "osu_latency_mt",
     .title = "Multi-threaded Latency Test",
     .metric = OSU_LATENCY,
-    .extra_opts = OSU_OPT_THREADS,
+    .extra_opts = OSU_OPT_THREADS | OSU_OPT_BUFFERS,
     .min_ranks = 2,
     .min_size = 0,
     .max_size = 1 << 22,
@@ -73,6 +73,7 @@ static void* run_pair(void* arg) {
       p->errors += osu_check(p->rbuf, count, o, pair_seed(p->size, i, peer, p->thread));
   }
   p->mean = iters > 0 ? (MPI_Wtime() - t0) / iters / 2 : 0;
+  osu_release_stage();
   return NULL;
 }
 
@@ -89,8 +90,8 @@ int main(int argc, char** argv) {
     for (int t = 0; t < n; t++) {
       pairs[t].o = &o;
       pairs[t].thread = t;
-      pairs[t].sbuf = osu_alloc(o.max_size);
-      pairs[t].rbuf = osu_alloc(o.max_size);
+      pairs[t].sbuf = osu_alloc_buf(&o, o.max_size);
+      pairs[t].rbuf = osu_alloc_buf(&o, o.max_size);
     }
     osu_print_header(&kBench, &o);
     for (size_t size = o.min_size; size <= o.max_size; size = osu_next_size(size)) {
@@ -117,8 +118,8 @@ int main(int argc, char** argv) {
                       errors);
     }
     for (int t = 0; t < n; t++) {
-      free(pairs[t].sbuf);
-      free(pairs[t].rbuf);
+      osu_free_buf(&o, pairs[t].sbuf);
+      osu_free_buf(&o, pairs[t].rbuf);
     }
     free(tids);
     free(pairs);

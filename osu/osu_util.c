@@ -61,8 +61,8 @@ static void usage(const struct osu_bench* b, FILE* out) {
     fprintf(out, "  -t, --num-threads N           threads per rank, at most 64 (default 2)\n");
   if (b->extra_opts & OSU_OPT_SLEEP)
     fprintf(out,
-            "  -S, --sleep-compute           the compute phase sleeps (device work) instead of "
-            "spinning\n");
+            "  -S, --sleep-compute           the compute phase leaves the core to other threads "
+            "(device work) instead of spinning\n");
   if (!b->sizeless)
     fprintf(
         out,
@@ -381,9 +381,16 @@ void osu_free_buf(const struct osu_options* o, void* buf) {
     free(buf);
 }
 
-/* Device data is written and read through a host copy (untimed). */
-static void* g_stage;
-static size_t g_stage_bytes;
+/* Device data is written and read through a host copy (untimed), one per thread (osu_latency_mt's
+ * threads fill and check at once). */
+static _Thread_local void* g_stage;
+static _Thread_local size_t g_stage_bytes;
+
+void osu_release_stage(void) {
+  free(g_stage);
+  g_stage = NULL;
+  g_stage_bytes = 0;
+}
 
 static int is_device(const struct osu_options* o, const void* buf) {
   int kind = 0;

@@ -40,10 +40,11 @@ enum osu_bus {
   0x4 /* -t threads: threads per rank; MPI is started at MPI_THREAD_MULTIPLE, \
          and a library that does not provide it stops the benchmark */
 
-#define OSU_OPT_SLEEP                                                            \
-  0x8 /* -S: the overlap's compute phase sleeps instead of spinning: the work    \
-         of an accelerator, which leaves the host core free (OSU's dummy compute \
-         burns the core a library's progress thread or device engine would use) */
+#define OSU_OPT_SLEEP                                                           \
+  0x8 /* -S: the overlap's compute phase yields the host core instead of        \
+         spinning on it: the work of an accelerator, which leaves the core free \
+         (OSU's dummy compute burns the core a library's progress thread or     \
+         device engine would use) */
 
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
@@ -121,6 +122,9 @@ unsigned osu_seed_to(size_t size, int iteration, int from, int to);
 void osu_fill(void* buf, int count, const struct osu_options* o, unsigned seed);
 /* Number of elements that differ from osu_fill(seed). */
 long osu_check(const void* buf, int count, const struct osu_options* o, unsigned seed);
+/* Frees the calling thread's host copy of device data, made by the fill and check functions; a
+ * thread that used them calls it before it ends. */
+void osu_release_stage(void);
 /* Element k of a buffer of o->type: (char*)buf + k * type size. */
 void* osu_elem(void* buf, const struct osu_options* o, size_t k);
 
