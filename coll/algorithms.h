@@ -24,6 +24,7 @@ void allreduce_chip_ring(Builder& b, const Args& a);
 void allreduce_instance_ring(Builder& b, const Args& a);
 void allreduce_instance_rdh(Builder& b, const Args& a);
 void allreduce_instance_direct(Builder& b, const Args& a);
+void allreduce_ina(Builder& b, const Args& a);
 
 void allgather_ring(Builder& b, const Args& a);
 void allgather_recursive_doubling(Builder& b, const Args& a);
@@ -77,6 +78,7 @@ void reduce_binomial(Builder& b, const Args& a);
 void reduce_rabenseifner(Builder& b, const Args& a);
 
 void barrier_dissemination(Builder& b, const Args& a);
+void barrier_ina(Builder& b, const Args& a);
 
 void gather_binomial(Builder& b, const Args& a);
 void gather_linear(Builder& b, const Args& a);
@@ -95,12 +97,13 @@ void neighbor_alltoallv_linear(Builder& b, const Args& a);
 void neighbor_alltoallw_linear(Builder& b, const Args& a);
 
 // The registry entries, by collective in Coll order, as the registry lists them.
-extern const Algorithm kBarrierDissemination;
+extern const Algorithm kBarrierDissemination, kBarrierIna;
 extern const Algorithm kBcastBinomial, kBcastScatterAllgather, kBcastTorusRing, kBcastDualRing;
 extern const Algorithm kReduceBinomial, kReduceRabenseifner;
 extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRing, kAllreduceRabenseifner,
     kAllreduceReduceBcast, kAllreduceTorusRing, kAllreduceDualRing, kAllreduceRdh, kAllreduceDirect,
-    kAllreduceChipRing, kAllreduceInstanceRing, kAllreduceInstanceRdh, kAllreduceInstanceDirect;
+    kAllreduceChipRing, kAllreduceInstanceRing, kAllreduceInstanceRdh, kAllreduceInstanceDirect,
+    kAllreduceIna;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck,
     kAllgatherTorusRing, kAllgatherDualRing, kAllgatherRdh, kAllgatherDirect, kAllgatherChipRing,
     kAllgatherInstanceRing, kAllgatherInstanceRdh, kAllgatherInstanceDirect;

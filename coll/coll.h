@@ -135,6 +135,10 @@ struct Args {
   // Intercommunicator collectives (coll/inter/inter.h): the call runs over both groups, ranks
   // [0, split) being the first and [split, size) the second; 0 on an intracommunicator.
   int split = 0;
+  // The in-network aggregation switch (pml/ina) can run this call's aggregations: one answers
+  // (TORUSMPI_SWITCH), and it knows the call's op and type (reductions). The ina algorithms need
+  // it; the simulator's --switch sets it.
+  bool in_network = false;
   // Where the builder finds the data: the call's buffers, or (in compositions) parts of them.
   BufRef send = send_buf();
   BufRef recv = recv_buf();

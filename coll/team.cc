@@ -63,7 +63,8 @@ int array_len(const Args& a, int i) {
 
 size_t Team::hash(const Args& a) {
   size_t h = static_cast<size_t>(a.coll) | static_cast<size_t>(a.in_place) << 8 |
-             static_cast<size_t>(a.commutative) << 9 | static_cast<size_t>(a.root) << 10;
+             static_cast<size_t>(a.commutative) << 9 | static_cast<size_t>(a.in_network) << 10 |
+             static_cast<size_t>(a.root) << 11;
   h ^= a.count * 0x9e3779b97f4a7c15ull ^ a.elem << 40;
   if (coll_vector(a.coll)) {
     for (int i = 0; i < kArrays; ++i) {
@@ -76,7 +77,7 @@ size_t Team::hash(const Args& a) {
 
 bool Team::matches(const Entry& e, const Args& a) {
   if (e.coll != a.coll || e.in_place != a.in_place || e.commutative != a.commutative ||
-      e.root != a.root || e.count != a.count || e.elem != a.elem)
+      e.in_network != a.in_network || e.root != a.root || e.count != a.count || e.elem != a.elem)
     return false;
   if (!coll_vector(a.coll)) return true;  // no arrays: the small-message path ends here
   const size_t* stored = e.arrays.data();
@@ -121,6 +122,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   *e = Entry{a->coll,
              a->in_place,
              a->commutative,
+             a->in_network,
              a->root,
              a->count,
              a->elem,

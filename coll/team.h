@@ -42,6 +42,7 @@ class Team {
     Coll coll;
     bool in_place;
     bool commutative;
+    bool in_network;
     int root;
     size_t count;
     size_t elem;

@@ -61,6 +61,10 @@ using ReduceFn = void (*)(void* inout, const void* in, size_t count);
 // in Fortran or C++). inout = in op inout, in MPI_Reduce_local's order either way.
 struct Reduction {
   ReduceFn kernel = nullptr;
+  // A predefined op on a predefined type: which (kCount otherwise), for who must know what the
+  // kernel does (the switch, pml/ina, does it itself).
+  ReduceOp op = ReduceOp::kCount;
+  Elem elem = Elem::kCount;
   void (*call)(const Reduction& r, void* inout, const void* in, size_t count) = nullptr;
   void* user_fn = nullptr;
   void* user_type = nullptr;

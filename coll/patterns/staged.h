@@ -66,6 +66,8 @@ class StepList {
             case OpType::kReduce:
               b.reduce(x.dst, x.src, x.bytes);
               break;
+            case OpType::kAggregate:
+              break;  // not planned in lists
           }
         }
       }

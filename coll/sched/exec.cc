@@ -23,6 +23,50 @@ void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
   static_cast<const Reduction*>(ctx)->apply(inout, in, count);
 }
 
+// What the switch makes of a predefined reduction (kNone: it cannot).
+pml::ina::ElemType agg_elem(Elem e) {
+  switch (e) {
+    case Elem::kI32:
+      return pml::ina::ElemType::kInt32;
+    case Elem::kU32:
+      return pml::ina::ElemType::kUint32;
+    case Elem::kI64:
+      return pml::ina::ElemType::kInt64;
+    case Elem::kU64:
+      return pml::ina::ElemType::kUint64;
+    case Elem::kF32:
+      return pml::ina::ElemType::kFloat32;
+    case Elem::kF64:
+      return pml::ina::ElemType::kFloat64;
+    default:
+      return pml::ina::ElemType::kNone;
+  }
+}
+pml::ina::AggOp agg_op(ReduceOp o) {
+  switch (o) {
+    case ReduceOp::kSum:
+      return pml::ina::AggOp::kSum;
+    case ReduceOp::kMin:
+      return pml::ina::AggOp::kMin;
+    case ReduceOp::kMax:
+      return pml::ina::AggOp::kMax;
+    case ReduceOp::kBand:
+      return pml::ina::AggOp::kBand;
+    case ReduceOp::kBor:
+      return pml::ina::AggOp::kBor;
+    case ReduceOp::kBxor:
+      return pml::ina::AggOp::kBxor;
+    default:
+      return pml::ina::AggOp::kNone;
+  }
+}
+
+// The switch's id of a schedule's group: the communicator's collective context and the group's
+// number, the same at every member.
+uint64_t switch_group(uint32_t context, uint32_t number) {
+  return (static_cast<uint64_t>(context) << 32 | number) * 0x9e3779b97f4a7c15ull;
+}
+
 }  // namespace
 
 int poll_runs(void*) {
@@ -80,6 +124,8 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   blocking_ = false;
   on_device_ = device::in_device_range(args.send) || device::in_device_range(args.recv);
   on_complete_ = nullptr;
+  failed_.clear();
+  fallback_posted_ = false;
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
   base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
@@ -120,11 +166,159 @@ void Exec::message_done(pml::Request* r) {
   --e->pending_;
 }
 
+void Exec::reduce_bytes(void* inout, const void* in, size_t bytes) {
+  if (__builtin_expect(device::in_device_range(inout) || device::in_device_range(in), 0)) {
+    device::reduce(apply_reduction, const_cast<Reduction*>(&args_.reduce), inout, in,
+                   bytes / args_.elem, args_.elem);
+  } else {
+    args_.reduce.apply(inout, in, bytes / args_.elem);
+  }
+}
+
+bool in_network(const Reduction* r) {
+  return pml::ina::available() &&
+         (r == nullptr || pml::ina::supports(agg_elem(r->elem), agg_op(r->op)));
+}
+
+void Exec::start_aggregate(uint32_t k) {
+  const Op& op = s_->ops[k];
+  const AggGroup& g = s_->groups[op.peer];
+  if (aggs_used_ == aggs_.size()) aggs_.emplace_back();
+  pml::ina::Aggregation& a = aggs_[aggs_used_++];
+  a.group = switch_group(args_.comm->coll_context(), g.number);
+  // The call's tag is the same at every member, and so is the op's place in the schedule.
+  a.call = static_cast<uint64_t>(static_cast<uint32_t>(args_.tag)) << 24 | k;
+  a.sources = static_cast<uint16_t>(g.members.size());
+  a.source = static_cast<uint16_t>(g.me);
+  switch (g.mode) {
+    case AggMode::kReduce:
+      a.elem = agg_elem(args_.reduce.elem);
+      a.op = agg_op(args_.reduce.op);
+      break;
+    case AggMode::kGather:
+      a.elem = pml::ina::ElemType::kBytes;
+      a.op = pml::ina::AggOp::kGather;
+      break;
+    case AggMode::kBarrier:
+      a.elem = pml::ina::ElemType::kBytes;
+      a.op = pml::ina::AggOp::kBarrier;
+      break;
+  }
+  // The NIC reads and writes device memory where it is (its DMA view): no host copy.
+  a.src = static_cast<const uint8_t*>(device::dma_view(resolve(op.src_buf, op.src)));
+  a.dst = static_cast<uint8_t*>(device::dma_view(resolve(op.dst_buf, op.dst)));
+  a.bytes = op.bytes;
+  a.on_complete = aggregate_done;
+  a.user = this;
+  ++pending_;
+  if (!pml::ina::supports(a.elem, a.op) || pml::ina::start(&a) != Status::kOk) {
+    if (a.why.empty()) a.why = "the switch cannot aggregate this op and type";
+    a.error = Status::kErrTimeout;
+    aggregate_done(&a);
+  }
+}
+
+void Exec::aggregate_done(pml::ina::Aggregation* a) {
+  auto* e = static_cast<Exec*>(a->user);
+  if (a->error != Status::kOk) {
+    const uint32_t k = static_cast<uint32_t>(a->call & 0xffffff);
+    e->failed_.push_back(k);
+    pml::ina::note_fallback();
+    TORUSMPI_DEBUG(kSelect,
+                   "switch aggregation of %llu B among %u members: %s; done over the "
+                   "network instead",
+                   static_cast<unsigned long long>(a->bytes), a->sources, a->why.c_str());
+  }
+  --e->pending_;
+}
+
+// Every member of a failed group sends its contribution to every other (the switch's outcome
+// is the same at all of them, so all do this, in the same step); combine_fallback then reduces
+// them in member order, so every member gets the same bytes.
+void Exec::post_fallback() {
+  const uint32_t context = args_.comm->coll_context();
+  size_t msgs = 0;
+  for (uint32_t k : failed_) msgs += 2 * (s_->groups[s_->ops[k].peer].members.size() - 1);
+  fallback_reqs_.assign(msgs, pml::Request{});
+  size_t temp = 0;
+  for (uint32_t k : failed_) {
+    const AggGroup& g = s_->groups[s_->ops[k].peer];
+    if (g.mode == AggMode::kReduce) temp += s_->ops[k].bytes * (g.members.size() - 1);
+  }
+  uint8_t* base = nullptr;
+  if (temp > 0 && on_device_ && device::alloc(temp, &fallback_device_) == Status::kOk) {
+    base = static_cast<uint8_t*>(fallback_device_);
+  } else if (temp > 0) {
+    fallback_host_.resize(temp);
+    base = fallback_host_.data();
+  }
+  pml::Request* req = fallback_reqs_.data();
+  pending_ = 1;
+  fallback_posted_ = true;
+  auto post = [&](bool send, int member, void* buf, size_t bytes) {
+    req->user = this;
+    req->on_complete = message_done;
+    ++pending_;
+    const Status st = send ? pml::isend(*args_.comm, context, buf, bytes, member, args_.tag,
+                                        pml::SendMode::kStandard, req)
+                           : pml::irecv(*args_.comm, context, buf, bytes, member, args_.tag, req);
+    ++req;
+    if (st != Status::kOk) {
+      --pending_;
+      if (error_ == Status::kOk) error_ = st;
+    }
+  };
+  for (uint32_t k : failed_) {
+    const Op& op = s_->ops[k];
+    const AggGroup& g = s_->groups[op.peer];
+    uint8_t* src = resolve(op.src_buf, op.src);
+    uint8_t* dst = resolve(op.dst_buf, op.dst);
+    const int n = static_cast<int>(g.members.size());
+    for (int m = 0; m < n; ++m) {
+      if (m == g.me) continue;
+      void* into = g.mode == AggMode::kGather   ? dst + m * op.bytes
+                   : g.mode == AggMode::kReduce ? base + (m < g.me ? m : m - 1) * op.bytes
+                                                : nullptr;
+      post(false, g.members[m], into, op.bytes);
+    }
+    for (int m = 0; m < n; ++m) {
+      if (m != g.me) post(true, g.members[m], src, op.bytes);
+    }
+    if (g.mode == AggMode::kGather) device::copy(dst + g.me * op.bytes, src, op.bytes);
+    if (g.mode == AggMode::kReduce) base += op.bytes * (n - 1);
+  }
+  --pending_;
+}
+
+void Exec::combine_fallback() {
+  uint8_t* base =
+      fallback_device_ != nullptr ? static_cast<uint8_t*>(fallback_device_) : fallback_host_.data();
+  for (uint32_t k : failed_) {
+    const Op& op = s_->ops[k];
+    const AggGroup& g = s_->groups[op.peer];
+    if (g.mode != AggMode::kReduce) continue;
+    const uint8_t* src = resolve(op.src_buf, op.src);
+    uint8_t* dst = resolve(op.dst_buf, op.dst);
+    const int n = static_cast<int>(g.members.size());
+    auto part = [&](int m) -> const uint8_t* {
+      return m == g.me ? src : base + (m < g.me ? m : m - 1) * op.bytes;
+    };
+    device::copy(dst, part(0), op.bytes);
+    for (int m = 1; m < n; ++m) reduce_bytes(dst, part(m), op.bytes);
+    base += op.bytes * (n - 1);
+  }
+  failed_.clear();
+  fallback_posted_ = false;
+  if (fallback_device_ != nullptr) device::free(fallback_device_);
+  fallback_device_ = nullptr;
+}
+
 void Exec::post_step() {
   const uint32_t begin = s_->step_begin(step_), end = s_->step_end[step_];
   const uint32_t context = args_.comm->coll_context();
   if (blocking_) flight::step(static_cast<int>(step_) + 1, static_cast<int>(s_->steps()));
   pml::Request* req = reqs_.data();
+  aggs_used_ = 0;
   // One for the posting: a message that completes at once must not look like the step's end.
   pending_ = 1;
   // The builder ordered the step: receives, sends, then local work (Builder::finish).
@@ -157,17 +351,12 @@ void Exec::post_step() {
           device::copy(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
         }
         break;
-      case OpType::kReduce: {
-        void* inout = resolve(op.dst_buf, op.dst);
-        const void* in = resolve(op.src_buf, op.src);
-        if (__builtin_expect(device::in_device_range(inout) || device::in_device_range(in), 0)) {
-          device::reduce(apply_reduction, const_cast<Reduction*>(&args_.reduce), inout, in,
-                         op.bytes / args_.elem, args_.elem);
-        } else {
-          args_.reduce.apply(inout, in, op.bytes / args_.elem);
-        }
+      case OpType::kReduce:
+        reduce_bytes(resolve(op.dst_buf, op.dst), resolve(op.src_buf, op.src), op.bytes);
         break;
-      }
+      case OpType::kAggregate:
+        start_aggregate(k);
+        break;
     }
   }
   --pending_;
@@ -177,6 +366,14 @@ void Exec::post_step() {
 bool Exec::advance() {
   progress::Lock lock;
   while (!done_ && pending_ == 0) {
+    // A step's failed aggregations are done again over the network before the next step.
+    if (!failed_.empty() && error_ == Status::kOk) {
+      if (!fallback_posted_) {
+        post_fallback();
+        continue;
+      }
+      combine_fallback();
+    }
     // A failed message ends the run once the rest of its step is done: the pml holds requests of
     // this run until then.
     if (error_ != Status::kOk || step_ == s_->steps()) {

@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
 #include "coll/ops/ops.h"
 #include "coll/sched/schedule.h"
 #include "core/status.h"
+#include "pml/ina/client.h"
 #include "pml/pml.h"
 
 namespace torusmpi::coll {
@@ -70,6 +72,14 @@ class Exec {
  private:
   Exec() = default;
   void post_step();
+  // kAggregate: starts op k of the schedule at the switch; a failed one is done again over the
+  // network once the step's other work is done (post_fallback, then combine_fallback).
+  void start_aggregate(uint32_t k);
+  static void aggregate_done(pml::ina::Aggregation* a);
+  void post_fallback();
+  void combine_fallback();
+  // inout <- in op inout over `bytes`, on host or device memory.
+  void reduce_bytes(void* inout, const void* in, size_t bytes);
   uint8_t* resolve(Buf buf, uint64_t offset) const { return base_[static_cast<int>(buf)] + offset; }
   static void message_done(pml::Request* r);
 
@@ -84,6 +94,14 @@ class Exec {
   size_t device_scratch_bytes_ = 0;
   uint8_t* scratch_for(size_t bytes);
   std::vector<pml::Request> reqs_;
+  // The step's aggregations (most steps: none); a deque, since the client holds them by address.
+  std::deque<pml::ina::Aggregation> aggs_;
+  size_t aggs_used_ = 0;
+  std::vector<uint32_t> failed_;  // the step's aggregations that failed: ops of the schedule
+  bool fallback_posted_ = false;
+  std::vector<pml::Request> fallback_reqs_;
+  std::vector<uint8_t> fallback_host_;  // the other members' contributions, host runs
+  void* fallback_device_ = nullptr;     // and device runs
   size_t step_ = 0;
   int pending_ = 0;
   bool done_ = false;
@@ -97,6 +115,10 @@ class Exec {
   friend int poll_runs(void*);
   friend void exec_finalize();
 };
+
+// Whether the in-network aggregation switch can run a call's aggregations (Args::in_network): it
+// answers, and it knows the reduction (nullptr: a call that reduces nothing).
+bool in_network(const Reduction* r);
 
 // Registers the executor's poll with the progress engine (at MPI_Init) and removes it.
 void exec_init();

@@ -17,13 +17,28 @@ BufRef Builder::scratch(uint64_t bytes) {
   return {Buf::kScratch, at};
 }
 
+void Builder::aggregate(AggMode mode, uint32_t number, const std::vector<int>& members, int me,
+                        BufRef dst, BufRef src, uint64_t bytes) {
+  AggGroup g;
+  g.mode = mode;
+  g.number = number;
+  g.me = me;
+  for (int m : members) g.members.push_back(map(m));
+  s_->groups.push_back(std::move(g));
+  add({OpType::kAggregate, dst.buf, src.buf, static_cast<int32_t>(s_->groups.size() - 1),
+       dst.offset, src.offset, mode == AggMode::kBarrier ? 0 : bytes});
+}
+
 void Builder::finish() {
   step();
   // Within a step: receives, then sends, then copies and reductions, each in the order given
   // (messages between two ranks match in that order). The executor then posts receives before
   // their data can arrive, and computes while the messages travel, in one pass.
+  // An aggregation goes out with the sends.
   auto rank = [](const Op& op) {
-    return op.type == OpType::kRecv ? 0 : op.type == OpType::kSend ? 1 : 2;
+    return op.type == OpType::kRecv                                    ? 0
+           : op.type == OpType::kSend || op.type == OpType::kAggregate ? 1
+                                                                       : 2;
   };
   for (size_t i = 0; i < s_->steps(); ++i) {
     std::stable_sort(s_->ops.begin() + s_->step_begin(i), s_->ops.begin() + s_->step_end[i],
@@ -56,6 +71,11 @@ std::string op_text(const Op& op) {
     case OpType::kRecv:
       std::snprintf(text, sizeof text, "recv(%d, %s, %llu)", op.peer,
                     buf_text(op.dst_ref()).c_str(), static_cast<unsigned long long>(op.bytes));
+      break;
+    case OpType::kAggregate:
+      std::snprintf(text, sizeof text, "aggregate(group %d, %s, %s, %llu)", op.peer,
+                    buf_text(op.dst_ref()).c_str(), buf_text(op.src_ref()).c_str(),
+                    static_cast<unsigned long long>(op.bytes));
       break;
     case OpType::kCopy:
     case OpType::kReduce:

@@ -1,4 +1,4 @@
-// A schedule: one rank's part of one collective, as ordered steps of four kinds of op. Builders
+// A schedule: one rank's part of one collective, as ordered steps of five kinds of op. Builders
 // (one per algorithm, coll/<collective>/<collective>_<algorithm>.cc) emit it; the executor
 // (exec.h) runs it over the pml, the simulator (coll/sim) runs every rank's at once to check and
 // time it. Buffers are symbolic (BufRef), so a schedule is built once per shape and cached.
@@ -25,6 +25,25 @@ enum class OpType : uint8_t {
   kRecv,    // bytes from peer into dst
   kCopy,    // dst <- src
   kReduce,  // dst <- src op dst, elementwise (MPI_Reduce_local's order: src is the left operand)
+  // Through the in-network aggregation switch (pml/ina), among the members of a group (one per
+  // instance, this rank among them): dst <- every member's src, reduced (kReduce mode: bytes each)
+  // or placed one after another in member order (kGather: bytes each, dst holds members x bytes),
+  // or nothing (kBarrier: every member has arrived). `peer` indexes Schedule::groups. src and dst
+  // never overlap: a failed aggregation is done again from src over the network (exec.cc).
+  kAggregate,
+};
+
+// A switch group of a kAggregate op: its members (ranks of the communicator, in source order),
+// this rank's index among them, what the switch does, and the group's number (the same at every
+// member; the client makes the switch's group id of it and the communicator's).
+enum class AggMode : uint8_t { kReduce, kGather, kBarrier };
+// Members one aggregation group may have (the switch's bitmaps: pml/ina/protocol.h).
+constexpr int kMaxAggregationMembers = 256;
+struct AggGroup {
+  AggMode mode = AggMode::kReduce;
+  uint32_t number = 0;
+  int32_t me = 0;
+  std::vector<int32_t> members;
 };
 
 struct Op {
@@ -45,6 +64,7 @@ struct Schedule {
   std::vector<uint32_t> step_end;  // step i holds ops [step_end[i-1], step_end[i])
   uint64_t scratch_bytes = 0;
   uint32_t max_step_messages = 0;  // the most sends and receives one step has in flight
+  std::vector<AggGroup> groups;    // of the kAggregate ops
 
   size_t steps() const { return step_end.size(); }
   uint32_t step_begin(size_t i) const { return i == 0 ? 0 : step_end[i - 1]; }
@@ -77,6 +97,11 @@ class Builder {
     if (bytes == 0) return;
     add({OpType::kReduce, inout.buf, in.buf, -1, inout.offset, in.offset, bytes});
   }
+  // Aggregation through the switch among `members` (ranks of the builder's group; this rank is
+  // members[me]), `bytes` from each (see OpType::kAggregate); `number` tells the groups of one
+  // schedule apart. A kBarrier moves nothing, and is an op all the same.
+  void aggregate(AggMode mode, uint32_t number, const std::vector<int>& members, int me, BufRef dst,
+                 BufRef src, uint64_t bytes);
   // Ends the current step; a step with no op is not one.
   void step();
 

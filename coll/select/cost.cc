@@ -155,4 +155,15 @@ double hier_rs_cost(const Model& m, int p, double n, NetKind k) {
 
 double neighbor_exchange_cost(const Model& m, int, double n) { return m.alpha + n * m.beta; }
 
+double switch_stage_cost(const Model& m, double n) {
+  const TorusModel& t = *m.torus;
+  return 2 * t.efa_alpha + kSwitch.latency + n * std::max(t.efa_beta, 1.0 / kSwitch.port_bandwidth);
+}
+
+double ina_allreduce_cost(const Model& m, int p, double n) {
+  if (!spans_instances(m)) return kAllreduceRing.cost(m, p, n);
+  const int q = p / m.torus->instances;
+  return instance_cost(m, q, n, 2, true) + switch_stage_cost(m, n / q);
+}
+
 }  // namespace torusmpi::coll

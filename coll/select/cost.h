@@ -34,6 +34,29 @@ inline constexpr CalibrationFactor kCalibration[] = {
 #undef TORUSMPI_CALIBRATION
 };
 
+// The in-network aggregation switch (torusmpi_switch, the ina algorithms), as the cost model and
+// the simulator price it: a member's data crosses its chip's NIC to the switch and the result
+// comes back, in blocks pipelined through the window, so one stage of n bytes costs
+//   2 a_e + a_s + n max(b_e, b_s)
+// (a_e, b_e the network's, as for a message between instances; the switch adds its own latency
+// and aggregates at its ports' rate). Figures, for a switch of the kind AWS's instances would meet:
+//   latency     1 us      an aggregating switch's pass (NVIDIA's SHARP: about 1 us added to an
+//                         allreduce of small messages on Quantum InfiniBand switches)
+//   port        200 Gb/s  as the chip's EFA interface it faces (trn1: 8 x 100 Gb/s for 16 chips
+//                         is 50 Gb/s each; trn2: 3.2 Tb/s for 16 chips is 200 Gb/s each)
+//   aggregation the port's rate: Trio's packet engines add two 32-bit integers per 8 bytes at
+//               line rate, and a reduction never slows the stream below it
+struct SwitchFigures {
+  double latency = 1e-6;
+  double port_bandwidth = 200e9 / 8;  // bytes per second
+};
+inline constexpr SwitchFigures kSwitch{};
+// One switch stage of n bytes per member, on a model whose instance figures are set.
+double switch_stage_cost(const Model& m, double n);
+// allreduce ina: the instance's reduce-scatter and allgather, and a switch stage between them on
+// each rank's piece.
+double ina_allreduce_cost(const Model& m, int p, double n);
+
 // lg(p) is log2 rounded up; lg_floor(p) rounded down (p2 = 2^lg_floor(p), the largest power of
 // two <= p); folds(p) is 1 when p is not a power of two, MPICH's fold before and after (f in the
 // cost texts); frac(p) is (p-1)/p.

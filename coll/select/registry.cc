@@ -12,6 +12,7 @@ namespace {
 const Algorithm* const kAlgorithms[] = {
     // barrier
     &kBarrierDissemination,
+    &kBarrierIna,
     // bcast
     &kBcastBinomial,
     &kBcastScatterAllgather,
@@ -33,6 +34,7 @@ const Algorithm* const kAlgorithms[] = {
     &kAllreduceInstanceRing,
     &kAllreduceInstanceRdh,
     &kAllreduceInstanceDirect,
+    &kAllreduceIna,
     // allgather
     &kAllgatherRing,
     &kAllgatherRecursiveDoubling,
@@ -157,12 +159,18 @@ bool supports(const Algorithm& alg, const Args& a, std::string* why) {
     *why = "needs two or more instances with as many ranks in each";
     return false;
   }
+  if ((alg.restrictions & kNeedsSwitch) && !a.in_network) {
+    *why =
+        "needs an in-network aggregation switch (TORUSMPI_SWITCH) that can do the call's op and "
+        "type";
+    return false;
+  }
   return true;
 }
 
 bool runs_forced(const Algorithm& alg, const Args& a, std::string* why) {
   Algorithm anywhere = alg;
-  anywhere.restrictions &= ~kNeedsInstances;
+  anywhere.restrictions &= ~(kNeedsInstances | kNeedsSwitch);
   return supports(anywhere, a, why);
 }
 

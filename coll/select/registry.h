@@ -22,6 +22,10 @@ enum Restriction : unsigned {
   // form off its case, as the torus algorithms run as rings off a torus), so forcing every
   // algorithm of the registry on any job stays right.
   kNeedsInstances = 1u << 1,
+  // Aggregates through the in-network switch (Args::in_network): elsewhere the cost model and the
+  // rules pass it over; forced without one it runs anyway, every aggregation done over the network
+  // instead (coll/sched/exec.cc), so its schedule stays right everywhere.
+  kNeedsSwitch = 1u << 2,
 };
 
 // The emulated machine as the cost model sees one communicator on it (coll/select/model.cc fills

@@ -127,6 +127,7 @@ std::unique_ptr<Call> make_call(const CallShape& s) {
     // MPI_IN_PLACE where the collective has it, and the root's alone in rooted collectives.
     a.in_place = s.in_place && c.in_place() && (!c.rooted() || r == s.root);
     a.commutative = s.commutative;
+    a.in_network = s.in_network;
     a.count = s.count;
     a.elem = s.elem;
     a.counts = counts;

@@ -21,6 +21,7 @@ struct CallShape {
   int root = 0;
   bool in_place = false;
   bool commutative = true;
+  bool in_network = false;  // an in-network aggregation switch serves the call (Args::in_network)
   // The ranks sit on this machine as job ranks 0..size-1 would (core, then chip, then
   // instance): every Args::topo points at the call's view. nullptr or the host of one instance: no
   // placement.

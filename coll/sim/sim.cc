@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "coll/collective.h"
+#include "coll/select/cost.h"
 #include "coll/select/select.h"
 #include "coll/sim/contrib.h"
 #include "topo/timing.h"
@@ -327,22 +328,30 @@ class Sim {
     for (uint32_t k = begin; k < end; ++k) {
       const Op& op = s.ops[k];
       if (op.bytes == 0) continue;
-      auto add = [&](BufRef ref, bool write) {
-        acc.push_back({static_cast<int>(ref.buf), ref.offset, ref.offset + op.bytes, write, k});
+      auto add = [&](BufRef ref, bool write, uint64_t bytes) {
+        acc.push_back({static_cast<int>(ref.buf), ref.offset, ref.offset + bytes, write, k});
       };
       switch (op.type) {
         case OpType::kSend:
-          add(op.src_ref(), false);
+          add(op.src_ref(), false, op.bytes);
           break;
         case OpType::kRecv:
-          add(op.dst_ref(), true);
+          add(op.dst_ref(), true, op.bytes);
           break;
+        case OpType::kAggregate: {
+          const uint64_t out = aggregate_out(s, op);
+          if (op.src_buf == op.dst_buf && op.src < op.dst + out && op.dst < op.src + op.bytes)
+            return fail_op(r, op, "its source and destination overlap");
+          add(op.src_ref(), false, op.bytes);
+          add(op.dst_ref(), true, out);
+          break;
+        }
         case OpType::kCopy:
         case OpType::kReduce:
           if (op.src_buf == op.dst_buf && op.src < op.dst + op.bytes && op.dst < op.src + op.bytes)
             return fail_op(r, op, "its source and destination overlap");
-          add(op.src_ref(), false);
-          add(op.dst_ref(), true);
+          add(op.src_ref(), false, op.bytes);
+          add(op.dst_ref(), true, op.bytes);
           break;
       }
     }
@@ -408,6 +417,9 @@ class Sim {
           if (pairs_.post(key, send, x, &other)) send ? transfer(x, other) : transfer(other, x);
           break;
         }
+        case OpType::kAggregate:
+          if (!post_aggregate(r, k)) return;
+          break;
         case OpType::kCopy:
           if (!in_bounds(r, op, op.src_ref(), op.bytes, false) ||
               !in_bounds(r, op, op.dst_ref(), op.bytes, true))
@@ -442,31 +454,40 @@ class Sim {
     const std::vector<Piece>& in =
         st.buf[static_cast<int>(op.src_buf)].read(op.src, op.bytes, &in_);
     const std::vector<Piece>& io = dstmap.read(op.dst, op.bytes, &io_);
-    std::vector<Piece>& out = out_;
+    std::string why;
+    if (!combine(in, io, op.bytes, a.commutative, &out_, &why)) return fail_op(r, op, why);
+    dstmap.write(op.dst, op.bytes, out_);
+    return true;
+  }
+
+  // The pieces of x op y over `bytes` (both the same vector bytes, each defined) into *out; false
+  // with *why when they cannot be combined.
+  bool combine(const std::vector<Piece>& in, const std::vector<Piece>& io, uint64_t bytes,
+               bool commutative, std::vector<Piece>* result, std::string* why) {
+    std::vector<Piece>& out = *result;
     out.clear();
     size_t i = 0, j = 0;
     uint64_t pos = 0;
-    while (pos < op.bytes) {
+    while (pos < bytes) {
       const Piece& x = in[i];
       const Piece& y = io[j];
       uint64_t end = std::min(x.off + x.len, y.off + y.len);
       if (!x.defined || !y.defined) {
-        return fail_op(r, op,
-                       "reduces undefined bytes at offset " + std::to_string(pos) +
-                           " (nothing was received or copied there)");
+        *why = "reduces undefined bytes at offset " + std::to_string(pos) +
+               " (nothing was received or copied there)";
+        return false;
       }
       uint64_t xo = x.origin + (pos - x.off), yo = y.origin + (pos - y.off);
       if (x.key != y.key || xo != yo || key_kind(x.key) != kVec) {
-        return fail_op(
-            r, op,
-            "combines " + describe(x, pos, end - pos) + " with " + describe(y, pos, end - pos));
+        *why = "combines " + describe(x, pos, end - pos) + " with " + describe(y, pos, end - pos);
+        return false;
       }
-      std::string why;
-      int set = sets_.join(x.set, y.set, !a.commutative, &why);
-      if (set == Sets::kFail)
-        return fail_op(r, op,
-                       why + " at vector bytes [" + std::to_string(xo) + ", " +
-                           std::to_string(xo + end - pos) + ")");
+      int set = sets_.join(x.set, y.set, !commutative, why);
+      if (set == Sets::kFail) {
+        *why +=
+            " at vector bytes [" + std::to_string(xo) + ", " + std::to_string(xo + end - pos) + ")";
+        return false;
+      }
       Piece piece{pos, end - pos, true, x.key, set, xo};
       if (!out.empty() && continues(out.back(), piece)) {
         out.back().len += piece.len;
@@ -477,8 +498,136 @@ class Sim {
       if (pos == x.off + x.len) ++i;
       if (pos == y.off + y.len) ++j;
     }
-    dstmap.write(op.dst, op.bytes, out);
     return true;
+  }
+
+  // --- Aggregation through the switch: the members post, the last one in delivers to all.
+  static uint64_t aggregate_out(const Schedule& s, const Op& op) {
+    const AggGroup& g = s.groups[op.peer];
+    return g.mode == AggMode::kGather ? op.bytes * g.members.size() : op.bytes;
+  }
+
+  bool post_aggregate(int r, uint32_t k) {
+    RankState& st = ranks_[r];
+    const Schedule& s = *st.s;
+    const Op& op = s.ops[k];
+    if (op.peer < 0 || op.peer >= static_cast<int>(s.groups.size()))
+      return fail_op(r, op, "names no group of its schedule");
+    const AggGroup& g = s.groups[op.peer];
+    const int n = static_cast<int>(g.members.size());
+    if (n < 1 || n > kMaxAggregationMembers || g.me < 0 || g.me >= n || g.members[g.me] != r)
+      return fail_op(r, op, "its group does not have this rank as its member `me`");
+    for (int m : g.members) {
+      if (m < 0 || m >= p_) return fail_op(r, op, "its group has a member that is not a rank");
+    }
+    if (!in_bounds(r, op, op.src_ref(), op.bytes, false) ||
+        !in_bounds(r, op, op.dst_ref(), aggregate_out(s, op), true))
+      return false;
+    ++st.pending;
+    std::vector<Posted>& posted = aggs_[g.number];
+    posted.push_back({r, k, st.t});
+    if (static_cast<int>(posted.size()) < n) return true;
+    std::vector<Posted> all = std::move(posted);
+    aggs_.erase(g.number);
+    return deliver_aggregate(all);
+  }
+
+  bool deliver_aggregate(std::vector<Posted>& all) {
+    // In member order, each checked against the first.
+    const Schedule& s0 = *ranks_[all[0].rank].s;
+    const Op& op0 = s0.ops[all[0].op];
+    const AggGroup& g0 = s0.groups[op0.peer];
+    const int n = static_cast<int>(g0.members.size());
+    std::vector<Posted> by(n, Posted{-1, 0, 0});
+    double ready = 0;
+    for (const Posted& x : all) {
+      const Op& op = ranks_[x.rank].s->ops[x.op];
+      const AggGroup& g = ranks_[x.rank].s->groups[op.peer];
+      if (g.members != g0.members || g.mode != g0.mode || op.bytes != op0.bytes ||
+          by[g.me].rank >= 0) {
+        return fail_op(x.rank, op,
+                       "meets " + op_text(op0) + " of rank " + std::to_string(all[0].rank) +
+                           " in group " + std::to_string(g.number) +
+                           ", whose members, mode or size differ");
+      }
+      by[g.me] = x;
+      ready = std::max(ready, x.t);
+    }
+    const uint64_t bytes = op0.bytes;
+    auto src_of = [&](int m) {
+      const Op& op = ranks_[by[m].rank].s->ops[by[m].op];
+      return ranks_[by[m].rank].buf[static_cast<int>(op.src_buf)].read(op.src, bytes, &in_);
+    };
+    auto dst_map = [&](int m, const Op** op) -> SegMap& {
+      *op = &ranks_[by[m].rank].s->ops[by[m].op];
+      return ranks_[by[m].rank].buf[static_cast<int>((*op)->dst_buf)];
+    };
+    if (g0.mode == AggMode::kReduce && bytes > 0) {
+      const Args& a = *ranks_[by[0].rank].a;
+      if (a.elem == 0 || bytes % a.elem != 0) {
+        return fail_op(by[0].rank, op0,
+                       "aggregates " + std::to_string(bytes) + " B, not whole elements of " +
+                           std::to_string(a.elem) + " B");
+      }
+      std::vector<Piece> acc = src_of(0), next;
+      for (int m = 1; m < n; ++m) {
+        const std::vector<Piece> x = src_of(m);
+        std::string why;
+        if (!combine(x, acc, bytes, a.commutative, &next, &why))
+          return fail_op(by[m].rank, ranks_[by[m].rank].s->ops[by[m].op], why);
+        acc.swap(next);
+      }
+      for (int m = 0; m < n; ++m) {
+        const Op* op = nullptr;
+        dst_map(m, &op).write(op->dst, bytes, acc);
+      }
+    } else if (g0.mode == AggMode::kGather && bytes > 0) {
+      for (int k = 0; k < n; ++k) {
+        const std::vector<Piece> x = src_of(k);
+        for (int m = 0; m < n; ++m) {
+          const Op* op = nullptr;
+          dst_map(m, &op).write(op->dst + k * bytes, bytes, x);
+        }
+      }
+    }
+    if (track_heard_) {
+      std::vector<uint64_t> heard = ranks_[by[0].rank].heard;
+      for (int m = 1; m < n; ++m) {
+        for (size_t w = 0; w < heard.size(); ++w) heard[w] |= ranks_[by[m].rank].heard[w];
+      }
+      for (int m = 0; m < n; ++m) ranks_[by[m].rank].heard = heard;
+    }
+    // Out through each member's NIC to the switch, aggregated at its ports' rate, back.
+    const uint64_t out = bytes, in = g0.mode == AggMode::kGather ? bytes * n : bytes;
+    double end = ready;
+    if (machine_ != nullptr) {
+      const double bw = std::min(machine_->efa.bandwidth, kSwitch.port_bandwidth);
+      end += 2 * (costs_.alpha + machine_->efa.latency) + kSwitch.latency +
+             static_cast<double>(std::max(out, in)) / bw;
+    } else {
+      end += 2 * costs_.alpha + kSwitch.latency +
+             static_cast<double>(std::max(out, in)) *
+                 std::max(costs_.beta, 1.0 / kSwitch.port_bandwidth);
+    }
+    res_.messages += 2 * n;
+    res_.bytes += out * n;
+    for (int m = 0; m < n; ++m) {
+      if (in > 0) count_switch(by[m].rank, in);
+      complete(by[m].rank, end);
+    }
+    return true;
+  }
+
+  // What the switch sends rank b comes through its chip's interface.
+  void count_switch(int b, uint64_t bytes) {
+    const TopoView* v = costs_.view;
+    if (v == nullptr || static_cast<int>(v->instance.size()) != p_ ||
+        static_cast<int>(v->chip.size()) != p_) {
+      return;
+    }
+    const bool chips = costs_.machine != nullptr && costs_.machine->emulated();
+    topo::count_received(&res_.nic_bytes, chips ? costs_.machine->chips() : 1,
+                         {v->instance[b], chips ? v->chip[b] : 0}, bytes);
   }
 
   void transfer(const Posted& s, const Posted& v) {
@@ -618,6 +767,7 @@ class Sim {
   std::vector<double> out_free_, in_free_;
   PairQueues pairs_;
   std::unordered_map<uint64_t, std::vector<uint64_t>> sent_heard_;
+  std::unordered_map<uint32_t, std::vector<Posted>> aggs_;  // by group number, as members post
   std::vector<int> ready_;
   // The machine's state: null without one.
   const topo::Machine* machine_ = nullptr;

@@ -152,6 +152,8 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
     call.r.finish = Staging::finish;
     call.r.finish_ctx = staging.get();
   }
+  // Reductions said so where their op was resolved (check_reduction).
+  if (!coll::coll_reduces(call.a.coll)) call.a.in_network = coll::in_network(nullptr);
   flight::Scope record(fn, c->context, c->name.c_str(), ++c->coll_calls,
                        static_cast<int64_t>(call.a.count * call.a.elem), flight::kNoPeer);
   if (request == nullptr) {
@@ -322,6 +324,7 @@ int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type,
     // rank passes the same type, so it travels as it is.
     if (int err = resolve_reduction(fn, comm, op, type, &call->r.reduce, &call->a.commutative))
       return err;
+    call->a.in_network = coll::in_network(&call->r.reduce);
     t->size = t->extent;
     t->dense = true;
   } else {

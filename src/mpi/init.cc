@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "mpi/group.h"
 #include "mpi/hang.h"
 #include "mpi/runtime.h"
+#include "pml/ina/client.h"
 #include "pml/net.h"
 #include "pml/pml.h"
 #include "pml/shm/shm.h"
@@ -131,6 +133,8 @@ int init(const char* fn, int required, int* provided) {
     boot::abort_job(MPI_ERR_OTHER,
                     std::string(fn) + ": point-to-point start failed: " + status_string(s));
   }
+  // The switch tells jobs apart by their namespace's hash.
+  pml::ina::init(std::hash<std::string>{}(rt.job.nspace), rt.job.rank == 0);
   // Collective selection: a bad rule file or a forced token that names nothing is an error the
   // user asked for by name, so the job stops here rather than run with other choices.
   std::string select_error;
@@ -183,11 +187,18 @@ uint64_t published_count(int r, const char* key) {
 void print_stats(const boot::JobInfo& job) {
   constexpr char kNicKey[] = "torusmpi.nic";
   constexpr char kStagedKey[] = "torusmpi.staged";
+  constexpr char kSwitchKey[] = "torusmpi.switch";
   pml::shm::publish_link_stats();
   const topo::Machine& m = topo::machine();
   const bool network = m.instances > 1 || job.num_nodes > 1;
-  uint64_t mine = pml::network_bytes_received();
+  // What came from the switch came through the chip's NIC too.
+  uint64_t mine = pml::network_bytes_received() + pml::ina::counters().bytes_in;
   if (network) boot::put(kNicKey, &mine, sizeof mine);
+  const pml::ina::Counters& sw = pml::ina::counters();
+  const uint64_t switch_counts[] = {sw.blocks,      sw.bytes_in, sw.bytes_out,
+                                    sw.retransmits, sw.timeouts, sw.fallbacks};
+  const bool switched = !params::switch_address().empty();
+  if (switched) boot::put(kSwitchKey, switch_counts, sizeof switch_counts);
   const uint64_t staged = device::counters().staged;
   boot::put(kStagedKey, &staged, sizeof staged);
   boot::exchange();
@@ -210,6 +221,23 @@ void print_stats(const boot::JobInfo& job) {
       std::fprintf(stderr, "torusmpi-stats nic %zu.%zu bytes=%llu\n", i / chips, i % chips,
                    static_cast<unsigned long long>(nic[i]));
     }
+  }
+  if (switched) {
+    // The job's blocks through the switch, summed over its ranks.
+    uint64_t sum[6] = {};
+    for (int r = 0; r < job.size; ++r) {
+      std::vector<uint8_t> v;
+      if (boot::get(r, kSwitchKey, &v) != Status::kOk || v.size() != sizeof sum) continue;
+      uint64_t got[6];
+      std::memcpy(got, v.data(), sizeof got);
+      for (int i = 0; i < 6; ++i) sum[i] += got[i];
+    }
+    std::fprintf(stderr,
+                 "torusmpi-stats switch blocks=%llu bytes_in=%llu bytes_out=%llu retransmits=%llu "
+                 "timeouts=%llu fallbacks=%llu\n",
+                 static_cast<unsigned long long>(sum[0]), static_cast<unsigned long long>(sum[1]),
+                 static_cast<unsigned long long>(sum[2]), static_cast<unsigned long long>(sum[3]),
+                 static_cast<unsigned long long>(sum[4]), static_cast<unsigned long long>(sum[5]));
   }
   coll::stats_print(stderr);
   std::fflush(stderr);
@@ -275,6 +303,7 @@ int PMPI_Finalize(void) {
   // Communicators the application did not free, and freed ones kept for runs then in flight.
   torusmpi::mpi::comms_finalize();
   torusmpi::coll::exec_finalize();
+  torusmpi::pml::ina::finalize();
   torusmpi::pml::finalize();
   if (torusmpi::params::stats()) torusmpi::mpi::print_stats(rt.job);
   torusmpi::Status s = torusmpi::boot::finalize();

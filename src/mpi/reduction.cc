@@ -132,6 +132,8 @@ coll::ReduceOp coll_op(BuiltinOp op) {
 // instead of mapping the pair again.
 coll::ReduceFn g_kernels[static_cast<int>(BuiltinOp::kCount)]
                         [static_cast<int>(BuiltinType::kCount)];
+// And the element each works on.
+coll::Elem g_elems[static_cast<int>(BuiltinOp::kCount)][static_cast<int>(BuiltinType::kCount)];
 
 // The languages an op's function may be written in (coll::Reduction::user_lang).
 enum OpLang : uint8_t { kOpC, kOpFortran, kOpCxx };
@@ -287,7 +289,11 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
   *out = coll::Reduction{};
   if (op != nullptr && op->magic == kMagicOp && op->builtin >= 0 && type != nullptr &&
       type->magic == kMagicDatatype && type->builtin >= 0) {
-    if ((out->kernel = g_kernels[op->builtin][type->builtin]) != nullptr) return MPI_SUCCESS;
+    if ((out->kernel = g_kernels[op->builtin][type->builtin]) != nullptr) {
+      out->op = coll_op(static_cast<BuiltinOp>(op->builtin));
+      out->elem = g_elems[op->builtin][type->builtin];
+      return MPI_SUCCESS;
+    }
   }
   if (op != nullptr && op->magic == kMagicOp && op->builtin == kUserOp) {
     // Any datatype: the application's function knows what to do with it.
@@ -318,6 +324,9 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
                        builtin_op_name(op->builtin), info != nullptr ? info->name : "(invalid)");
   }
   g_kernels[op->builtin][type->builtin] = out->kernel;
+  g_elems[op->builtin][type->builtin] = elem;
+  out->op = o;
+  out->elem = elem;
   return MPI_SUCCESS;
 }
 

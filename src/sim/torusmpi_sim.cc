@@ -73,6 +73,8 @@ constexpr char kUsage[] =
     "  --nics             with --instances: after each row, the bytes each chip received\n"
     "                     from other instances, one 'torusmpi-stats nic <instance>.<chip>\n"
     "                     bytes=<N>' line per chip of every instance, as TORUSMPI_STATS=1\n"
+    "  --switch           an in-network aggregation switch joins the instances (torusmpi_switch,\n"
+    "                     TORUSMPI_SWITCH): the ina algorithms run, and the selector weighs them\n"
     "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
     "                     moved, per byte reduced (not with --instance)\n"
     "  --calibrate        alone: writes the cost model's calibration, the factors on the\n"
@@ -97,6 +99,7 @@ struct Options {
   double alpha = -1, beta = -1, gamma = -1;
   std::string instance;  // empty: the flat model
   int instances = 1;
+  bool switched = false;  // --switch
   topo::Machine machine;
 };
 
@@ -173,6 +176,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->links = true;
     } else if (a == "--nics") {
       o->nics = true;
+    } else if (a == "--switch") {
+      o->switched = true;
     } else if (a == "--oversubscribed") {
       o->oversubscribed = true;
     } else if (a == "--help" || a == "-h") {
@@ -237,6 +242,7 @@ coll::sim::CallShape shape_for(const Options& o, size_t bytes) {
   shape.root = o.root;
   shape.in_place = o.in_place;
   shape.commutative = o.commutative;
+  shape.in_network = o.switched;
   return shape;
 }
 

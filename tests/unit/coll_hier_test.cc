@@ -134,7 +134,11 @@ std::unique_ptr<sim::Call> call_of(const Algorithm& alg, const TopoView& view, s
   shape.count = count;
   shape.in_place = in_place;
   std::unique_ptr<sim::Call> call = sim::make_call(shape);
-  for (Args& a : call->args) a.topo = &view;
+  for (Args& a : call->args) {
+    a.topo = &view;
+    // The switch's algorithms are simulated with one (the simulator's --switch).
+    a.in_network = (alg.restrictions & kNeedsSwitch) != 0;
+  }
   return call;
 }
 

@@ -1,0 +1,435 @@
+#include "pml/ina/client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "core/progress.h"
+
+namespace torusmpi::pml::ina {
+namespace {
+
+// A block without a result is sent again after this, then twice as long each time, up to
+// kRtoMaxS. Results wait for the group's slowest member, which may still be in its instance's
+// stages for milliseconds: resending sooner only loads the switch with duplicates.
+constexpr double kRtoS = 0.02;
+constexpr double kRtoMaxS = 0.2;
+// A block the switch had no slot for is offered again after this.
+constexpr double kBusyS = 0.001;
+// The hello at MPI_Init: tries, each waiting this long for the answer.
+constexpr int kHelloTries = 3;
+constexpr int kHelloWaitMs = 100;
+
+struct Key {
+  uint64_t group, call;
+  bool operator==(const Key& o) const { return group == o.group && call == o.call; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const { return k.group * 0x9e3779b97f4a7c15ull ^ k.call; }
+};
+
+struct State {
+  int fd = -1;
+  bool available = false;
+  bool warned = false;
+  uint64_t job = 0;
+  int poll_id = 0;
+  std::string address;
+  double dead_after = 3;  // seconds without a word from the switch while blocks wait
+  double last_heard = 0;
+  uint32_t window = 16;
+  std::unordered_map<Key, Aggregation*, KeyHash> active;
+  std::vector<Aggregation*> order;  // active, in start order (sending is fair across them)
+  // This rank's source index in each group it used: a result that comes again after its run
+  // ended is still acknowledged.
+  std::unordered_map<uint64_t, uint16_t> source_in;
+  Counters counters;
+  uint8_t buf[sizeof(PacketHeader) + kMaxResult + 64];
+};
+
+State& st() {
+  static State* s = new State;  // never destroyed: finalize may run from atexit
+  return *s;
+}
+
+// What one block of `a` holds: bytes of src per block, and the number of blocks (the same at
+// every member, which all have the same bytes).
+size_t per_block(const Aggregation& a) {
+  switch (a.op) {
+    case AggOp::kBarrier:
+      return 0;
+    case AggOp::kGather:
+      return std::min<size_t>(kMaxPayload, kMaxResult / std::max<uint16_t>(a.sources, 1));
+    default: {
+      const size_t e = elem_size(a.elem);
+      return e == 0 ? 0 : kMaxPayload / e * e;
+    }
+  }
+}
+
+uint32_t block_count(const Aggregation& a) {
+  if (a.op == AggOp::kBarrier) return 1;
+  const size_t per = per_block(a);
+  return per == 0 ? 0 : static_cast<uint32_t>((a.bytes + per - 1) / per);
+}
+
+size_t block_len(const Aggregation& a, uint32_t b) {
+  const size_t per = per_block(a);
+  return std::min(per, a.bytes - b * per);
+}
+
+PacketHeader header_of(const Aggregation& a, PacketType type, uint32_t block) {
+  PacketHeader h;
+  h.type = type;
+  h.elem = a.elem;
+  h.op = a.op;
+  h.job = st().job;
+  h.group = a.group;
+  h.call = a.call;
+  h.block = block;
+  h.sources = a.sources;
+  h.source = a.source;
+  return h;
+}
+
+void send_packet(const PacketHeader& h, const void* payload, size_t len) {
+  iovec iov[2] = {{const_cast<PacketHeader*>(&h), sizeof h}, {const_cast<void*>(payload), len}};
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = len > 0 ? 2 : 1;
+  // A full socket buffer drops it, as the network would: the block is sent again when late.
+  ssize_t ignored = sendmsg(st().fd, &m, MSG_DONTWAIT);
+  (void)ignored;
+}
+
+void send_block(Aggregation* a, uint32_t b, double now) {
+  State& s = st();
+  const size_t len = a->op == AggOp::kBarrier ? 0 : block_len(*a, b);
+  PacketHeader h = header_of(*a, PacketType::kContribute, b);
+  h.count = a->op == AggOp::kGather
+                ? static_cast<uint32_t>(len)
+                : static_cast<uint32_t>(len / std::max<size_t>(elem_size(a->elem), 1));
+  h.payload = static_cast<uint32_t>(len);
+  send_packet(h, a->src + static_cast<size_t>(b) * per_block(*a), len);
+  Aggregation::Block& k = a->blocks_[b];
+  if (k.tries == 0) {
+    ++s.counters.blocks;
+  } else {
+    ++s.counters.retransmits;
+  }
+  s.counters.bytes_out += len;
+  double rto = kRtoS;
+  for (int i = 0; i < k.tries && rto < kRtoMaxS; ++i) rto *= 2;
+  ++k.tries;
+  k.sent = now;
+  k.due = now + std::min(rto, kRtoMaxS);
+}
+
+void finish(Aggregation* a) {
+  State& s = st();
+  s.active.erase(Key{a->group, a->call});
+  s.order.erase(std::find(s.order.begin(), s.order.end(), a));
+  a->listed_ = false;
+  if (a->on_complete != nullptr) a->on_complete(a);
+}
+
+// A block answered (result or error).
+void answered(Aggregation* a, uint32_t b) {
+  Aggregation::Block& k = a->blocks_[b];
+  k.done = true;
+  --a->left_;
+  if (k.sent > 0) --a->in_flight_;
+}
+
+void fail(Aggregation* a, const std::string& why) {
+  if (a->error == Status::kOk) {
+    a->error = Status::kErrTimeout;
+    a->why = why;
+  }
+}
+
+void on_result(Aggregation* a, const PacketHeader& h, const uint8_t* payload) {
+  const uint32_t b = h.block;
+  const size_t len = block_len(*a, b), per = per_block(*a);
+  const size_t want = a->op == AggOp::kBarrier  ? 0
+                      : a->op == AggOp::kGather ? len * a->sources
+                                                : len;
+  if (h.payload != want) return;  // not this run's shape: ignored, the block is sent again
+  st().counters.bytes_in += h.payload;
+  if (a->op == AggOp::kGather) {
+    for (uint16_t m = 0; m < a->sources; ++m) {
+      std::memcpy(a->dst + m * a->bytes + static_cast<size_t>(b) * per, payload + m * len, len);
+    }
+  } else if (len > 0) {
+    std::memcpy(a->dst + static_cast<size_t>(b) * per, payload, len);
+  }
+  answered(a, b);
+}
+
+void on_error(Aggregation* a, const PacketHeader& h, const uint8_t* payload) {
+  std::string missing;
+  if (h.payload == sizeof(ErrorBody)) {
+    ErrorBody body;
+    std::memcpy(&body, payload, sizeof body);
+    for (uint32_t m = 0; m < a->sources; ++m) {
+      if (body.missing[m / 8] & (1u << (m % 8)))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(m);
+    }
+  }
+  ++st().counters.timeouts;
+  fail(a, "block " + std::to_string(h.block) + " aged out at the switch" +
+              (missing.empty() ? std::string() : " (members " + missing + " had not contributed)"));
+  answered(a, h.block);
+}
+
+void receive(double now) {
+  State& s = st();
+  for (;;) {
+    ssize_t n = recv(s.fd, s.buf, sizeof s.buf, MSG_DONTWAIT);
+    if (n < 0) break;
+    if (static_cast<size_t>(n) < sizeof(PacketHeader)) continue;
+    PacketHeader h;
+    std::memcpy(&h, s.buf, sizeof h);
+    if (h.magic != kMagic || h.version != kVersion || h.job != s.job ||
+        sizeof h + h.payload != static_cast<size_t>(n)) {
+      continue;
+    }
+    s.last_heard = now;
+    auto it = s.active.find(Key{h.group, h.call});
+    Aggregation* a = it == s.active.end() ? nullptr : it->second;
+    const bool ours = a != nullptr && h.block < a->blocks_.size() && !a->blocks_[h.block].done;
+    switch (h.type) {
+      case PacketType::kResult: {
+        if (ours) on_result(a, h, s.buf + sizeof h);
+        // Acknowledged even when it came again (our first acknowledgement was lost), so that
+        // the switch frees the slot.
+        auto known = s.source_in.find(h.group);
+        if (known == s.source_in.end()) break;
+        PacketHeader ack = h;
+        ack.type = PacketType::kAck;
+        ack.source = known->second;
+        ack.payload = 0;
+        send_packet(ack, nullptr, 0);
+        break;
+      }
+      case PacketType::kError:
+        if (ours) on_error(a, h, s.buf + sizeof h);
+        break;
+      case PacketType::kBusy:
+        if (ours) a->blocks_[h.block].due = now + kBusyS;
+        break;
+      default:
+        break;
+    }
+    if (a != nullptr && a->left_ == 0) finish(a);
+  }
+}
+
+// The switch said nothing for dead_after while blocks waited: it is gone.
+void declare_dead(double now) {
+  State& s = st();
+  if (!s.warned) {
+    log::warn(
+        "the switch at %s stopped answering (%.1f s): collectives between instances go on "
+        "without in-network aggregation",
+        s.address.c_str(), now - s.last_heard);
+    s.warned = true;
+  }
+  s.available = false;
+  while (!s.order.empty()) {
+    Aggregation* a = s.order.front();
+    for (uint32_t b = 0; b < a->blocks_.size(); ++b) {
+      if (!a->blocks_[b].done) {
+        ++s.counters.timeouts;
+        answered(a, b);
+      }
+    }
+    fail(a, "the switch at " + s.address + " stopped answering");
+    finish(a);
+  }
+}
+
+int poll_switch(void*) {
+  State& s = st();
+  if (s.order.empty()) return 0;
+  const double now = progress::now_seconds();
+  const size_t before = s.order.size();
+  receive(now);
+  // Send: new blocks while the window has room, late ones again.
+  for (Aggregation* a : s.order) {
+    while (a->in_flight_ < s.window && a->next_ < a->blocks_.size()) {
+      send_block(a, a->next_++, now);
+      ++a->in_flight_;
+    }
+    for (uint32_t b = 0; b < a->next_; ++b) {
+      Aggregation::Block& k = a->blocks_[b];
+      if (!k.done && now >= k.due) send_block(a, b, now);
+    }
+  }
+  // A late member does not keep the switch silent for long: it ages the record out and says so.
+  if (!s.order.empty() && now - s.last_heard > s.dead_after) declare_dead(now);
+  return static_cast<int>(before - s.order.size());
+}
+
+// "a.b.c.d:port" on the loopback.
+bool parse_address(const std::string& text, sockaddr_in* out, std::string* why) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    *why = "not ADDR:PORT";
+    return false;
+  }
+  const std::string host = text.substr(0, colon), port = text.substr(colon + 1);
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  *out = sockaddr_in{};
+  out->sin_family = AF_INET;
+  if (port.empty() || *end != '\0' || p <= 0 || p > 65535 ||
+      inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &out->sin_addr) != 1) {
+    *why = "not ADDR:PORT";
+    return false;
+  }
+  if ((ntohl(out->sin_addr.s_addr) >> 24) != 127) {
+    *why = "not a loopback address (the switch is emulated on this machine)";
+    return false;
+  }
+  out->sin_port = htons(static_cast<uint16_t>(p));
+  return true;
+}
+
+// Asks the switch what it is; true when it answered.
+bool hello(State& s) {
+  PacketHeader h;
+  h.type = PacketType::kHello;
+  h.job = s.job;
+  for (int t = 0; t < kHelloTries; ++t) {
+    send_packet(h, nullptr, 0);
+    pollfd p{s.fd, POLLIN, 0};
+    const double until = progress::now_seconds() + kHelloWaitMs * 1e-3;
+    while (progress::now_seconds() < until) {
+      if (::poll(&p, 1, kHelloWaitMs) <= 0) break;
+      ssize_t n = recv(s.fd, s.buf, sizeof s.buf, MSG_DONTWAIT);
+      PacketHeader r;
+      if (n != static_cast<ssize_t>(sizeof r + sizeof(HelloBody))) continue;
+      std::memcpy(&r, s.buf, sizeof r);
+      if (r.magic != kMagic || r.type != PacketType::kHelloReply || r.job != s.job) continue;
+      HelloBody body;
+      std::memcpy(&body, s.buf + sizeof r, sizeof body);
+      // Long enough for the switch to age a record out and say so first.
+      s.dead_after = std::max(2.0, 3.0 * body.timeout_ms * 1e-3 + 1.0);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status init(uint64_t job, bool speaks) {
+  State& s = st();
+  s.job = job;
+  s.address = params::switch_address();
+  s.window = static_cast<uint32_t>(std::max<int64_t>(1, params::switch_window()));
+  if (s.address.empty()) return Status::kOk;
+  sockaddr_in to;
+  std::string why;
+  if (!parse_address(s.address, &to, &why)) {
+    if (speaks)
+      log::warn("TORUSMPI_SWITCH=%s: %s; collectives go without in-network aggregation",
+                s.address.c_str(), why.c_str());
+    return Status::kOk;
+  }
+  s.fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int bytes = 4 << 20;
+  if (s.fd >= 0) {
+    setsockopt(s.fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    setsockopt(s.fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  if (s.fd < 0 || connect(s.fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 || !hello(s)) {
+    if (speaks)
+      log::warn(
+          "TORUSMPI_SWITCH=%s: no switch answered; collectives go without in-network "
+          "aggregation",
+          s.address.c_str());
+    s.warned = true;
+    if (s.fd >= 0) close(s.fd);
+    s.fd = -1;
+    return Status::kOk;
+  }
+  s.available = true;
+  s.last_heard = progress::now_seconds();
+  s.poll_id = progress::add(poll_switch, nullptr);
+  return Status::kOk;
+}
+
+void finalize() {
+  State& s = st();
+  if (s.poll_id != 0) progress::remove(s.poll_id);
+  s.poll_id = 0;
+  if (s.fd >= 0) close(s.fd);
+  s.fd = -1;
+  s.available = false;
+}
+
+bool available() { return st().available; }
+
+bool supports(ElemType elem, AggOp op) {
+  switch (op) {
+    case AggOp::kSum:
+    case AggOp::kMin:
+    case AggOp::kMax:
+      return elem != ElemType::kNone && elem != ElemType::kBytes;
+    case AggOp::kBand:
+    case AggOp::kBor:
+    case AggOp::kBxor:
+      return elem == ElemType::kInt32 || elem == ElemType::kUint32 || elem == ElemType::kInt64 ||
+             elem == ElemType::kUint64;
+    case AggOp::kGather:
+    case AggOp::kBarrier:
+      return true;
+    case AggOp::kNone:
+      break;
+  }
+  return false;
+}
+
+Status start(Aggregation* a) {
+  State& s = st();
+  a->error = Status::kOk;
+  a->why.clear();
+  if (!s.available) {
+    a->error = Status::kErrTimeout;
+    a->why = "the switch is not available";
+    return a->error;
+  }
+  const uint32_t n = block_count(*a);
+  a->blocks_.assign(n, Aggregation::Block{});
+  a->next_ = 0;
+  a->in_flight_ = 0;
+  a->left_ = n;
+  if (n == 0) {
+    if (a->on_complete != nullptr) a->on_complete(a);
+    return Status::kOk;
+  }
+  if (s.order.empty()) s.last_heard = progress::now_seconds();
+  s.active[Key{a->group, a->call}] = a;
+  s.order.push_back(a);
+  s.source_in[a->group] = a->source;
+  a->listed_ = true;
+  poll_switch(nullptr);
+  return Status::kOk;
+}
+
+const Counters& counters() { return st().counters; }
+void note_fallback() { ++st().counters.fallbacks; }
+
+}  // namespace torusmpi::pml::ina

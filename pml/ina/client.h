@@ -1,0 +1,87 @@
+// A rank's side of in-network aggregation: it talks to torusmpi_switch (TORUSMPI_SWITCH) over UDP
+// on the loopback, in the protocol of protocol.h. An Aggregation is one source's part of one
+// aggregation run of a group (the ranks that hold the same piece in every instance): its data cut
+// into blocks, at most TORUSMPI_SWITCH_WINDOW of them in flight, each sent again when its result
+// is late, and the results written to dst as they come. The progress engine polls the socket.
+//
+// Failures end an aggregation with an error rather than a hang: a block the switch aged out
+// (a member too late: it names the missing members), or a switch that stopped answering. The
+// caller (coll's executor) then does the aggregation again over the network. A switch that
+// never answered at MPI_Init, or stopped answering, is not used again: one warning says so.
+#ifndef TORUSMPI_PML_INA_CLIENT_H_
+#define TORUSMPI_PML_INA_CLIENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "pml/ina/protocol.h"
+
+namespace torusmpi::pml::ina {
+
+struct Aggregation {
+  // What to do. src and dst are views this process can read and write (a device buffer's DMA
+  // view: the NIC reads and writes HBM); they do not overlap.
+  uint64_t group = 0;  // the switch's group id, the same at every member
+  uint64_t call = 0;   // the run's number in the group, the same at every member
+  uint16_t sources = 0;
+  uint16_t source = 0;  // this rank's index among them
+  ElemType elem = ElemType::kNone;
+  AggOp op = AggOp::kNone;
+  const uint8_t* src = nullptr;
+  uint8_t* dst = nullptr;
+  size_t bytes = 0;  // of src (kGather: this member's piece; dst holds sources x bytes)
+  void (*on_complete)(Aggregation*) = nullptr;  // once, when done (from a poll)
+  void* user = nullptr;
+
+  // How it went: kOk, or kErrTimeout with `why` (a block aged out at the switch, or the switch
+  // stopped answering).
+  Status error = Status::kOk;
+  std::string why;
+
+  // Internal to the client.
+  struct Block {
+    double sent = 0;  // when last sent (0: not yet)
+    double due = 0;   // when to send it again
+    int tries = 0;
+    bool done = false;
+  };
+  std::vector<Block> blocks_;
+  uint32_t next_ = 0;       // first block not sent yet
+  uint32_t in_flight_ = 0;  // sent, no answer yet
+  uint32_t left_ = 0;       // without an answer (result or error)
+  bool listed_ = false;
+};
+
+// What the client needs of the job, at MPI_Init: a number that differs between jobs sharing the
+// switch. Finds TORUSMPI_SWITCH and asks the switch what it is (a few tries over 0.3 s); a
+// switch that does not answer leaves available() false, with a warning from the rank that
+// `speaks` (one per job).
+Status init(uint64_t job, bool speaks);
+void finalize();
+
+// TORUSMPI_SWITCH is set and the switch answers.
+bool available();
+
+// Elements and ops the switch can aggregate.
+bool supports(ElemType elem, AggOp op);
+
+// Starts an aggregation (its fields above set); on_complete runs when it is done.
+Status start(Aggregation* a);
+
+struct Counters {
+  uint64_t blocks = 0;       // blocks this rank contributed
+  uint64_t bytes_out = 0;    // payload sent to the switch
+  uint64_t bytes_in = 0;     // payload received from it
+  uint64_t retransmits = 0;  // blocks sent again
+  uint64_t timeouts = 0;     // blocks aged out, or lost with the switch
+  uint64_t fallbacks = 0;    // aggregations done again over the network (note_fallback)
+};
+const Counters& counters();
+void note_fallback();
+
+}  // namespace torusmpi::pml::ina
+
+#endif  // TORUSMPI_PML_INA_CLIENT_H_
