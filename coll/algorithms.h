@@ -37,6 +37,7 @@ void allgather_chip_ring(Builder& b, const Args& a);
 void allgather_instance_ring(Builder& b, const Args& a);
 void allgather_instance_rdh(Builder& b, const Args& a);
 void allgather_instance_direct(Builder& b, const Args& a);
+void allgather_ina(Builder& b, const Args& a);
 void allgatherv_ring(Builder& b, const Args& a);
 
 void reduce_scatter_ring(Builder& b, const Args& a);
@@ -50,6 +51,7 @@ void reduce_scatter_chip_ring(Builder& b, const Args& a);
 void reduce_scatter_instance_ring(Builder& b, const Args& a);
 void reduce_scatter_instance_rdh(Builder& b, const Args& a);
 void reduce_scatter_instance_direct(Builder& b, const Args& a);
+void reduce_scatter_ina(Builder& b, const Args& a);
 void reduce_scatter_block_ring(Builder& b, const Args& a);
 void reduce_scatter_block_recursive_halving(Builder& b, const Args& a);
 void reduce_scatter_block_pairwise(Builder& b, const Args& a);
@@ -61,6 +63,7 @@ void reduce_scatter_block_chip_ring(Builder& b, const Args& a);
 void reduce_scatter_block_instance_ring(Builder& b, const Args& a);
 void reduce_scatter_block_instance_rdh(Builder& b, const Args& a);
 void reduce_scatter_block_instance_direct(Builder& b, const Args& a);
+void reduce_scatter_block_ina(Builder& b, const Args& a);
 
 void alltoall_pairwise(Builder& b, const Args& a);
 void alltoall_bruck(Builder& b, const Args& a);
@@ -106,17 +109,17 @@ extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRing, kAllreduceRa
     kAllreduceIna;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck,
     kAllgatherTorusRing, kAllgatherDualRing, kAllgatherRdh, kAllgatherDirect, kAllgatherChipRing,
-    kAllgatherInstanceRing, kAllgatherInstanceRdh, kAllgatherInstanceDirect;
+    kAllgatherInstanceRing, kAllgatherInstanceRdh, kAllgatherInstanceDirect, kAllgatherIna;
 extern const Algorithm kAllgathervRing;
 extern const Algorithm kReduceScatterPairwise, kReduceScatterRing, kReduceScatterRecursiveHalving,
     kReduceScatterTorusRing, kReduceScatterDualRing, kReduceScatterRdh, kReduceScatterDirect,
     kReduceScatterChipRing, kReduceScatterInstanceRing, kReduceScatterInstanceRdh,
-    kReduceScatterInstanceDirect;
+    kReduceScatterInstanceDirect, kReduceScatterIna;
 extern const Algorithm kReduceScatterBlockPairwise, kReduceScatterBlockRing,
     kReduceScatterBlockRecursiveHalving, kReduceScatterBlockTorusRing, kReduceScatterBlockDualRing,
     kReduceScatterBlockRdh, kReduceScatterBlockDirect, kReduceScatterBlockChipRing,
     kReduceScatterBlockInstanceRing, kReduceScatterBlockInstanceRdh,
-    kReduceScatterBlockInstanceDirect;
+    kReduceScatterBlockInstanceDirect, kReduceScatterBlockIna;
 extern const Algorithm kAlltoallPairwise, kAlltoallBruck, kAlltoallLinear, kAlltoallDirect,
     kAlltoallTorusRing;
 extern const Algorithm kAlltoallvPairwise;

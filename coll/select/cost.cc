@@ -160,6 +160,18 @@ double switch_stage_cost(const Model& m, double n) {
   return 2 * t.efa_alpha + kSwitch.latency + n * std::max(t.efa_beta, 1.0 / kSwitch.port_bandwidth);
 }
 
+double ina_rs_cost(const Model& m, int p, double n) {
+  if (!spans_instances(m)) return kReduceScatterRing.cost(m, p, n);
+  const int q = p / m.torus->instances;
+  return instance_cost(m, q, n, 1, true) + switch_stage_cost(m, n / q);
+}
+
+double ina_allgather_cost(const Model& m, int p, double n) {
+  if (!spans_instances(m)) return kAllgatherRing.cost(m, p, n);
+  const int q = p / m.torus->instances;
+  return switch_stage_cost(m, m.torus->instances * n) + instance_cost(m, q, p * n, 1, false);
+}
+
 double ina_allreduce_cost(const Model& m, int p, double n) {
   if (!spans_instances(m)) return kAllreduceRing.cost(m, p, n);
   const int q = p / m.torus->instances;

@@ -56,6 +56,12 @@ double switch_stage_cost(const Model& m, double n);
 // allreduce ina: the instance's reduce-scatter and allgather, and a switch stage between them on
 // each rank's piece.
 double ina_allreduce_cost(const Model& m, int p, double n);
+// reduce_scatter ina on a vector of n bytes: the instance's reduce-scatter, a switch stage on the
+// slot of each rank's group.
+double ina_rs_cost(const Model& m, int p, double n);
+// allgather ina of blocks of n bytes: a switch stage gathering N blocks, the instance's allgather
+// of the whole.
+double ina_allgather_cost(const Model& m, int p, double n);
 
 // lg(p) is log2 rounded up; lg_floor(p) rounded down (p2 = 2^lg_floor(p), the largest power of
 // two <= p); folds(p) is 1 when p is not a power of two, MPICH's fold before and after (f in the

@@ -47,6 +47,7 @@ const Algorithm* const kAlgorithms[] = {
     &kAllgatherInstanceRing,
     &kAllgatherInstanceRdh,
     &kAllgatherInstanceDirect,
+    &kAllgatherIna,
     // allgatherv
     &kAllgathervRing,
     // reduce_scatter
@@ -61,6 +62,7 @@ const Algorithm* const kAlgorithms[] = {
     &kReduceScatterInstanceRing,
     &kReduceScatterInstanceRdh,
     &kReduceScatterInstanceDirect,
+    &kReduceScatterIna,
     // reduce_scatter_block
     &kReduceScatterBlockPairwise,
     &kReduceScatterBlockRing,
@@ -73,6 +75,7 @@ const Algorithm* const kAlgorithms[] = {
     &kReduceScatterBlockInstanceRing,
     &kReduceScatterBlockInstanceRdh,
     &kReduceScatterBlockInstanceDirect,
+    &kReduceScatterBlockIna,
     // alltoall
     &kAlltoallPairwise,
     &kAlltoallBruck,

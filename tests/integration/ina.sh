@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # In-network aggregation: torusmpi_switch on the loopback, and jobs of 2 to 4 emulated instances
-# (over libfabric's tcp) whose allreduce and barrier go through it (the ina algorithms, forced).
+# (over libfabric's tcp) whose allreduce, reduce_scatter(_block), allgather and barrier go through
+# it (the ina algorithms, forced).
 # Exact integer results on host and device buffers (staging 0 on the device), float sums within
 # the documented bound; a switch that drops packets (retransmits), a straggler held past the
 # switch's timeout (the call finishes over the network), the switch killed in the middle of a run
@@ -11,7 +12,9 @@
 bin=$TM_PROGS/ina.gcc
 sw=$TM_BINDIR/torusmpi_switch
 net=(-x TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo)
-forced=(-x TORUSMPI_ALLREDUCE_ALGORITHM=ina -x TORUSMPI_BARRIER_ALGORITHM=ina)
+forced=(-x TORUSMPI_ALLREDUCE_ALGORITHM=ina -x TORUSMPI_BARRIER_ALGORITHM=ina
+  -x TORUSMPI_REDUCE_SCATTER_ALGORITHM=ina -x TORUSMPI_REDUCE_SCATTER_BLOCK_ALGORITHM=ina
+  -x TORUSMPI_ALLGATHER_ALGORITHM=ina)
 sw_pid=
 started=
 trap '[ -z "$sw_pid" ] || kill -9 "$sw_pid" 2>/dev/null' EXIT

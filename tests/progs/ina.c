@@ -2,7 +2,8 @@
  * torusmpi_switch and forces the ina algorithms; the program itself works on any MPI).
  *
  *   ina [host|device]       allreduce of every op and type the switch aggregates, counts 0, 1,
- *                           p-1, p, p+1 and a large prime, in place and not; float sums of
+ *                           p-1, p, p+1 and a large prime, in place and not; reduce_scatter,
+ *                           reduce_scatter_block and allgather of ints; float sums of
  *                           non-integers within the bound; barriers with a late rank
  *   ina straggler MS        one allreduce for which the last rank comes MS ms late
  *   ina loop N              N allreduces of 64 Ki ints in a row, each checked
@@ -170,6 +171,60 @@ static void test_exact(void) {
   }
 }
 
+/* Reduce_scatter (uneven counts, some 0), reduce_scatter_block and allgather of ints. */
+static void test_scatter_gather(void) {
+  const int p = g_size;
+  const int blocks[] = {0, 1, 7, 4099};
+  for (size_t k = 0; k < sizeof blocks / sizeof *blocks; ++k) {
+    const int per = blocks[k];
+    int* counts = malloc((size_t)p * sizeof *counts);
+    int total = 0;
+    for (int q = 0; q < p; ++q) total += counts[q] = per == 0 ? 0 : per + (q % 3 == 1 ? 0 : q);
+    const size_t all = (size_t)(total > 0 ? total : 1) * sizeof(int);
+    int* h = malloc(all > (size_t)p * per * sizeof(int) ? all : (size_t)p * per * sizeof(int) + 4);
+    void* s = mem(all + (size_t)p * per * sizeof(int));
+    void* r = mem(all + (size_t)p * per * sizeof(int));
+    /* reduce_scatter: element i of the vector from rank q is i + 3q. */
+    for (int i = 0; i < total; ++i) h[i] = i + 3 * g_rank;
+    put(s, h, (size_t)total * sizeof(int));
+    int rc = MPI_Reduce_scatter(s, r, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int first = 0;
+    for (int q = 0; q < g_rank; ++q) first += counts[q];
+    put(h, r, (size_t)counts[g_rank] * sizeof(int));
+    int ok = rc == MPI_SUCCESS;
+    for (int i = 0; i < counts[g_rank] && ok; ++i) {
+      ok = h[i] == p * (first + i) + 3 * p * (p - 1) / 2;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "reduce_scatter SUM MPI_INT, blocks about %d", per);
+    check(ok, what, "rc %d or a wrong element", rc);
+    /* reduce_scatter_block: per elements each. */
+    for (int i = 0; i < p * per; ++i) h[i] = i - 5 * g_rank;
+    put(s, h, (size_t)p * per * sizeof(int));
+    rc = MPI_Reduce_scatter_block(s, r, per, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    put(h, r, (size_t)per * sizeof(int));
+    ok = rc == MPI_SUCCESS;
+    for (int i = 0; i < per && ok; ++i) ok = h[i] == p * (g_rank * per + i) - 5 * p * (p - 1) / 2;
+    snprintf(what, sizeof what, "reduce_scatter_block SUM MPI_INT, blocks of %d", per);
+    check(ok, what, "rc %d or a wrong element", rc);
+    /* allgather: rank q's element i is 7q + i. */
+    for (int i = 0; i < per; ++i) h[i] = 7 * g_rank + i;
+    put(s, h, (size_t)per * sizeof(int));
+    rc = MPI_Allgather(s, per, MPI_INT, r, per, MPI_INT, MPI_COMM_WORLD);
+    put(h, r, (size_t)p * per * sizeof(int));
+    ok = rc == MPI_SUCCESS;
+    for (int q = 0; q < p && ok; ++q) {
+      for (int i = 0; i < per && ok; ++i) ok = h[q * per + i] == 7 * q + i;
+    }
+    snprintf(what, sizeof what, "allgather MPI_INT, blocks of %d", per);
+    check(ok, what, "rc %d or a wrong element", rc);
+    free(counts);
+    free(h);
+    mem_free(s);
+    mem_free(r);
+  }
+}
+
 /* 2^-24, float's unit roundoff. */
 static const double kU = 5.9604644775390625e-08;
 static double absd(double x) { return x < 0 ? -x : x; }
@@ -252,6 +307,7 @@ int main(int argc, char** argv) {
   const Type int32 = {MPI_INT, "MPI_INT", 4, 0};
   if (strcmp(mode, "host") == 0 || strcmp(mode, "device") == 0) {
     test_exact();
+    test_scatter_gather();
     test_float();
     if (!g_device) test_barrier();
   } else if (strcmp(mode, "straggler") == 0) {
