@@ -66,10 +66,10 @@ enum class ElemType : uint8_t {
 
 enum class AggOp : uint8_t {
   kNone = 0,
-  kSum,      // integers wrap around (two's complement); floats are added as floats, in arrival order
+  kSum,  // integers wrap around (two's complement); floats are added as floats, in arrival order
   kMin,
   kMax,
-  kBand,     // integers only
+  kBand,  // integers only
   kBor,
   kBxor,
   kGather,   // every source's piece, in source order
@@ -101,10 +101,10 @@ struct PacketHeader {
   PacketType type = PacketType::kHello;
   ElemType elem = ElemType::kNone;
   AggOp op = AggOp::kNone;
-  uint64_t job = 0;    // the job (several jobs may share one switch)
-  uint64_t group = 0;  // the aggregation group within the job (the client's choice)
-  uint64_t call = 0;   // the run within the group: the same number at every source
-  uint32_t block = 0;  // the block within the run
+  uint64_t job = 0;      // the job (several jobs may share one switch)
+  uint64_t group = 0;    // the aggregation group within the job (the client's choice)
+  uint64_t call = 0;     // the run within the group: the same number at every source
+  uint32_t block = 0;    // the block within the run
   uint16_t sources = 0;  // how many sources the group has
   uint16_t source = 0;   // the sender's index among them (kContribute, kAck)
   uint32_t count = 0;    // elements of the block (kGather: bytes of one source's piece)
