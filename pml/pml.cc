@@ -16,6 +16,7 @@
 #include "core/progress.h"
 #include "device/device.h"
 #include "pml/device_eager.h"
+#include "pml/ina/client.h"
 #include "pml/self.h"
 #include "pml/transport.h"
 
@@ -293,6 +294,8 @@ void sleep_until_bell(void*, int64_t us) {
     if (t != sleeper) also = t->wait_fd();
     break;
   }
+  // The switch's answers end the sleep too, while an aggregation waits for them.
+  also = ina::wait_fd(also);
   sleeper->sleep(us, also);
 }
 

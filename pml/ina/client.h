@@ -71,6 +71,11 @@ bool supports(ElemType elem, AggOp op);
 // Starts an aggregation (its fields above set); on_complete runs when it is done.
 Status start(Aggregation* a);
 
+// What a sleeping rank polls so that the switch's answers wake it: `also` (a network transport's
+// descriptor, or -1) when no aggregation waits, else a descriptor that is readable when the
+// switch's socket or `also` is (an epoll set of both).
+int wait_fd(int also);
+
 struct Counters {
   uint64_t blocks = 0;       // blocks this rank contributed
   uint64_t bytes_out = 0;    // payload sent to the switch

@@ -36,7 +36,7 @@ constexpr uint32_t kMagic = 0x54535731;  // "TSW1"
 constexpr uint8_t kVersion = 1;
 
 // A datagram's payload stays under loopback's 64 KiB; blocks of a reduction carry at most this.
-constexpr uint32_t kMaxPayload = 8192;
+constexpr uint32_t kMaxPayload = 32768;
 // A gathered block: every source's piece, concatenated in source order (sources x piece).
 constexpr uint32_t kMaxResult = 60 * 1024;
 // Sources per group: the bitmaps below hold this many.
