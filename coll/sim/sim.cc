@@ -597,6 +597,7 @@ class Sim {
       }
       for (int m = 0; m < n; ++m) ranks_[by[m].rank].heard = heard;
     }
+    if (!ranks_[by[0].rank].a->in_network) return exchange_aggregate(by, bytes, ready);
     // Out through each member's NIC to the switch, aggregated at its ports' rate, back.
     const uint64_t out = bytes, in = g0.mode == AggMode::kGather ? bytes * n : bytes;
     double end = ready;
@@ -615,6 +616,34 @@ class Sim {
       if (in > 0) count_switch(by[m].rank, in);
       complete(by[m].rank, end);
     }
+    return true;
+  }
+
+  // No switch serves the call (a forced ina algorithm): the executor does each aggregation over
+  // the network (exec.cc), every member's contribution to every other, so its time, links and
+  // NIC bytes are those messages'.
+  bool exchange_aggregate(const std::vector<Posted>& by, uint64_t bytes, double ready) {
+    const int n = static_cast<int>(by.size());
+    std::vector<double> end(n, ready);
+    for (int m = 0; m < n; ++m) {
+      for (int k = 0; k < n; ++k) {
+        if (k == m) continue;
+        const int from = by[m].rank, to = by[k].rank;
+        double t = 0;
+        if (machine_ != nullptr) {
+          t = machine_transfer(from, to, bytes, ready);
+        } else {
+          const double start = std::max({ready, out_free_[from], in_free_[to]});
+          out_free_[from] = in_free_[to] = start + bytes * costs_.beta;
+          t = start + costs_.alpha + bytes * costs_.beta;
+        }
+        end[k] = std::max(end[k], t);
+        ++res_.messages;
+        res_.bytes += bytes;
+        if (bytes > 0) count_network(from, to, bytes);
+      }
+    }
+    for (int k = 0; k < n; ++k) complete(by[k].rank, end[k] + (n - 1) * bytes * costs_.gamma);
     return true;
   }
 
