@@ -23,6 +23,11 @@ void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
   static_cast<const Reduction*>(ctx)->apply(inout, in, count);
 }
 
+// Where member m's contribution sits among the other members' in a fallback's temporary space.
+uint64_t other_at(int m, int me, uint64_t bytes) {
+  return static_cast<uint64_t>(m < me ? m : m - 1) * bytes;
+}
+
 // What the switch makes of a predefined reduction (kNone: it cannot).
 pml::ina::ElemType agg_elem(Elem e) {
   switch (e) {
@@ -98,6 +103,8 @@ void exec_finalize() {
     if (e->device_scratch_ != nullptr) device::free(e->device_scratch_);
     e->device_scratch_ = nullptr;
     e->device_scratch_bytes_ = 0;
+    if (e->fallback_device_ != nullptr) device::free(e->fallback_device_);
+    e->fallback_device_ = nullptr;
   }
 }
 
@@ -126,6 +133,9 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   on_complete_ = nullptr;
   failed_.clear();
   fallback_posted_ = false;
+  // A run that ended in its fallback's failure left its space.
+  if (fallback_device_ != nullptr) device::free(fallback_device_);
+  fallback_device_ = nullptr;
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
   base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
@@ -211,9 +221,12 @@ void Exec::start_aggregate(uint32_t k) {
   a.on_complete = aggregate_done;
   a.user = this;
   ++pending_;
-  if (!pml::ina::supports(a.elem, a.op) || pml::ina::start(&a) != Status::kOk) {
-    if (a.why.empty()) a.why = "the switch cannot aggregate this op and type";
+  // start() says why it could not (the switch is gone); a pooled aggregation keeps no old text.
+  if (!pml::ina::supports(a.elem, a.op)) {
     a.error = Status::kErrTimeout;
+    a.why = "the switch cannot aggregate this op and type";
+    aggregate_done(&a);
+  } else if (pml::ina::start(&a) != Status::kOk) {
     aggregate_done(&a);
   }
 }
@@ -237,14 +250,13 @@ void Exec::aggregate_done(pml::ina::Aggregation* a) {
 // them in member order, so every member gets the same bytes.
 void Exec::post_fallback() {
   const uint32_t context = args_.comm->coll_context();
-  size_t msgs = 0;
-  for (uint32_t k : failed_) msgs += 2 * (s_->groups[s_->ops[k].peer].members.size() - 1);
-  fallback_reqs_.assign(msgs, pml::Request{});
-  size_t temp = 0;
+  size_t msgs = 0, temp = 0;
   for (uint32_t k : failed_) {
     const AggGroup& g = s_->groups[s_->ops[k].peer];
+    msgs += 2 * (g.members.size() - 1);
     if (g.mode == AggMode::kReduce) temp += s_->ops[k].bytes * (g.members.size() - 1);
   }
+  fallback_reqs_.assign(msgs, pml::Request{});
   uint8_t* base = nullptr;
   if (temp > 0 && on_device_ && device::alloc(temp, &fallback_device_) == Status::kOk) {
     base = static_cast<uint8_t*>(fallback_device_);
@@ -277,7 +289,7 @@ void Exec::post_fallback() {
     for (int m = 0; m < n; ++m) {
       if (m == g.me) continue;
       void* into = g.mode == AggMode::kGather   ? dst + m * op.bytes
-                   : g.mode == AggMode::kReduce ? base + (m < g.me ? m : m - 1) * op.bytes
+                   : g.mode == AggMode::kReduce ? base + other_at(m, g.me, op.bytes)
                                                 : nullptr;
       post(false, g.members[m], into, op.bytes);
     }
@@ -301,7 +313,7 @@ void Exec::combine_fallback() {
     uint8_t* dst = resolve(op.dst_buf, op.dst);
     const int n = static_cast<int>(g.members.size());
     auto part = [&](int m) -> const uint8_t* {
-      return m == g.me ? src : base + (m < g.me ? m : m - 1) * op.bytes;
+      return m == g.me ? src : base + other_at(m, g.me, op.bytes);
     };
     device::copy(dst, part(0), op.bytes);
     for (int m = 1; m < n; ++m) reduce_bytes(dst, part(m), op.bytes);

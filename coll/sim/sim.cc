@@ -258,8 +258,18 @@ class Sim {
   // Payload from rank a to rank b of another instance arrives through b's chip's interface.
   void count_network(int a, int b, uint64_t bytes) {
     const TopoView* v = costs_.view;
+    if (v != nullptr && static_cast<int>(v->instance.size()) == p_ &&
+        v->instance[a] != v->instance[b]) {
+      count_nic(b, bytes);
+    }
+  }
+
+  // Bytes that reach rank b through its chip's interface (a message from another instance, or
+  // what the switch sends it).
+  void count_nic(int b, uint64_t bytes) {
+    const TopoView* v = costs_.view;
     if (v == nullptr || static_cast<int>(v->instance.size()) != p_ ||
-        static_cast<int>(v->chip.size()) != p_ || v->instance[a] == v->instance[b]) {
+        static_cast<int>(v->chip.size()) != p_) {
       return;
     }
     const bool chips = costs_.machine != nullptr && costs_.machine->emulated();
@@ -613,7 +623,7 @@ class Sim {
     res_.messages += 2 * n;
     res_.bytes += out * n;
     for (int m = 0; m < n; ++m) {
-      if (in > 0) count_switch(by[m].rank, in);
+      if (in > 0) count_nic(by[m].rank, in);
       complete(by[m].rank, end);
     }
     return true;
@@ -645,18 +655,6 @@ class Sim {
     }
     for (int k = 0; k < n; ++k) complete(by[k].rank, end[k] + (n - 1) * bytes * costs_.gamma);
     return true;
-  }
-
-  // What the switch sends rank b comes through its chip's interface.
-  void count_switch(int b, uint64_t bytes) {
-    const TopoView* v = costs_.view;
-    if (v == nullptr || static_cast<int>(v->instance.size()) != p_ ||
-        static_cast<int>(v->chip.size()) != p_) {
-      return;
-    }
-    const bool chips = costs_.machine != nullptr && costs_.machine->emulated();
-    topo::count_received(&res_.nic_bytes, chips ? costs_.machine->chips() : 1,
-                         {v->instance[b], chips ? v->chip[b] : 0}, bytes);
   }
 
   void transfer(const Posted& s, const Posted& v) {

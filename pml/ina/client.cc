@@ -143,7 +143,6 @@ void finish(Aggregation* a) {
   State& s = st();
   s.active.erase(Key{a->group, a->call});
   s.order.erase(std::find(s.order.begin(), s.order.end(), a));
-  a->listed_ = false;
   if (a->on_complete != nullptr) a->on_complete(a);
 }
 
@@ -459,7 +458,6 @@ Status start(Aggregation* a) {
   s.active[Key{a->group, a->call}] = a;
   s.order.push_back(a);
   s.source_in[a->group] = a->source;
-  a->listed_ = true;
   poll_switch(nullptr);
   return Status::kOk;
 }

@@ -52,7 +52,6 @@ struct Aggregation {
   uint32_t next_ = 0;       // first block not sent yet
   uint32_t in_flight_ = 0;  // sent, no answer yet
   uint32_t left_ = 0;       // without an answer (result or error)
-  bool listed_ = false;
 };
 
 // What the client needs of the job, at MPI_Init: a number that differs between jobs sharing the
