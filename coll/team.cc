@@ -101,6 +101,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   // The host stays as it was, no placement, unless it spans host instances.
   a->topo = modelled_ ? &view_ : nullptr;
   r->comm = comm_;
+  r->call = seq_;
   r->tag = static_cast<int>(seq_++ & 0x3fffffff);
   const size_t h = hash(*a);
   auto [first, last] = cache_.equal_range(h);

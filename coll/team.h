@@ -71,7 +71,7 @@ class Team {
   TopoView view_;          // every builder's Args::topo on an emulated machine
   TorusModel torus_;       // model_.torus points here
   Model model_{};          // emulated machines; the host's follows oversubscription at each choice
-  uint32_t seq_ = 0;
+  uint64_t seq_ = 0;       // calls so far: RunArgs::call, and (its low bits) the tag
   const Algorithm* last_ = nullptr;
   std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;
 };

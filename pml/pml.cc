@@ -736,6 +736,7 @@ int waiting_for(int32_t* ranks, int max) {
   int n = 0;
   for (Context& c : engine().contexts) {
     for (Request* r = c.posted.head; r != nullptr && n < max; r = r->next_) {
+      if (r->quiet) continue;
       if (std::find(ranks, ranks + n, r->peer_) == ranks + n) ranks[n++] = r->peer_;
     }
   }

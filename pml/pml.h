@@ -77,6 +77,8 @@ struct Request {
 
   void (*on_complete)(Request*) = nullptr;
   void* user = nullptr;  // the caller's, untouched by the pml
+  // A receive that is always posted (a listener), not a wait: waiting_for leaves it out.
+  bool quiet = false;
 
   // Acquire: what completion wrote (sizes, errors, data) is visible to whoever sees done, also
   // from another thread than the one that completed it (asynchronous progress).

@@ -27,7 +27,7 @@ device      src/device/*                                core topo
 dtype       src/dtype/*                                 core
 boot        src/boot/*                                  core
 pml         pml/*                                       core topo device boot
-coll-exec   coll/sched/exec.* coll/team.*               coll core topo device pml
+coll-exec   coll/sched/exec.* coll/sched/rescue.* coll/team.* coll core topo device pml
 coll        coll/*                                      core topo
 sim         src/sim/*                                   coll core topo
 info        src/info/*                                  coll pml core topo mpi.h
@@ -45,7 +45,8 @@ api         include/*                                   mpi.h
 #   exchange is src/boot's.
 # - coll: the pure collective engine (coll.h, algorithms, patterns/, select/, sched/schedule,
 #   sim/, ops/, stats): builders and the simulator run with no pml, no device and no MPI.
-# - coll-exec: the only part of coll that runs schedules over the pml (sched/exec) and keeps a
+# - coll-exec: the only part of coll that runs schedules over the pml (sched/exec, and
+#   sched/rescue, which finishes aggregations a dying switch left half done) and keeps a
 #   communicator's pml view (team).
 # - sim (torusmpi_sim): the simulator's command, over the pure engine only.
 # - info (torusmpi_info): reads the build, the registry and pml::net's transport list; mpi.h for

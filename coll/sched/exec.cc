@@ -4,6 +4,7 @@
 
 #include "core/flight.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "core/progress.h"
 #include "device/device.h"
 
@@ -21,11 +22,6 @@ constexpr size_t kKeepScratch = size_t{4} << 20;
 // The device's reduction kernels run the host kernel on the device layer's view of the bytes.
 void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
   static_cast<const Reduction*>(ctx)->apply(inout, in, count);
-}
-
-// Where member m's contribution sits among the other members' in a fallback's temporary space.
-uint64_t other_at(int m, int me, uint64_t bytes) {
-  return static_cast<uint64_t>(m < me ? m : m - 1) * bytes;
 }
 
 // What the switch makes of a predefined reduction (kNone: it cannot).
@@ -66,12 +62,6 @@ pml::ina::AggOp agg_op(ReduceOp o) {
   }
 }
 
-// The switch's id of a schedule's group: the communicator's collective context and the group's
-// number, the same at every member.
-uint64_t switch_group(uint32_t context, uint32_t number) {
-  return (static_cast<uint64_t>(context) << 32 | number) * 0x9e3779b97f4a7c15ull;
-}
-
 }  // namespace
 
 int poll_runs(void*) {
@@ -97,6 +87,7 @@ void exec_init() {
 }
 
 void exec_finalize() {
+  rescue::finalize();
   if (g_poll_id != 0) progress::remove(g_poll_id);
   g_poll_id = 0;
   for (Exec* e : g_pool) {
@@ -186,7 +177,7 @@ void Exec::reduce_bytes(void* inout, const void* in, size_t bytes) {
 }
 
 bool in_network(const Reduction* r) {
-  return pml::ina::available() &&
+  return pml::ina::in_use() &&
          (r == nullptr || pml::ina::supports(agg_elem(r->elem), agg_op(r->op)));
 }
 
@@ -195,9 +186,10 @@ void Exec::start_aggregate(uint32_t k) {
   const AggGroup& g = s_->groups[op.peer];
   if (aggs_used_ == aggs_.size()) aggs_.emplace_back();
   pml::ina::Aggregation& a = aggs_[aggs_used_++];
-  a.group = switch_group(args_.comm->coll_context(), g.number);
-  // The call's tag is the same at every member, and so is the op's place in the schedule.
-  a.call = static_cast<uint64_t>(static_cast<uint32_t>(args_.tag)) << 24 | k;
+  a.group = group_of(k);
+  a.call = call_of(k);
+  // Members that a dying switch leaves without a result ask the others (rescue.h).
+  if (g.members.size() > 1) rescue::listen(*args_.comm);
   a.sources = static_cast<uint16_t>(g.members.size());
   a.source = static_cast<uint16_t>(g.me);
   switch (g.mode) {
@@ -241,22 +233,45 @@ void Exec::aggregate_done(pml::ina::Aggregation* a) {
                    "switch aggregation of %llu B among %u members: %s; done over the "
                    "network instead",
                    static_cast<unsigned long long>(a->bytes), a->sources, a->why.c_str());
+  } else {
+    rescue::settled(a->group, a->call);  // members that asked before the result came
   }
   --e->pending_;
 }
 
-// Every member of a failed group sends its contribution to every other (the switch's outcome
-// is the same at all of them, so all do this, in the same step); combine_fallback then reduces
-// them in member order, so every member gets the same bytes.
+// The switch's id of op k's group: the communicator's collective context and the group's number,
+// the same at every member.
+uint64_t Exec::group_of(uint32_t k) const {
+  return pml::ina::group_id(args_.comm->coll_context(), s_->groups[s_->ops[k].peer].number);
+}
+
+namespace {
+// Bytes of an aggregation's result, and of the largest answer to it (result or contribution).
+size_t result_bytes(const Op& op, const AggGroup& g) {
+  return g.mode == AggMode::kGather   ? op.bytes * g.members.size()
+         : g.mode == AggMode::kReduce ? op.bytes
+                                      : 0;
+}
+size_t contribution_bytes(const Op& op, const AggGroup& g) {
+  return g.mode == AggMode::kBarrier ? 0 : op.bytes;
+}
+}  // namespace
+
+// The step's failed aggregations (rescue.h): this member offers its contribution, asks every
+// other member, and waits for an answer from each.
 void Exec::post_fallback() {
   const uint32_t context = args_.comm->coll_context();
-  size_t msgs = 0, temp = 0;
+  size_t msgs = 0, answers = 0, temp = 0;
   for (uint32_t k : failed_) {
     const AggGroup& g = s_->groups[s_->ops[k].peer];
-    msgs += 2 * (g.members.size() - 1);
-    if (g.mode == AggMode::kReduce) temp += s_->ops[k].bytes * (g.members.size() - 1);
+    const size_t others = g.members.size() - 1;
+    msgs += 3 * others;
+    answers += others;
+    temp += result_bytes(s_->ops[k], g) * others;
   }
   fallback_reqs_.assign(msgs, pml::Request{});
+  asks_.assign(failed_.size(), rescue::Request{});
+  answers_.assign(answers, rescue::Answer{});
   uint8_t* base = nullptr;
   if (temp > 0 && on_device_ && device::alloc(temp, &fallback_device_) == Status::kOk) {
     base = static_cast<uint8_t*>(fallback_device_);
@@ -265,60 +280,118 @@ void Exec::post_fallback() {
     base = fallback_host_.data();
   }
   pml::Request* req = fallback_reqs_.data();
+  rescue::Answer* answer = answers_.data();
   pending_ = 1;
   fallback_posted_ = true;
-  auto post = [&](bool send, int member, void* buf, size_t bytes) {
+  auto post = [&](bool send, int member, void* buf, size_t bytes, int tag) {
     req->user = this;
     req->on_complete = message_done;
     ++pending_;
-    const Status st = send ? pml::isend(*args_.comm, context, buf, bytes, member, args_.tag,
+    const Status st = send ? pml::isend(*args_.comm, context, buf, bytes, member, tag,
                                         pml::SendMode::kStandard, req)
-                           : pml::irecv(*args_.comm, context, buf, bytes, member, args_.tag, req);
+                           : pml::irecv(*args_.comm, context, buf, bytes, member, tag, req);
     ++req;
     if (st != Status::kOk) {
       --pending_;
       if (error_ == Status::kOk) error_ = st;
     }
   };
-  for (uint32_t k : failed_) {
+  for (size_t i = 0; i < failed_.size(); ++i) {
+    const uint32_t k = failed_[i];
     const Op& op = s_->ops[k];
     const AggGroup& g = s_->groups[op.peer];
-    uint8_t* src = resolve(op.src_buf, op.src);
-    uint8_t* dst = resolve(op.dst_buf, op.dst);
+    const size_t slot = result_bytes(op, g);
+    asks_[i] = rescue::Request{group_of(k), call_of(k), args_.tag};
+    rescue::offer(asks_[i].group, asks_[i].call, resolve(op.src_buf, op.src),
+                  contribution_bytes(op, g));
     const int n = static_cast<int>(g.members.size());
     for (int m = 0; m < n; ++m) {
       if (m == g.me) continue;
-      void* into = g.mode == AggMode::kGather   ? dst + m * op.bytes
-                   : g.mode == AggMode::kReduce ? base + other_at(m, g.me, op.bytes)
-                                                : nullptr;
-      post(false, g.members[m], into, op.bytes);
+      post(false, g.members[m], answer++, sizeof(rescue::Answer), args_.tag);
+      post(false, g.members[m], base, slot, args_.tag);
+      base += slot;
     }
     for (int m = 0; m < n; ++m) {
-      if (m != g.me) post(true, g.members[m], src, op.bytes);
+      if (m != g.me) post(true, g.members[m], &asks_[i], sizeof(rescue::Request), rescue::kTag);
     }
-    if (g.mode == AggMode::kGather) device::copy(dst + g.me * op.bytes, src, op.bytes);
-    if (g.mode == AggMode::kReduce) base += op.bytes * (n - 1);
   }
   --pending_;
 }
 
-void Exec::combine_fallback() {
+// Uses the answers once every member that failed too has been answered (false until then): a
+// result from anyone, else every contribution, reduced in member order.
+bool Exec::combine_fallback() {
+  std::vector<int> askers;
+  const rescue::Answer* answer = answers_.data();
+  for (size_t i = 0; i < failed_.size(); ++i) {
+    const AggGroup& g = s_->groups[s_->ops[failed_[i]].peer];
+    askers.clear();
+    for (int m = 0, o = 0; m < static_cast<int>(g.members.size()); ++m) {
+      if (m == g.me) continue;
+      if (answer[o++].kind == rescue::Kind::kContribution) askers.push_back(g.members[m]);
+    }
+    answer += g.members.size() - 1;
+    if (!rescue::finished(asks_[i].group, asks_[i].call, askers.data(), askers.size()))
+      return false;
+  }
   uint8_t* base =
       fallback_device_ != nullptr ? static_cast<uint8_t*>(fallback_device_) : fallback_host_.data();
-  for (uint32_t k : failed_) {
-    const Op& op = s_->ops[k];
+  answer = answers_.data();
+  for (size_t i = 0; i < failed_.size() && error_ == Status::kOk; ++i) {
+    const Op& op = s_->ops[failed_[i]];
     const AggGroup& g = s_->groups[op.peer];
-    if (g.mode != AggMode::kReduce) continue;
+    const size_t slot = result_bytes(op, g), n = g.members.size();
     const uint8_t* src = resolve(op.src_buf, op.src);
     uint8_t* dst = resolve(op.dst_buf, op.dst);
-    const int n = static_cast<int>(g.members.size());
-    auto part = [&](int m) -> const uint8_t* {
-      return m == g.me ? src : base + other_at(m, g.me, op.bytes);
+    const uint8_t* result = nullptr;
+    for (size_t o = 0; o + 1 < n; ++o) {
+      const size_t want = answer[o].kind == rescue::Kind::kResult ? slot
+                          : answer[o].kind == rescue::Kind::kContribution
+                              ? contribution_bytes(op, g)
+                              : SIZE_MAX;
+      const int member = g.members[o < static_cast<size_t>(g.me) ? o : o + 1];
+      if (answer[o].kind == rescue::Kind::kGone) {
+        log::warn(
+            "collective: the switch died leaving this rank without a result that rank %d "
+            "had already forgotten (TORUSMPI_SWITCH_KEEP=%zu B is too small)",
+            member, static_cast<size_t>(params::switch_keep()));
+        error_ = Status::kErrTimeout;
+      } else if (answer[o].bytes != want) {
+        log::warn("collective: rank %d answered with %llu B instead of %zu B", member,
+                  static_cast<unsigned long long>(answer[o].bytes), want);
+        error_ = Status::kErrInternal;
+      } else if (answer[o].kind == rescue::Kind::kResult && result == nullptr) {
+        result = base + o * slot;
+      }
+    }
+    if (error_ != Status::kOk) break;
+    auto part = [&](size_t m) -> const uint8_t* {
+      return m == static_cast<size_t>(g.me)
+                 ? src
+                 : base + (m < static_cast<size_t>(g.me) ? m : m - 1) * slot;
     };
-    device::copy(dst, part(0), op.bytes);
-    for (int m = 1; m < n; ++m) reduce_bytes(dst, part(m), op.bytes);
-    base += op.bytes * (n - 1);
+    if (result != nullptr) {
+      device::copy(dst, result, slot);
+      pml::ina::note_rescued();
+    } else if (g.mode == AggMode::kReduce) {
+      device::copy(dst, part(0), op.bytes);
+      for (size_t m = 1; m < n; ++m) reduce_bytes(dst, part(m), op.bytes);
+    } else if (g.mode == AggMode::kGather) {
+      for (size_t m = 0; m < n; ++m) device::copy(dst + m * op.bytes, part(m), op.bytes);
+    }
+    base += slot * (n - 1);
+    answer += n - 1;
   }
+  end_fallback();
+  return true;
+}
+
+void Exec::end_fallback() {
+  for (uint32_t k : failed_) {
+    rescue::withdraw(group_of(k), call_of(k));
+    pml::ina::settle(group_of(k), call_of(k));
+  }
+  asks_.clear();
   failed_.clear();
   fallback_posted_ = false;
   if (fallback_device_ != nullptr) device::free(fallback_device_);
@@ -384,8 +457,9 @@ bool Exec::advance() {
         post_fallback();
         continue;
       }
-      combine_fallback();
+      if (!combine_fallback()) break;  // a member that failed too has not been answered yet
     }
+    if (!failed_.empty()) end_fallback();  // the run failed before or in its fallback
     // A failed message ends the run once the rest of its step is done: the pml holds requests of
     // this run until then.
     if (error_ != Status::kOk || step_ == s_->steps()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coll/ops/ops.h"
+#include "coll/sched/rescue.h"
 #include "coll/sched/schedule.h"
 #include "core/status.h"
 #include "pml/ina/client.h"
@@ -32,6 +33,7 @@ struct RunArgs {
   size_t elem = 1;   // bytes per element of reduce
   const pml::Comm* comm = nullptr;
   int tag = 0;
+  uint64_t call = 0;  // the call's number on the communicator (the switch's records name it)
   // Runs once as the run ends (status: how it went), before done() turns true, under the
   // progress lock: the MPI layer unpacks staged data here, so a request tested from another
   // thread never sees the run done before the caller's buffers are.
@@ -72,12 +74,16 @@ class Exec {
  private:
   Exec() = default;
   void post_step();
-  // kAggregate: starts op k of the schedule at the switch; a failed one is done again over the
-  // network once the step's other work is done (post_fallback, then combine_fallback).
+  // kAggregate: starts op k of the schedule at the switch; a failed one is finished over the
+  // network once the step's other work is done (rescue.h: post_fallback asks the other members,
+  // combine_fallback uses their answers once every asker is answered too).
   void start_aggregate(uint32_t k);
   static void aggregate_done(pml::ina::Aggregation* a);
+  uint64_t group_of(uint32_t k) const;
+  uint64_t call_of(uint32_t k) const { return args_.call << 24 | k; }
   void post_fallback();
-  void combine_fallback();
+  bool combine_fallback();
+  void end_fallback();
   // inout <- in op inout over `bytes`, on host or device memory.
   void reduce_bytes(void* inout, const void* in, size_t bytes);
   uint8_t* resolve(Buf buf, uint64_t offset) const { return base_[static_cast<int>(buf)] + offset; }
@@ -100,8 +106,10 @@ class Exec {
   std::vector<uint32_t> failed_;  // the step's aggregations that failed: ops of the schedule
   bool fallback_posted_ = false;
   std::vector<pml::Request> fallback_reqs_;
-  std::vector<uint8_t> fallback_host_;  // the other members' contributions, host runs
-  void* fallback_device_ = nullptr;     // and device runs
+  std::vector<rescue::Request> asks_;    // a request per failed aggregation
+  std::vector<rescue::Answer> answers_;  // each other member's answer, per failed aggregation
+  std::vector<uint8_t> fallback_host_;   // and its bytes: host runs
+  void* fallback_device_ = nullptr;      // device runs
   size_t step_ = 0;
   int pending_ = 0;
   bool done_ = false;

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "core/log.h"
@@ -40,13 +43,22 @@ struct KeyHash {
   size_t operator()(const Key& k) const { return k.group * 0x9e3779b97f4a7c15ull ^ k.call; }
 };
 
+// What a rank keeps of one group (client.h): its open calls and the results it keeps.
+struct GroupState {
+  std::multiset<uint64_t> open;  // started and not finished (failed ones: until settle())
+  std::map<uint64_t, std::vector<uint8_t>> kept;
+  std::set<uint64_t> forgotten;  // kept, then dropped for TORUSMPI_SWITCH_KEEP
+};
+
 struct State {
   int fd = -1;
+  bool in_use = false;
   bool available = false;
   bool warned = false;
   uint64_t job = 0;
   int poll_id = 0;
   std::string address;
+  std::string why_not;    // TORUSMPI_SWITCH's fault, when init() found one
   double dead_after = 3;  // seconds without a word from the switch while blocks wait
   double last_heard = 0;
   uint32_t window = 16;
@@ -57,6 +69,11 @@ struct State {
   // This rank's source index in each group it used: a result that comes again after its run
   // ended is still acknowledged.
   std::unordered_map<uint64_t, uint16_t> source_in;
+  std::unordered_map<uint64_t, GroupState> groups;
+  std::deque<Key> kept_order;  // in the order kept (entries dropped since are skipped)
+  size_t kept_bytes = 0;
+  size_t keep_limit = 0;
+  std::vector<std::vector<uint8_t>> spare;  // dropped results' buffers, for the next ones
   Counters counters;
   uint8_t buf[sizeof(PacketHeader) + kMaxResult + 64];
 };
@@ -103,7 +120,69 @@ PacketHeader header_of(const Aggregation& a, PacketType type, uint32_t block) {
   h.block = block;
   h.sources = a.sources;
   h.source = a.source;
+  const std::multiset<uint64_t>& open = st().groups[a.group].open;
+  h.floor = open.empty() ? a.call : *open.begin();
   return h;
+}
+
+// The bytes of a's whole result, in dst.
+size_t result_size(const Aggregation& a) {
+  if (a.op == AggOp::kBarrier) return 0;
+  return a.op == AggOp::kGather ? a.bytes * a.sources : a.bytes;
+}
+
+void drop_kept(GroupState& g, std::map<uint64_t, std::vector<uint8_t>>::iterator it) {
+  State& s = st();
+  s.kept_bytes -= it->second.size();
+  if (s.spare.size() < 8) s.spare.push_back(std::move(it->second));
+  g.kept.erase(it);
+}
+
+// Every member of the group has finished every call below `floor`: nobody will ask for those.
+void learn_floor(uint64_t group, uint64_t floor) {
+  State& s = st();
+  auto it = s.groups.find(group);
+  if (it == s.groups.end()) return;
+  GroupState& g = it->second;
+  while (!g.kept.empty() && g.kept.begin()->first < floor) drop_kept(g, g.kept.begin());
+  g.forgotten.erase(g.forgotten.begin(), g.forgotten.lower_bound(floor));
+}
+
+// a's result, for members that a dying switch leaves without theirs; the oldest go beyond
+// TORUSMPI_SWITCH_KEEP.
+void keep_result(const Aggregation& a) {
+  State& s = st();
+  if (a.sources < 2) return;  // nobody to ask for it
+  std::vector<uint8_t> copy;
+  if (!s.spare.empty()) {
+    copy = std::move(s.spare.back());
+    s.spare.pop_back();
+  }
+  const size_t n = result_size(a);
+  copy.resize(n);
+  if (n > 0) std::memcpy(copy.data(), a.dst, n);
+  s.groups[a.group].kept[a.call] = std::move(copy);
+  s.kept_bytes += n;
+  s.kept_order.push_back(Key{a.group, a.call});
+  while (!s.kept_order.empty()) {
+    const Key k = s.kept_order.front();
+    auto g = s.groups.find(k.group);
+    auto it = g == s.groups.end() ? decltype(g->second.kept.end()){} : g->second.kept.find(k.call);
+    const bool there = g != s.groups.end() && it != g->second.kept.end();
+    if (there && s.kept_bytes <= s.keep_limit) break;
+    s.kept_order.pop_front();
+    if (!there) continue;  // dropped by a floor already
+    g->second.forgotten.insert(k.call);
+    drop_kept(g->second, it);
+  }
+}
+
+void close_call(uint64_t group, uint64_t call) {
+  State& s = st();
+  auto g = s.groups.find(group);
+  if (g == s.groups.end()) return;
+  auto it = g->second.open.find(call);
+  if (it != g->second.open.end()) g->second.open.erase(it);
 }
 
 void send_packet(const PacketHeader& h, const void* payload, size_t len) {
@@ -139,11 +218,21 @@ void send_block(Aggregation* a, uint32_t b, double now) {
   k.due = now + std::min(rto, kRtoMaxS);
 }
 
+// The end of an aggregation: a result is kept and its call closed; a failed one's call stays
+// open until the executor settles it.
+void done(Aggregation* a) {
+  if (a->error == Status::kOk) {
+    keep_result(*a);
+    close_call(a->group, a->call);
+  }
+  if (a->on_complete != nullptr) a->on_complete(a);
+}
+
 void finish(Aggregation* a) {
   State& s = st();
   s.active.erase(Key{a->group, a->call});
   s.order.erase(std::find(s.order.begin(), s.order.end(), a));
-  if (a->on_complete != nullptr) a->on_complete(a);
+  done(a);
 }
 
 // A block answered (result or error).
@@ -217,6 +306,7 @@ bool receive(double now) {
     switch (h.type) {
       case PacketType::kResult: {
         if (ours) on_result(a, h, s.buf + sizeof h);
+        learn_floor(h.group, h.floor);
         // Acknowledged even when it came again (our first acknowledgement was lost), so that
         // the switch frees the slot.
         auto known = s.source_in.find(h.group);
@@ -344,20 +434,15 @@ bool hello(State& s) {
 
 }  // namespace
 
-Status init(uint64_t job, bool speaks) {
+bool init(uint64_t job) {
   State& s = st();
   s.job = job;
   s.address = params::switch_address();
   s.window = static_cast<uint32_t>(std::max<int64_t>(1, params::switch_window()));
-  if (s.address.empty()) return Status::kOk;
+  s.keep_limit = static_cast<size_t>(std::max<int64_t>(0, params::switch_keep()));
+  if (s.address.empty()) return false;
   sockaddr_in to;
-  std::string why;
-  if (!parse_address(s.address, &to, &why)) {
-    if (speaks)
-      log::warn("TORUSMPI_SWITCH=%s: %s; collectives go without in-network aggregation",
-                s.address.c_str(), why.c_str());
-    return Status::kOk;
-  }
+  if (!parse_address(s.address, &to, &s.why_not)) return false;
   s.fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int bytes = 4 << 20;
   if (s.fd >= 0) {
@@ -365,20 +450,33 @@ Status init(uint64_t job, bool speaks) {
     setsockopt(s.fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
   }
   if (s.fd < 0 || connect(s.fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 || !hello(s)) {
-    if (speaks)
-      log::warn(
-          "TORUSMPI_SWITCH=%s: no switch answered; collectives go without in-network "
-          "aggregation",
-          s.address.c_str());
+    if (s.fd >= 0) close(s.fd);
+    s.fd = -1;
+    return false;
+  }
+  return true;
+}
+
+void agree(bool everyone, const std::string& deaf, bool speaks) {
+  State& s = st();
+  if (s.address.empty()) return;
+  if (!everyone) {
+    if (speaks) {
+      const std::string why = !s.why_not.empty() ? s.why_not
+                              : deaf.empty()     ? "no switch answered"
+                                                 : "the switch did not answer rank(s) " + deaf;
+      log::warn("TORUSMPI_SWITCH=%s: %s; collectives go without in-network aggregation",
+                s.address.c_str(), why.c_str());
+    }
     s.warned = true;
     if (s.fd >= 0) close(s.fd);
     s.fd = -1;
-    return Status::kOk;
+    return;
   }
+  s.in_use = true;
   s.available = true;
   s.last_heard = progress::now_seconds();
   s.poll_id = progress::add(poll_switch, nullptr);
-  return Status::kOk;
 }
 
 int wait_fd(int also) {
@@ -412,8 +510,13 @@ void finalize() {
   if (s.fd >= 0) close(s.fd);
   s.fd = -1;
   s.available = false;
+  s.groups.clear();
+  s.kept_order.clear();
+  s.kept_bytes = 0;
+  s.spare.clear();
 }
 
+bool in_use() { return st().in_use; }
 bool available() { return st().available; }
 
 bool supports(ElemType elem, AggOp op) {
@@ -440,6 +543,7 @@ Status start(Aggregation* a) {
   State& s = st();
   a->error = Status::kOk;
   a->why.clear();
+  s.groups[a->group].open.insert(a->call);
   if (!s.available) {
     a->error = Status::kErrTimeout;
     a->why = "the switch is not available";
@@ -451,7 +555,7 @@ Status start(Aggregation* a) {
   a->in_flight_ = 0;
   a->left_ = n;
   if (n == 0) {
-    if (a->on_complete != nullptr) a->on_complete(a);
+    done(a);
     return Status::kOk;
   }
   if (s.order.empty()) s.last_heard = progress::now_seconds();
@@ -462,7 +566,36 @@ Status start(Aggregation* a) {
   return Status::kOk;
 }
 
+void settle(uint64_t group, uint64_t call) { close_call(group, call); }
+
+const std::vector<uint8_t>* kept(uint64_t group, uint64_t call) {
+  State& s = st();
+  auto g = s.groups.find(group);
+  if (g == s.groups.end()) return nullptr;
+  auto it = g->second.kept.find(call);
+  return it == g->second.kept.end() ? nullptr : &it->second;
+}
+
+bool forgotten(uint64_t group, uint64_t call) {
+  State& s = st();
+  auto g = s.groups.find(group);
+  return g != s.groups.end() && g->second.forgotten.count(call) != 0;
+}
+
+void forget_context(uint32_t context) {
+  State& s = st();
+  for (auto g = s.groups.begin(); g != s.groups.end();) {
+    if (g->first >> 32 != context) {
+      ++g;
+      continue;
+    }
+    while (!g->second.kept.empty()) drop_kept(g->second, g->second.kept.begin());
+    g = s.groups.erase(g);
+  }
+}
+
 const Counters& counters() { return st().counters; }
 void note_fallback() { ++st().counters.fallbacks; }
+void note_rescued() { ++st().counters.rescued; }
 
 }  // namespace torusmpi::pml::ina

@@ -6,8 +6,16 @@
 //
 // Failures end an aggregation with an error rather than a hang: a block the switch aged out
 // (a member too late: it names the missing members), or a switch that stopped answering. The
-// caller (coll's executor) then does the aggregation again over the network. A switch that
-// never answered at MPI_Init, or stopped answering, is not used again: one warning says so.
+// caller (coll's executor) then finishes the call over the network (coll/sched/rescue.h). A
+// switch that stopped answering is not used again: one warning says so.
+//
+// Whether the job uses the switch at all is agreed at MPI_Init (every rank reached it) and does
+// not change afterwards, so that every rank chooses the same algorithms; a switch that dies later
+// makes the aggregations fail at once, and the calls finish over the network.
+//
+// A dying switch may leave some members of a group with a block's result and others without. So
+// a member keeps the results it got (kept()) until it learns, from the floors of later results
+// (protocol.h), that every member of the group has its own; a member without asks the others.
 #ifndef TORUSMPI_PML_INA_CLIENT_H_
 #define TORUSMPI_PML_INA_CLIENT_H_
 
@@ -55,20 +63,41 @@ struct Aggregation {
 };
 
 // What the client needs of the job, at MPI_Init: a number that differs between jobs sharing the
-// switch. Finds TORUSMPI_SWITCH and asks the switch what it is (a few tries over 0.3 s); a
-// switch that does not answer leaves available() false, with a warning from the rank that
-// `speaks` (one per job).
-Status init(uint64_t job, bool speaks);
+// switch. Finds TORUSMPI_SWITCH and asks the switch what it is (a few tries over 0.3 s); returns
+// whether it answered (false also without TORUSMPI_SWITCH). Then, once every rank's answer is
+// known, agree(): the switch is used when it answered every rank. `speaks`: the rank that warns
+// (one per job) when TORUSMPI_SWITCH is set and the switch is not used; `deaf` names the ranks it
+// did not answer (empty: all of them).
+bool init(uint64_t job);
+void agree(bool everyone, const std::string& deaf, bool speaks);
 void finalize();
 
-// TORUSMPI_SWITCH is set and the switch answers.
+// The job uses the switch (agreed at MPI_Init; the same at every rank, and for the whole job).
+bool in_use();
+// It is in use and has not stopped answering this rank.
 bool available();
 
 // Elements and ops the switch can aggregate.
 bool supports(ElemType elem, AggOp op);
 
-// Starts an aggregation (its fields above set); on_complete runs when it is done.
+// Starts an aggregation (its fields above set); on_complete runs when it is done. A failed one's
+// call stays open (it holds back the group's floor) until settle().
 Status start(Aggregation* a);
+void settle(uint64_t group, uint64_t call);
+
+// The result this rank got for (group, call), kept for members without theirs: nullptr when it
+// has none (never got it, or forgot it: see forgotten()).
+const std::vector<uint8_t>* kept(uint64_t group, uint64_t call);
+// It had it, but TORUSMPI_SWITCH_KEEP made it forget it before every member had its own.
+bool forgotten(uint64_t group, uint64_t call);
+// Forgets what it keeps for the groups of a communicator's collective context (at its end).
+void forget_context(uint32_t context);
+
+// The switch's id of a group: the communicator's collective context and the group's number in
+// the schedule, the same at every member.
+inline uint64_t group_id(uint32_t context, uint32_t number) {
+  return static_cast<uint64_t>(context) << 32 | number;
+}
 
 // What a sleeping rank polls so that the switch's answers wake it: `also` (a network transport's
 // descriptor, or -1) when no aggregation waits, else a descriptor that is readable when the
@@ -81,10 +110,12 @@ struct Counters {
   uint64_t bytes_in = 0;     // payload received from it
   uint64_t retransmits = 0;  // blocks sent again
   uint64_t timeouts = 0;     // blocks aged out, or lost with the switch
-  uint64_t fallbacks = 0;    // aggregations done again over the network (note_fallback)
+  uint64_t fallbacks = 0;    // aggregations finished over the network (note_fallback)
+  uint64_t rescued = 0;      // of those, finished with a result another member had (note_rescued)
 };
 const Counters& counters();
 void note_fallback();
+void note_rescued();
 
 }  // namespace torusmpi::pml::ina
 

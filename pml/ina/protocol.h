@@ -24,6 +24,13 @@
 // Lost packets: a source sends a contribution again when its result has not come within its
 // retransmission timeout; the switch answers a repeated contribution of a complete block with the
 // result (the first result or the acknowledgement was lost) and ignores one it already added.
+//
+// Floors: a switch that dies while it sends a block's result leaves some sources with the result
+// and others without, and those get it from the others (coll/sched/rescue.h). So every source
+// keeps its results until it knows every source has its own: each contribution carries the
+// source's floor (the lowest call of the group it has not finished), the switch keeps the lowest
+// floor of a record's contributions, and a result carries it. A source that learns floor F forgets
+// the results it kept for calls below F.
 #ifndef TORUSMPI_PML_INA_PROTOCOL_H_
 #define TORUSMPI_PML_INA_PROTOCOL_H_
 
@@ -33,7 +40,7 @@
 namespace torusmpi::pml::ina {
 
 constexpr uint32_t kMagic = 0x54535731;  // "TSW1"
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 
 // A datagram's payload stays under loopback's 64 KiB; blocks of a reduction carry at most this.
 constexpr uint32_t kMaxPayload = 32768;
@@ -109,8 +116,12 @@ struct PacketHeader {
   uint16_t source = 0;   // the sender's index among them (kContribute, kAck)
   uint32_t count = 0;    // elements of the block (kGather: bytes of one source's piece)
   uint32_t payload = 0;  // bytes that follow the header
+  // kContribute: the source's floor (the lowest call of the group it has not finished);
+  // kResult: the lowest of the floors the block's sources gave (every source has finished every
+  // call below it).
+  uint64_t floor = 0;
 };
-static_assert(sizeof(PacketHeader) == 48, "the header's layout is the wire's");
+static_assert(sizeof(PacketHeader) == 56, "the header's layout is the wire's");
 
 // kError's payload: which sources had not contributed when the record aged out.
 struct ErrorBody {

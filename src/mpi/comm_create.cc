@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "coll/sched/rescue.h"
 #include "coll/select/registry.h"
 #include "core/progress.h"
 #include "mpi/attr.h"
@@ -167,6 +168,7 @@ MPI_Comm handle_new(Comm* c) {
 
 void retire(Comm* c) {
   const bool owns_pair = c->owns_context;
+  coll::rescue::forget(c->coll_context());
   g_live.erase(c);
   errhandler_release(c->errhandler);
   c->errhandler = nullptr;

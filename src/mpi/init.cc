@@ -87,6 +87,14 @@ int init(const char* fn, int required, int* provided) {
   if (device::init(rt.job.rank, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_NO_MEM, std::string(fn) + ": " + boot_error);
   }
+  // The switch is asked before the exchange of the cards, and each rank's answer published, so
+  // that every rank knows whether it answered them all (client.h: the job uses it or not, as one).
+  constexpr char kSwitchAnsweredKey[] = "torusmpi.switch.answered";
+  const bool switch_named = !params::switch_address().empty();
+  if (switch_named) {
+    const uint8_t answered = pml::ina::init(std::hash<std::string>{}(rt.job.nspace)) ? 1 : 0;
+    boot::put(kSwitchAnsweredKey, &answered, sizeof answered);
+  }
   // Both transports publish their endpoints before the one exchange of the cards.
   const std::vector<int> remote = pml::net::remote_peers(rt.job);
   if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
@@ -133,8 +141,20 @@ int init(const char* fn, int required, int* provided) {
     boot::abort_job(MPI_ERR_OTHER,
                     std::string(fn) + ": point-to-point start failed: " + status_string(s));
   }
-  // The switch tells jobs apart by their namespace's hash.
-  pml::ina::init(std::hash<std::string>{}(rt.job.nspace), rt.job.rank == 0);
+  if (switch_named) {
+    std::string deaf;
+    int deaf_count = 0;
+    for (int r = 0; r < rt.job.size; ++r) {
+      std::vector<uint8_t> v;
+      if (boot::get(r, kSwitchAnsweredKey, &v) == Status::kOk && v.size() == 1 && v[0] == 1)
+        continue;
+      if (deaf_count < 8) deaf += (deaf.empty() ? "" : ", ") + std::to_string(r);
+      ++deaf_count;
+    }
+    if (deaf_count == rt.job.size) deaf.clear();
+    if (deaf_count > 8) deaf += ", ...";
+    pml::ina::agree(deaf_count == 0, deaf, rt.job.rank == 0);
+  }
   // Collective selection: a bad rule file or a forced token that names nothing is an error the
   // user asked for by name, so the job stops here rather than run with other choices.
   std::string select_error;
@@ -195,8 +215,8 @@ void print_stats(const boot::JobInfo& job) {
   uint64_t mine = pml::network_bytes_received() + pml::ina::counters().bytes_in;
   if (network) boot::put(kNicKey, &mine, sizeof mine);
   const pml::ina::Counters& sw = pml::ina::counters();
-  const uint64_t switch_counts[] = {sw.blocks,      sw.bytes_in, sw.bytes_out,
-                                    sw.retransmits, sw.timeouts, sw.fallbacks};
+  const uint64_t switch_counts[] = {sw.blocks,   sw.bytes_in,  sw.bytes_out, sw.retransmits,
+                                    sw.timeouts, sw.fallbacks, sw.rescued};
   const bool switched = !params::switch_address().empty();
   if (switched) boot::put(kSwitchKey, switch_counts, sizeof switch_counts);
   const uint64_t staged = device::counters().staged;
@@ -224,20 +244,22 @@ void print_stats(const boot::JobInfo& job) {
   }
   if (switched) {
     // The job's blocks through the switch, summed over its ranks.
-    uint64_t sum[6] = {};
+    constexpr int kCounts = sizeof switch_counts / sizeof switch_counts[0];
+    uint64_t sum[kCounts] = {};
     for (int r = 0; r < job.size; ++r) {
       std::vector<uint8_t> v;
       if (boot::get(r, kSwitchKey, &v) != Status::kOk || v.size() != sizeof sum) continue;
-      uint64_t got[6];
+      uint64_t got[kCounts];
       std::memcpy(got, v.data(), sizeof got);
-      for (int i = 0; i < 6; ++i) sum[i] += got[i];
+      for (int i = 0; i < kCounts; ++i) sum[i] += got[i];
     }
     std::fprintf(stderr,
                  "torusmpi-stats switch blocks=%llu bytes_in=%llu bytes_out=%llu retransmits=%llu "
-                 "timeouts=%llu fallbacks=%llu\n",
+                 "timeouts=%llu fallbacks=%llu rescued=%llu\n",
                  static_cast<unsigned long long>(sum[0]), static_cast<unsigned long long>(sum[1]),
                  static_cast<unsigned long long>(sum[2]), static_cast<unsigned long long>(sum[3]),
-                 static_cast<unsigned long long>(sum[4]), static_cast<unsigned long long>(sum[5]));
+                 static_cast<unsigned long long>(sum[4]), static_cast<unsigned long long>(sum[5]),
+                 static_cast<unsigned long long>(sum[6]));
   }
   coll::stats_print(stderr);
   std::fflush(stderr);
@@ -300,6 +322,16 @@ int PMPI_Finalize(void) {
   torusmpi::mpi::streams_finalize();
   torusmpi::progress::stop_async();
   torusmpi::flight::Scope record(kFn, 0, "", 0, -1, torusmpi::flight::kNoPeer);
+  // A rank that a dying switch left without a result asks the others for it (rescue.h): they
+  // answer until every rank is here.
+  if (torusmpi::pml::ina::in_use()) {
+    torusmpi::coll::Args a;
+    a.coll = torusmpi::coll::Coll::kBarrier;
+    std::string why;
+    if (rt.world.team.run(a, torusmpi::coll::RunArgs{}, &why) != torusmpi::Status::kOk)
+      torusmpi::log::warn("MPI_Finalize: the barrier before the switch's results go failed: %s",
+                          why.c_str());
+  }
   // Communicators the application did not free, and freed ones kept for runs then in flight.
   torusmpi::mpi::comms_finalize();
   torusmpi::coll::exec_finalize();

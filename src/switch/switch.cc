@@ -270,6 +270,7 @@ void Switch::contribute(const PacketHeader& h, const uint8_t* payload, const Add
       return;
     }
     aggregate(slot, h.source, payload);
+    r.floor = std::min(r.floor, h.floor);
     if (r.seen_count == r.sources) complete(slot, now, out);
     return;
   }
@@ -311,6 +312,7 @@ void Switch::contribute(const PacketHeader& h, const uint8_t* payload, const Add
   r.acked = Bitmap();
   r.created = now;
   r.completed = 0;
+  r.floor = h.floor;
   r.addr[h.source] = from;
   insert(slot);
   push_back(&pending_, slot);
@@ -441,6 +443,7 @@ PacketHeader Switch::header_of(const Record& r, PacketType type, uint16_t source
   h.source = source;
   h.count = r.count;
   h.payload = payload;
+  h.floor = r.floor;
   return h;
 }
 

@@ -71,6 +71,10 @@ class Out {
   uint32_t add_body(const void* data, size_t len);
   void add(const Address& to, const ina::PacketHeader& header, uint32_t body_offset,
            uint32_t body_len);
+  // Drops the datagrams after the first n (torusmpi_switch --die-after).
+  void keep_first(size_t n) {
+    if (n < datagrams_.size()) datagrams_.resize(n);
+  }
 
  private:
   std::vector<Datagram> datagrams_;
@@ -138,6 +142,7 @@ class Switch {
     uint16_t acked_count = 0;
     uint32_t count = 0;
     uint32_t result_len = 0;  // bytes of the result payload
+    uint64_t floor = 0;       // the lowest floor of the contributions (protocol.h)
     Bitmap seen;
     Bitmap acked;
     double created = 0;

@@ -30,7 +30,7 @@ namespace {
 
 constexpr char kUsage[] =
     "Usage: torusmpi_switch --listen ADDR:PORT [--slots N] [--timeout SECONDS] [--drop RATE]\n"
-    "                       [--seed N]\n"
+    "                       [--seed N] [--die-after BLOCKS]\n"
     "\n"
     "Emulates a switch that aggregates in the network (SHARP / Trio style): MPI ranks send it\n"
     "their blocks over UDP (TORUSMPI_SWITCH=ADDR:PORT), it combines them in its slots and sends\n"
@@ -46,6 +46,8 @@ constexpr char kUsage[] =
     "  --drop RATE         drop this fraction (0 to 1) of the packets received and of those\n"
     "                      sent, at random (default 0), to make the sources retransmit\n"
     "  --seed N            seed of the drop's random numbers (default 1)\n"
+    "  --die-after BLOCKS  a crash, for tests: once BLOCKS blocks are complete, send the next\n"
+    "                      block's result to its first source only, then stop\n"
     "  --help              this text\n"
     "\n"
     "Exit status: 0 after SIGINT or SIGTERM, 1 when the socket cannot be set up, 2 on bad usage.\n";
@@ -70,6 +72,7 @@ struct Options {
   double timeout = 1.0;
   double drop = 0;
   uint64_t seed = 1;
+  uint64_t die_after = 0;  // 0: never
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -134,7 +137,7 @@ Options parse(int argc, char** argv) {
       inline_value = true;
     }
     if (name != "--listen" && name != "--slots" && name != "--timeout" && name != "--drop" &&
-        name != "--seed") {
+        name != "--seed" && name != "--die-after") {
       usage_error("unknown argument '" + std::string(argv[i]) + "'");
     }
     if (!inline_value) {
@@ -159,6 +162,10 @@ Options parse(int argc, char** argv) {
     } else if (name == "--drop") {
       if (!parse_double(value.c_str(), &o.drop) || o.drop < 0 || o.drop > 1) {
         usage_error("--drop: '" + value + "' is not a rate from 0 to 1");
+      }
+    } else if (name == "--die-after") {
+      if (!parse_u64(value.c_str(), &o.die_after) || o.die_after == 0) {
+        usage_error("--die-after: '" + value + "' is not a positive number of blocks");
       }
     } else {
       if (!parse_u64(value.c_str(), &o.seed)) {
@@ -198,7 +205,10 @@ class Dropper {
 class Server {
  public:
   explicit Server(const Options& o)
-      : sw_(o.slots, o.timeout), dropper_(o.drop, o.seed), rx_(size_t(kBatch) * kDatagramMax) {}
+      : sw_(o.slots, o.timeout),
+        dropper_(o.drop, o.seed),
+        die_after_(o.die_after),
+        rx_(size_t(kBatch) * kDatagramMax) {}
 
   // Returns the exit status.
   int run(const Options& o);
@@ -211,6 +221,7 @@ class Server {
 
   Switch sw_;
   Dropper dropper_;
+  uint64_t die_after_;
   int fd_ = -1;
   Out out_;
   uint64_t dropped_ = 0;
@@ -277,8 +288,21 @@ void Server::receive(double* now) {
         continue;
       }
       const Address from{rx_from_[i].sin_addr.s_addr, rx_from_[i].sin_port};
+      const uint64_t blocks = sw_.stats().blocks;
+      const size_t queued = out_.size();
       sw_.handle(static_cast<const uint8_t*>(rx_iov_[i].iov_base), rx_msgs_[i].msg_len, from, *now,
                  &out_);
+      if (die_after_ > 0 && blocks == die_after_ && sw_.stats().blocks > blocks) {
+        // The crash: the result's first datagram goes out (complete() sends them in source
+        // order), the others never do.
+        out_.keep_first(queued + 1);
+        flush();
+        std::printf("torusmpi_switch: --die-after %" PRIu64 ": stopping with block %" PRIu64
+                    "'s result sent to its first source only\n",
+                    die_after_, blocks + 1);
+        g_stop = 1;
+        return;
+      }
     }
     flush();
     if (n < kBatch) return;

@@ -5,7 +5,8 @@
 # Exact integer results on host and device buffers (staging 0 on the device), float sums within
 # the documented bound; a switch that drops packets (retransmits), a straggler held past the
 # switch's timeout (the call finishes over the network), the switch killed in the middle of a run
-# of calls (the job goes on without it), no switch at all (one warning), and slots exhausted by
+# of calls (the job goes on without it), the switch dying half way through sending a result (the
+# members without it get it from those with it), no switch at all (one warning), and slots exhausted by
 # concurrent collectives on many communicators. No switch process may outlive the script.
 . "$(dirname "$0")/lib.sh"
 
@@ -126,6 +127,25 @@ sw_pid=
 check "ina, the switch killed mid-run: every call right" ranks_done 4 || diag_job
 check "... with a warning that it stopped answering" \
   grep -q "stopped answering" "$job_err" || diag_job
+
+# --- The switch dies while it sends a block's result: the first member got it, the others did
+# not. They ask the other members (rescue.h) and take the result from the first, so every member
+# ends the call with the same bytes; the calls after it go without the switch. Without the
+# rescue the members without the result wait for contributions the first never sends (a hang).
+# At 2 instances (groups of 2) and at 3 (a member with the result and two without); calls of
+# 3001 ints, a block each, so that the block cut short is a whole aggregation.
+for shape in "4 torus:2x1:cores=1 2" "3 torus:1x1:cores=1 3"; do
+  read -r np instance instances <<<"$shape"
+  start_switch --timeout 0.2 --die-after 20
+  job "$np" "$instance" "$instances" loop 30 3001
+  wait "$sw_pid" 2>/dev/null
+  sw_pid=
+  check "ina, $instances instances, the switch dying half way through a result: every call right" \
+    ranks_done "$np" || diag_job
+  check "... the members without the result got it from the member with it (rescued > 0)" \
+    eval '[ "$(stat rescued)" -gt 0 ] && grep -q "first source only" "$sw_out"' ||
+    { grep '^torusmpi-stats switch' "$job_err" | sed 's/^/# /'; diag_file "$sw_out"; }
+done
 
 # --- No switch at all: one warning, the host algorithms.
 sw_port=9  # the discard port: nothing answers there

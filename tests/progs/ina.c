@@ -6,7 +6,7 @@
  *                           reduce_scatter_block and allgather of ints; float sums of
  *                           non-integers within the bound; barriers with a late rank
  *   ina straggler MS        one allreduce for which the last rank comes MS ms late
- *   ina loop N              N allreduces of 64 Ki ints in a row, each checked
+ *   ina loop N [COUNT]      N allreduces of COUNT ints (default 64 Ki) in a row, each checked
  *   ina comms N             N duplicated communicators, an MPI_Iallreduce on each at once
  *
  * Integer data: exact results whatever the order. Float sums: |got - exact| must be within
@@ -318,8 +318,9 @@ int main(int argc, char** argv) {
     one_allreduce(MPI_COMM_WORLD, &int32, MPI_SUM, "SUM (after)", 0, 5003, 1);
   } else if (strcmp(mode, "loop") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 100;
+    const size_t count = argc > 3 ? (size_t)atol(argv[3]) : 65536;
     for (int k = 0; k < n; ++k)
-      one_allreduce(MPI_COMM_WORLD, &int32, MPI_SUM, "SUM loop", 0, 65536, k % 2);
+      one_allreduce(MPI_COMM_WORLD, &int32, MPI_SUM, "SUM loop", 0, count, k % 2);
   } else if (strcmp(mode, "comms") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 8;
     MPI_Comm* comms = malloc((size_t)n * sizeof *comms);

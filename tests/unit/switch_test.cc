@@ -562,6 +562,32 @@ TEST(Switch, Hello) {
   EXPECT_EQ(body.timeout_ms, 250u);
 }
 
+// A result carries the lowest floor its contributions gave (protocol.h): every source has finished
+// every call below it, so the sources forget the results they kept for those.
+TEST(Switch, ResultsCarryTheLowestFloor) {
+  Switch sw(4, 1.0);
+  Out out;
+  const int32_t one[4] = {1, 2, 3, 4};
+  const uint64_t floors[3] = {9, 5, 8};
+  for (uint16_t s = 0; s < 3; ++s) {
+    PacketHeader h = contribution(ElemType::kInt32, AggOp::kSum, 4, 3, s, 9);
+    h.floor = floors[s];
+    send(&sw, h, one, 0, &out);
+  }
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].header.type, PacketType::kResult);
+    EXPECT_EQ(out[i].header.floor, 5u);
+  }
+  // A repeated contribution of the complete block is answered with the same floor.
+  out.clear();
+  PacketHeader again = contribution(ElemType::kInt32, AggOp::kSum, 4, 3, 2, 9);
+  again.floor = 9;
+  send(&sw, again, one, 0, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].header.floor, 5u);
+}
+
 // Each of these is dropped, counted once as bad, and answered with nothing.
 TEST(Switch, MalformedDatagramsAreBad) {
   Switch sw(4, 1.0);
@@ -581,7 +607,7 @@ TEST(Switch, MalformedDatagramsAreBad) {
   };
   const size_t n = good.payload;
   with([](PacketHeader& h) { h.magic ^= 1; }, n);
-  with([](PacketHeader& h) { h.version = 2; }, n);
+  with([](PacketHeader& h) { h.version = ina::kVersion + 1; }, n);
   with([](PacketHeader& h) { h.payload += 4; }, n);  // says more than follows
   with([](PacketHeader& h) { h.payload = 0; }, n);   // says less
   with([](PacketHeader& h) { h.count = 8; }, n);     // payload disagrees with count
