@@ -62,6 +62,16 @@ pml::ina::AggOp agg_op(ReduceOp o) {
   }
 }
 
+// Bytes of an aggregation's result, and of the largest answer to it (result or contribution).
+size_t result_bytes(const Op& op, const AggGroup& g) {
+  return g.mode == AggMode::kGather   ? op.bytes * g.members.size()
+         : g.mode == AggMode::kReduce ? op.bytes
+                                      : 0;
+}
+size_t contribution_bytes(const Op& op, const AggGroup& g) {
+  return g.mode == AggMode::kBarrier ? 0 : op.bytes;
+}
+
 }  // namespace
 
 int poll_runs(void*) {
@@ -244,18 +254,6 @@ void Exec::aggregate_done(pml::ina::Aggregation* a) {
 uint64_t Exec::group_of(uint32_t k) const {
   return pml::ina::group_id(args_.comm->coll_context(), s_->groups[s_->ops[k].peer].number);
 }
-
-namespace {
-// Bytes of an aggregation's result, and of the largest answer to it (result or contribution).
-size_t result_bytes(const Op& op, const AggGroup& g) {
-  return g.mode == AggMode::kGather   ? op.bytes * g.members.size()
-         : g.mode == AggMode::kReduce ? op.bytes
-                                      : 0;
-}
-size_t contribution_bytes(const Op& op, const AggGroup& g) {
-  return g.mode == AggMode::kBarrier ? 0 : op.bytes;
-}
-}  // namespace
 
 // The step's failed aggregations (rescue.h): this member offers its contribution, asks every
 // other member, and waits for an answer from each.
