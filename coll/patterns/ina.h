@@ -84,8 +84,8 @@ inline void ina_allreduce(Builder& b, const Args& a, const InaShape& s) {
 
 // Reduce-scatter of blocks v: the vector laid out again in scratch so that the blocks of slot j's
 // group sit one after another (the instance's slot j), the instance's reduce-scatter of that
-// layout, slot j aggregated among the group (each member gets its group's blocks: the switch
-// sends every member the whole slot), and this rank's block copied out.
+// layout, slot j aggregated among the group (the switch sends each member its own block only),
+// and this rank's block copied out.
 inline void ina_reduce_scatter(Builder& b, const Args& a, const InaShape& s,
                                const VectorBlocks& v) {
   if (v.total() == 0) return;
@@ -112,8 +112,10 @@ inline void ina_reduce_scatter(Builder& b, const Args& a, const InaShape& s,
   StepList::emit(b, {&rs});
   const int slot = g.me();
   const BufRef tmp = b.scratch(len[slot]);
-  b.aggregate(AggMode::kReduce, static_cast<uint32_t>(slot), s.group(slot), s.inst, tmp,
-              w + at[slot], len[slot]);
+  std::vector<uint64_t> parts;
+  for (int k = 0; k < n; ++k) parts.push_back(v.len(s.in[k].owner[slot]));
+  b.aggregate(AggMode::kReduceScatter, static_cast<uint32_t>(slot), s.group(slot), s.inst, tmp,
+              w + at[slot], len[slot], std::move(parts));
   b.step();
   b.copy(a.recv, tmp + (packed[a.rank] - at[slot]), v.len(a.rank));
   b.step();

@@ -64,9 +64,9 @@ pml::ina::AggOp agg_op(ReduceOp o) {
 
 // Bytes of an aggregation's result, and of the largest answer to it (result or contribution).
 size_t result_bytes(const Op& op, const AggGroup& g) {
-  return g.mode == AggMode::kGather   ? op.bytes * g.members.size()
-         : g.mode == AggMode::kReduce ? op.bytes
-                                      : 0;
+  return g.mode == AggMode::kGather    ? op.bytes * g.members.size()
+         : g.mode == AggMode::kBarrier ? 0
+                                       : op.bytes;
 }
 size_t contribution_bytes(const Op& op, const AggGroup& g) {
   return g.mode == AggMode::kBarrier ? 0 : op.bytes;
@@ -202,7 +202,11 @@ void Exec::start_aggregate(uint32_t k) {
   if (g.members.size() > 1) rescue::listen(*args_.comm);
   a.sources = static_cast<uint16_t>(g.members.size());
   a.source = static_cast<uint16_t>(g.me);
+  a.parts = nullptr;
   switch (g.mode) {
+    case AggMode::kReduceScatter:
+      a.parts = g.parts.data();
+      [[fallthrough]];
     case AggMode::kReduce:
       a.elem = agg_elem(args_.reduce.elem);
       a.op = agg_op(args_.reduce.op);
@@ -343,10 +347,12 @@ bool Exec::combine_fallback() {
     uint8_t* dst = resolve(op.dst_buf, op.dst);
     const uint8_t* result = nullptr;
     for (size_t o = 0; o + 1 < n; ++o) {
-      const size_t want = answer[o].kind == rescue::Kind::kResult ? slot
-                          : answer[o].kind == rescue::Kind::kContribution
-                              ? contribution_bytes(op, g)
-                              : SIZE_MAX;
+      const rescue::Kind kind = answer[o].kind;
+      const size_t want =
+          kind == rescue::Kind::kResult ? slot
+          : kind == rescue::Kind::kContribution || kind == rescue::Kind::kKeptContribution
+              ? contribution_bytes(op, g)
+              : SIZE_MAX;
       const int member = g.members[o < static_cast<size_t>(g.me) ? o : o + 1];
       if (answer[o].kind == rescue::Kind::kGone) {
         log::warn(
@@ -371,7 +377,7 @@ bool Exec::combine_fallback() {
     if (result != nullptr) {
       device::copy(dst, result, slot);
       pml::ina::note_rescued();
-    } else if (g.mode == AggMode::kReduce) {
+    } else if (g.mode == AggMode::kReduce || g.mode == AggMode::kReduceScatter) {
       device::copy(dst, part(0), op.bytes);
       for (size_t m = 1; m < n; ++m) reduce_bytes(dst, part(m), op.bytes);
     } else if (g.mode == AggMode::kGather) {

@@ -70,8 +70,7 @@ void reply_sent(pml::Request* r) {
   if (reply->counted) {
     auto it = g_calls.find(reply->key);
     // Withdrawn while this was in flight (its run failed): the entry waited for it.
-    if (it != g_calls.end() && --it->second.sending == 0 && !it->second.offered)
-      g_calls.erase(it);
+    if (it != g_calls.end() && --it->second.sending == 0 && !it->second.offered) g_calls.erase(it);
   }
   delete reply;
 }
@@ -109,14 +108,15 @@ void answer(const Asker& to, Kind kind, const void* data, size_t bytes, const Ke
 }
 
 void answer_kept(const Asker& to, const Request& r) {
-  const std::vector<uint8_t>* kept = pml::ina::kept(r.group, r.call);
+  const pml::ina::Kept* kept = pml::ina::kept(r.group, r.call);
   if (kept == nullptr) {
     answer(to, Kind::kGone, nullptr, 0, nullptr);
     return;
   }
-  // Copied: the result may be forgotten before the send is done.
-  std::vector<uint8_t> copy(*kept);
-  answer(to, Kind::kResult, nullptr, 0, nullptr, &copy);
+  // Copied: it may be forgotten before the send is done.
+  std::vector<uint8_t> copy(kept->bytes);
+  answer(to, kept->contribution ? Kind::kKeptContribution : Kind::kResult, nullptr, 0, nullptr,
+         &copy);
 }
 
 void handle(Listener* l) {
@@ -149,8 +149,8 @@ void post(Listener* l) {
   l->req.on_complete = listener_done;
   l->req.quiet = true;
   l->posted = true;
-  if (pml::irecv(l->comm, l->comm.coll_context(), &l->asked, sizeof l->asked, pml::kAnySource,
-                 kTag, &l->req) != Status::kOk) {
+  if (pml::irecv(l->comm, l->comm.coll_context(), &l->asked, sizeof l->asked, pml::kAnySource, kTag,
+                 &l->req) != Status::kOk) {
     l->posted = false;
   }
 }

@@ -37,6 +37,8 @@ enum class Kind : uint64_t {
   kResult = 1,        // the switch's result, which this member got
   kContribution = 2,  // this member's contribution: it failed too
   kGone = 3,          // it got the result but forgot it (TORUSMPI_SWITCH_KEEP)
+  // A reduce-scatter's contribution, kept by a member that got its own part (it does not ask).
+  kKeptContribution = 4,
 };
 // An answer is two messages on the asker's tag: this, then the bytes (none for kGone). A
 // contribution goes from where it is (device memory too), so its run waits until its answers are

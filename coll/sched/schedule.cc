@@ -18,11 +18,12 @@ BufRef Builder::scratch(uint64_t bytes) {
 }
 
 void Builder::aggregate(AggMode mode, uint32_t number, const std::vector<int>& members, int me,
-                        BufRef dst, BufRef src, uint64_t bytes) {
+                        BufRef dst, BufRef src, uint64_t bytes, std::vector<uint64_t> parts) {
   AggGroup g;
   g.mode = mode;
   g.number = number;
   g.me = me;
+  g.parts = std::move(parts);
   for (int m : members) g.members.push_back(map(m));
   s_->groups.push_back(std::move(g));
   add({OpType::kAggregate, dst.buf, src.buf, static_cast<int32_t>(s_->groups.size() - 1),

@@ -36,7 +36,10 @@ enum class OpType : uint8_t {
 // A switch group of a kAggregate op: its members (ranks of the communicator, in source order),
 // this rank's index among them, what the switch does, and the group's number (the same at every
 // member; the client makes the switch's group id of it and the communicator's).
-enum class AggMode : uint8_t { kReduce, kGather, kBarrier };
+// kReduceScatter: a reduction whose result each member needs only its part of (parts: each
+// member's bytes, in member order, one after another in the vector): the switch sends each member
+// its part alone.
+enum class AggMode : uint8_t { kReduce, kReduceScatter, kGather, kBarrier };
 // Members one aggregation group may have (the switch's bitmaps: pml/ina/protocol.h).
 constexpr int kMaxAggregationMembers = 256;
 struct AggGroup {
@@ -44,6 +47,14 @@ struct AggGroup {
   uint32_t number = 0;
   int32_t me = 0;
   std::vector<int32_t> members;
+  std::vector<uint64_t> parts;  // kReduceScatter
+
+  // Where member m's part of a kReduceScatter's vector starts.
+  uint64_t part_at(int m) const {
+    uint64_t at = 0;
+    for (int i = 0; i < m; ++i) at += parts[i];
+    return at;
+  }
 };
 
 struct Op {
@@ -101,7 +112,7 @@ class Builder {
   // members[me]), `bytes` from each (see OpType::kAggregate); `number` tells the groups of one
   // schedule apart. A kBarrier moves nothing, and is an op all the same.
   void aggregate(AggMode mode, uint32_t number, const std::vector<int>& members, int me, BufRef dst,
-                 BufRef src, uint64_t bytes);
+                 BufRef src, uint64_t bytes, std::vector<uint64_t> parts = {});
   // Ends the current step; a step with no op is not one.
   void step();
 

@@ -542,6 +542,21 @@ class Sim {
     return deliver_aggregate(all);
   }
 
+  // Bytes [at, at+len) of pieces read from one range, as pieces of a range of their own.
+  static std::vector<Piece> slice(const std::vector<Piece>& pieces, uint64_t at, uint64_t len) {
+    std::vector<Piece> out;
+    for (const Piece& p : pieces) {
+      const uint64_t lo = std::max(p.off, at), hi = std::min(p.off + p.len, at + len);
+      if (lo >= hi) continue;
+      Piece q = p;
+      q.off = lo - at;
+      q.len = hi - lo;
+      q.origin = p.origin + (lo - p.off);
+      out.push_back(q);
+    }
+    return out;
+  }
+
   bool deliver_aggregate(std::vector<Posted>& all) {
     // In member order, each checked against the first.
     const Schedule& s0 = *ranks_[all[0].rank].s;
@@ -553,8 +568,8 @@ class Sim {
     for (const Posted& x : all) {
       const Op& op = ranks_[x.rank].s->ops[x.op];
       const AggGroup& g = ranks_[x.rank].s->groups[op.peer];
-      if (g.members != g0.members || g.mode != g0.mode || op.bytes != op0.bytes ||
-          by[g.me].rank >= 0) {
+      if (g.members != g0.members || g.mode != g0.mode || g.parts != g0.parts ||
+          op.bytes != op0.bytes || by[g.me].rank >= 0) {
         return fail_op(x.rank, op,
                        "meets " + op_text(op0) + " of rank " + std::to_string(all[0].rank) +
                            " in group " + std::to_string(g.number) +
@@ -572,7 +587,10 @@ class Sim {
       *op = &ranks_[by[m].rank].s->ops[by[m].op];
       return ranks_[by[m].rank].buf[static_cast<int>((*op)->dst_buf)];
     };
-    if (g0.mode == AggMode::kReduce && bytes > 0) {
+    const bool scatter = g0.mode == AggMode::kReduceScatter;
+    if (scatter && (g0.parts.size() != static_cast<size_t>(n) || g0.part_at(n) != bytes))
+      return fail_op(by[0].rank, op0, "has parts that are not its members' shares of its bytes");
+    if ((g0.mode == AggMode::kReduce || scatter) && bytes > 0) {
       const Args& a = *ranks_[by[0].rank].a;
       if (a.elem == 0 || bytes % a.elem != 0) {
         return fail_op(by[0].rank, op0,
@@ -589,7 +607,13 @@ class Sim {
       }
       for (int m = 0; m < n; ++m) {
         const Op* op = nullptr;
-        dst_map(m, &op).write(op->dst, bytes, acc);
+        SegMap& dst = dst_map(m, &op);
+        if (!scatter) {
+          dst.write(op->dst, bytes, acc);
+        } else if (g0.parts[m] > 0) {  // its part only, where it sits in the vector
+          const uint64_t at = g0.part_at(m);
+          dst.write(op->dst + at, g0.parts[m], slice(acc, at, g0.parts[m]));
+        }
       }
     } else if (g0.mode == AggMode::kGather && bytes > 0) {
       for (int k = 0; k < n; ++k) {
@@ -608,7 +632,8 @@ class Sim {
       for (int m = 0; m < n; ++m) ranks_[by[m].rank].heard = heard;
     }
     if (!ranks_[by[0].rank].a->in_network) return exchange_aggregate(by, bytes, ready);
-    // Out through each member's NIC to the switch, aggregated at its ports' rate, back.
+    // Out through each member's NIC to the switch, aggregated at its ports' rate, back (a
+    // reduce-scatter's member gets its part only).
     const uint64_t out = bytes, in = g0.mode == AggMode::kGather ? bytes * n : bytes;
     double end = ready;
     if (machine_ != nullptr) {
@@ -623,7 +648,8 @@ class Sim {
     res_.messages += 2 * n;
     res_.bytes += out * n;
     for (int m = 0; m < n; ++m) {
-      if (in > 0) count_nic(by[m].rank, in);
+      const uint64_t got = scatter ? g0.parts[m] : in;
+      if (got > 0) count_nic(by[m].rank, got);
       complete(by[m].rank, end);
     }
     return true;

@@ -46,7 +46,7 @@ struct KeyHash {
 // What a rank keeps of one group (client.h): its open calls and the results it keeps.
 struct GroupState {
   std::multiset<uint64_t> open;  // started and not finished (failed ones: until settle())
-  std::map<uint64_t, std::vector<uint8_t>> kept;
+  std::map<uint64_t, Kept> kept;
   std::set<uint64_t> forgotten;  // kept, then dropped for TORUSMPI_SWITCH_KEEP
 };
 
@@ -98,15 +98,34 @@ size_t per_block(const Aggregation& a) {
   }
 }
 
-uint32_t block_count(const Aggregation& a) {
-  if (a.op == AggOp::kBarrier) return 1;
-  const size_t per = per_block(a);
-  return per == 0 ? 0 : static_cast<uint32_t>((a.bytes + per - 1) / per);
-}
-
-size_t block_len(const Aggregation& a, uint32_t b) {
-  const size_t per = per_block(a);
-  return std::min(per, a.bytes - b * per);
+// Cuts a into blocks of at most per_block() bytes: a reduce-scatter's (parts) within each
+// member's part, which that member owns; the others' blocks every source needs.
+void lay_out(Aggregation* a) {
+  a->blocks_.clear();
+  if (a->op == AggOp::kBarrier) {
+    a->blocks_.push_back(Aggregation::Block{});
+    return;
+  }
+  const size_t per = per_block(*a);
+  if (per == 0) return;
+  auto cut = [&](size_t at, size_t bytes, uint16_t owner) {
+    for (size_t off = 0; off < bytes; off += per) {
+      Aggregation::Block k;
+      k.offset = at + off;
+      k.len = static_cast<uint32_t>(std::min(per, bytes - off));
+      k.owner = owner;
+      a->blocks_.push_back(k);
+    }
+  };
+  if (a->parts == nullptr) {
+    cut(0, a->bytes, kEverySource);
+    return;
+  }
+  size_t at = 0;
+  for (uint16_t m = 0; m < a->sources; ++m) {
+    cut(at, a->parts[m], m);
+    at += a->parts[m];
+  }
 }
 
 PacketHeader header_of(const Aggregation& a, PacketType type, uint32_t block) {
@@ -131,10 +150,10 @@ size_t result_size(const Aggregation& a) {
   return a.op == AggOp::kGather ? a.bytes * a.sources : a.bytes;
 }
 
-void drop_kept(GroupState& g, std::map<uint64_t, std::vector<uint8_t>>::iterator it) {
+void drop_kept(GroupState& g, std::map<uint64_t, Kept>::iterator it) {
   State& s = st();
-  s.kept_bytes -= it->second.size();
-  if (s.spare.size() < 8) s.spare.push_back(std::move(it->second));
+  s.kept_bytes -= it->second.bytes.size();
+  if (s.spare.size() < 8) s.spare.push_back(std::move(it->second.bytes));
   g.kept.erase(it);
 }
 
@@ -149,19 +168,21 @@ void learn_floor(uint64_t group, uint64_t floor) {
 }
 
 // a's result, for members that a dying switch leaves without theirs; the oldest go beyond
-// TORUSMPI_SWITCH_KEEP.
+// TORUSMPI_SWITCH_KEEP. A reduce-scatter's member has its own part of the result only, which
+// nobody else needs: it keeps its contribution, from which the others can make theirs.
 void keep_result(const Aggregation& a) {
   State& s = st();
   if (a.sources < 2) return;  // nobody to ask for it
-  std::vector<uint8_t> copy;
+  Kept k;
   if (!s.spare.empty()) {
-    copy = std::move(s.spare.back());
+    k.bytes = std::move(s.spare.back());
     s.spare.pop_back();
   }
-  const size_t n = result_size(a);
-  copy.resize(n);
-  if (n > 0) std::memcpy(copy.data(), a.dst, n);
-  s.groups[a.group].kept[a.call] = std::move(copy);
+  k.contribution = a.parts != nullptr;
+  const size_t n = k.contribution ? a.bytes : result_size(a);
+  k.bytes.resize(n);
+  if (n > 0) std::memcpy(k.bytes.data(), k.contribution ? a.src : a.dst, n);
+  s.groups[a.group].kept[a.call] = std::move(k);
   s.kept_bytes += n;
   s.kept_order.push_back(Key{a.group, a.call});
   while (!s.kept_order.empty()) {
@@ -197,14 +218,15 @@ void send_packet(const PacketHeader& h, const void* payload, size_t len) {
 
 void send_block(Aggregation* a, uint32_t b, double now) {
   State& s = st();
-  const size_t len = a->op == AggOp::kBarrier ? 0 : block_len(*a, b);
+  Aggregation::Block& k = a->blocks_[b];
+  const size_t len = k.len;
   PacketHeader h = header_of(*a, PacketType::kContribute, b);
   h.count = a->op == AggOp::kGather
                 ? static_cast<uint32_t>(len)
                 : static_cast<uint32_t>(len / std::max<size_t>(elem_size(a->elem), 1));
   h.payload = static_cast<uint32_t>(len);
-  send_packet(h, a->src + static_cast<size_t>(b) * per_block(*a), len);
-  Aggregation::Block& k = a->blocks_[b];
+  h.owner = k.owner;
+  send_packet(h, a->src + k.offset, len);
   if (k.tries == 0) {
     ++s.counters.blocks;
   } else {
@@ -251,21 +273,22 @@ void fail(Aggregation* a, const std::string& why) {
 }
 
 void on_result(Aggregation* a, const PacketHeader& h, const uint8_t* payload) {
-  const uint32_t b = h.block;
-  const size_t len = block_len(*a, b), per = per_block(*a);
+  const Aggregation::Block& k = a->blocks_[h.block];
+  const bool mine = k.owner == kEverySource || k.owner == a->source;
   const size_t want = a->op == AggOp::kBarrier  ? 0
-                      : a->op == AggOp::kGather ? len * a->sources
-                                                : len;
+                      : a->op == AggOp::kGather ? size_t{k.len} * a->sources
+                      : mine                    ? k.len
+                                                : 0;
   if (h.payload != want) return;  // not this run's shape: ignored, the block is sent again
   st().counters.bytes_in += h.payload;
   if (a->op == AggOp::kGather) {
     for (uint16_t m = 0; m < a->sources; ++m) {
-      std::memcpy(a->dst + m * a->bytes + static_cast<size_t>(b) * per, payload + m * len, len);
+      std::memcpy(a->dst + m * a->bytes + k.offset, payload + m * k.len, k.len);
     }
-  } else if (len > 0) {
-    std::memcpy(a->dst + static_cast<size_t>(b) * per, payload, len);
+  } else if (want > 0) {
+    std::memcpy(a->dst + k.offset, payload, want);
   }
-  answered(a, b);
+  answered(a, h.block);
 }
 
 void on_error(Aggregation* a, const PacketHeader& h, const uint8_t* payload) {
@@ -549,8 +572,8 @@ Status start(Aggregation* a) {
     a->why = "the switch is not available";
     return a->error;
   }
-  const uint32_t n = block_count(*a);
-  a->blocks_.assign(n, Aggregation::Block{});
+  lay_out(a);
+  const uint32_t n = static_cast<uint32_t>(a->blocks_.size());
   a->next_ = 0;
   a->in_flight_ = 0;
   a->left_ = n;
@@ -568,7 +591,7 @@ Status start(Aggregation* a) {
 
 void settle(uint64_t group, uint64_t call) { close_call(group, call); }
 
-const std::vector<uint8_t>* kept(uint64_t group, uint64_t call) {
+const Kept* kept(uint64_t group, uint64_t call) {
   State& s = st();
   auto g = s.groups.find(group);
   if (g == s.groups.end()) return nullptr;

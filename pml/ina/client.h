@@ -41,6 +41,9 @@ struct Aggregation {
   const uint8_t* src = nullptr;
   uint8_t* dst = nullptr;
   size_t bytes = 0;  // of src (kGather: this member's piece; dst holds sources x bytes)
+  // A reduce-scatter: each member's part of the vector (sources of them, one after another); the
+  // switch sends each member its own part only, written where it sits in dst.
+  const uint64_t* parts = nullptr;
   void (*on_complete)(Aggregation*) = nullptr;  // once, when done (from a poll)
   void* user = nullptr;
 
@@ -51,6 +54,9 @@ struct Aggregation {
 
   // Internal to the client.
   struct Block {
+    size_t offset = 0;  // of its bytes in src (kGather: in each source's piece)
+    uint32_t len = 0;
+    uint16_t owner = kEverySource;
     double sent = 0;  // when last sent (0: not yet)
     double due = 0;   // when to send it again
     int tries = 0;
@@ -85,9 +91,14 @@ bool supports(ElemType elem, AggOp op);
 Status start(Aggregation* a);
 void settle(uint64_t group, uint64_t call);
 
-// The result this rank got for (group, call), kept for members without theirs: nullptr when it
-// has none (never got it, or forgot it: see forgotten()).
-const std::vector<uint8_t>* kept(uint64_t group, uint64_t call);
+// What this rank kept of (group, call) for members without their result: the result, or a
+// reduce-scatter's contribution; nullptr when it has none (never got it, or forgot it: see
+// forgotten()).
+struct Kept {
+  std::vector<uint8_t> bytes;
+  bool contribution = false;
+};
+const Kept* kept(uint64_t group, uint64_t call);
 // It had it, but TORUSMPI_SWITCH_KEEP made it forget it before every member had its own.
 bool forgotten(uint64_t group, uint64_t call);
 // Forgets what it keeps for the groups of a communicator's collective context (at its end).

@@ -13,6 +13,8 @@
 //                                  (a duplicate: the result again if complete, else ignored)
 //                                  no free slot: kBusy (the source sends it again later)
 //                            <---  kResult(block, data)  to every source, once all contributed
+//                                  (a block with an owner: the result's payload to the owner
+//                                  only, the header alone to the others)
 //   kAck(block)              --->  source marked; all acknowledged: the slot is free
 //                            <---  kError(block, missing sources)  the record did not complete
 //                                  within the switch's timeout: to every source that
@@ -101,6 +103,9 @@ inline size_t elem_size(ElemType t) {
   return 0;
 }
 
+// A block's owner when every source needs its result (PacketHeader::owner).
+constexpr uint16_t kEverySource = 0xffff;
+
 // Every packet starts with this.
 struct PacketHeader {
   uint32_t magic = kMagic;
@@ -120,8 +125,12 @@ struct PacketHeader {
   // kResult: the lowest of the floors the block's sources gave (every source has finished every
   // call below it).
   uint64_t floor = 0;
+  // The source that needs the block's result (a reduce-scatter: each source needs its own part of
+  // the vector), or kEverySource. The others get a result without payload: the block is done.
+  uint16_t owner = kEverySource;
+  uint16_t reserved[3] = {};
 };
-static_assert(sizeof(PacketHeader) == 56, "the header's layout is the wire's");
+static_assert(sizeof(PacketHeader) == 64, "the header's layout is the wire's");
 
 // kError's payload: which sources had not contributed when the record aged out.
 struct ErrorBody {

@@ -140,6 +140,10 @@ bool valid_group(const PacketHeader& h) {
 // must still agree across the sources).
 bool valid_contribution(const PacketHeader& h) {
   if (!valid_group(h)) return false;
+  // Only a reduction's block has an owner (a reduce-scatter's part).
+  if (h.owner != ina::kEverySource &&
+      (h.owner >= h.sources || h.op == AggOp::kGather || h.op == AggOp::kBarrier))
+    return false;
   const uint64_t bytes = uint64_t{h.count} * ina::elem_size(h.elem);
   switch (h.op) {
     case AggOp::kSum:
@@ -255,7 +259,8 @@ void Switch::contribute(const PacketHeader& h, const uint8_t* payload, const Add
   int32_t slot = find(key);
   if (slot >= 0) {
     Record& r = records_[slot];
-    if (r.elem != h.elem || r.op != h.op || r.count != h.count || r.sources != h.sources) {
+    if (r.elem != h.elem || r.op != h.op || r.count != h.count || r.sources != h.sources ||
+        r.owner != h.owner) {
       ++stats_.bad;
       return;
     }
@@ -313,6 +318,7 @@ void Switch::contribute(const PacketHeader& h, const uint8_t* payload, const Add
   r.created = now;
   r.completed = 0;
   r.floor = h.floor;
+  r.owner = h.owner;
   r.addr[h.source] = from;
   insert(slot);
   push_back(&pending_, slot);
@@ -356,9 +362,10 @@ void Switch::complete(int32_t slot, double now, Out* out) {
 }
 
 void Switch::send_result(const Record& r, uint32_t body, uint16_t source, Out* out) {
-  out->add(r.addr[source], header_of(r, PacketType::kResult, source, r.result_len), body,
-           r.result_len);
-  stats_.bytes_out += r.result_len;
+  // A block with an owner: the others learn only that it is done.
+  const uint32_t len = r.owner == ina::kEverySource || r.owner == source ? r.result_len : 0;
+  out->add(r.addr[source], header_of(r, PacketType::kResult, source, len), body, len);
+  stats_.bytes_out += len;
 }
 
 void Switch::ack(const PacketHeader& h, const Address& from) {
@@ -444,6 +451,7 @@ PacketHeader Switch::header_of(const Record& r, PacketType type, uint16_t source
   h.count = r.count;
   h.payload = payload;
   h.floor = r.floor;
+  h.owner = r.owner;
   return h;
 }
 

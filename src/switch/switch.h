@@ -143,6 +143,7 @@ class Switch {
     uint32_t count = 0;
     uint32_t result_len = 0;  // bytes of the result payload
     uint64_t floor = 0;       // the lowest floor of the contributions (protocol.h)
+    uint16_t owner = ina::kEverySource;
     Bitmap seen;
     Bitmap acked;
     double created = 0;

@@ -146,6 +146,14 @@ for shape in "4 torus:2x1:cores=1 2" "3 torus:1x1:cores=1 3"; do
     eval '[ "$(stat rescued)" -gt 0 ] && grep -q "first source only" "$sw_out"' ||
     { grep '^torusmpi-stats switch' "$job_err" | sed 's/^/# /'; diag_file "$sw_out"; }
 done
+# A reduce-scatter's members get their own parts only: one left without its part makes it from
+# the contributions, which those with theirs kept.
+start_switch --timeout 0.2 --die-after 20
+job 3 torus:1x1:cores=1 3 rsloop 30 1000
+wait "$sw_pid" 2>/dev/null
+sw_pid=
+check "ina reduce_scatter_block, the switch dying half way through a block: every call right" \
+  eval 'ranks_done 3 && grep -q "first source only" "$sw_out"' || diag_job
 
 # --- No switch at all: one warning, the host algorithms.
 sw_port=9  # the discard port: nothing answers there

@@ -7,6 +7,7 @@
  *                           non-integers within the bound; barriers with a late rank
  *   ina straggler MS        one allreduce for which the last rank comes MS ms late
  *   ina loop N [COUNT]      N allreduces of COUNT ints (default 64 Ki) in a row, each checked
+ *   ina rsloop N PER        N reduce_scatter_blocks of PER ints per rank, each checked
  *   ina comms N             N duplicated communicators, an MPI_Iallreduce on each at once
  *
  * Integer data: exact results whatever the order. Float sums: |got - exact| must be within
@@ -321,6 +322,26 @@ int main(int argc, char** argv) {
     const size_t count = argc > 3 ? (size_t)atol(argv[3]) : 65536;
     for (int k = 0; k < n; ++k)
       one_allreduce(MPI_COMM_WORLD, &int32, MPI_SUM, "SUM loop", 0, count, k % 2);
+  } else if (strcmp(mode, "rsloop") == 0) {
+    const int n = argc > 2 ? atoi(argv[2]) : 100;
+    const int per = argc > 3 ? atoi(argv[3]) : 1000;
+    int* h = malloc((size_t)g_size * per * sizeof *h);
+    void* s = mem((size_t)g_size * per * sizeof(int));
+    void* r = mem((size_t)per * sizeof(int));
+    for (int k = 0; k < n; ++k) {
+      /* element i from rank q is i + k - 5q */
+      for (int i = 0; i < g_size * per; ++i) h[i] = i + k - 5 * g_rank;
+      put(s, h, (size_t)g_size * per * sizeof(int));
+      int rc = MPI_Reduce_scatter_block(s, r, per, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      put(h, r, (size_t)per * sizeof(int));
+      int ok = rc == MPI_SUCCESS;
+      for (int i = 0; i < per && ok; ++i)
+        ok = h[i] == g_size * (g_rank * per + i + k) - 5 * g_size * (g_size - 1) / 2;
+      check(ok, "reduce_scatter_block SUM loop", "call %d: rc %d or a wrong element", k, rc);
+    }
+    free(h);
+    mem_free(s);
+    mem_free(r);
   } else if (strcmp(mode, "comms") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 8;
     MPI_Comm* comms = malloc((size_t)n * sizeof *comms);

@@ -588,6 +588,44 @@ TEST(Switch, ResultsCarryTheLowestFloor) {
   EXPECT_EQ(out[0].header.floor, 5u);
 }
 
+// A block with an owner (a reduce-scatter's part): its result's payload goes to the owner only,
+// the others get the header alone; a contribution naming another owner is bad.
+TEST(Switch, OwnedBlockGoesToItsOwner) {
+  Switch sw(4, 1.0);
+  Out out;
+  const int32_t one[4] = {1, 2, 3, 4};
+  for (uint16_t s = 0; s < 3; ++s) {
+    PacketHeader h = contribution(ElemType::kInt32, AggOp::kSum, 4, 3, s);
+    h.owner = 1;
+    send(&sw, h, one, 0, &out);
+  }
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].header.type, PacketType::kResult);
+    EXPECT_EQ(out[i].header.owner, 1u);
+    EXPECT_EQ(out[i].header.payload, out[i].header.source == 1 ? 16u : 0u) << i;
+    EXPECT_EQ(out[i].body_len, out[i].header.payload);
+  }
+  int32_t sum[4];
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].header.source != 1) continue;
+    std::memcpy(sum, out.body(out[i]), sizeof sum);
+    EXPECT_EQ(sum[3], 12);
+  }
+  out.clear();
+  const uint64_t bad = sw.stats().bad;
+  PacketHeader other = contribution(ElemType::kInt32, AggOp::kSum, 4, 3, 0, 8);
+  other.owner = 1;
+  send(&sw, other, one, 0, &out);
+  other.source = 1;
+  other.owner = 2;  // the record's owner is 1
+  send(&sw, other, one, 0, &out);
+  other.owner = 3;  // not a source
+  send(&sw, other, one, 0, &out);
+  EXPECT_EQ(sw.stats().bad, bad + 2);
+  EXPECT_TRUE(out.empty());
+}
+
 // Each of these is dropped, counted once as bad, and answered with nothing.
 TEST(Switch, MalformedDatagramsAreBad) {
   Switch sw(4, 1.0);
