@@ -192,9 +192,9 @@ void forget(uint32_t coll_context) {
   auto it = g_listeners.find(coll_context);
   if (it != g_listeners.end()) {
     Listener* l = it->second.get();
-    // A request that matched already has completed (it is one eager fragment): only an unmatched
-    // receive is left to cancel.
-    if (l->posted && !l->req.done()) pml::cancel(&l->req);
+    // Cancelled if it has not matched; one that has is let complete before it goes.
+    if (l->posted && !l->req.done() && !pml::cancel(&l->req))
+      progress::wait_until([l] { return l->req.done(); });
     g_listeners.erase(it);
   }
   pml::ina::forget_context(coll_context);
