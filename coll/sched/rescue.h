@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "coll/sched/schedule.h"
 #include "pml/pml.h"
 
 namespace torusmpi::coll::rescue {
@@ -47,6 +48,8 @@ struct Answer {
   Kind kind = Kind::kGone;
   uint64_t bytes = 0;
 };
+static_assert(sizeof(Request) == kRescueRequestBytes && sizeof(Answer) == kRescueAnswerBytes,
+              "the simulator prices these sizes (schedule.h)");
 
 // Posts comm's listener, if it has none (at each aggregation: a lookup).
 void listen(const pml::Comm& comm);

@@ -42,6 +42,11 @@ enum class OpType : uint8_t {
 enum class AggMode : uint8_t { kReduce, kReduceScatter, kGather, kBarrier };
 // Members one aggregation group may have (the switch's bitmaps: pml/ina/protocol.h).
 constexpr int kMaxAggregationMembers = 256;
+// A failed aggregation is finished over the network (coll/sched/rescue.h): each member sends every
+// other a request of this many bytes, and answers each request with a header of this many bytes
+// and then its bytes (the simulator prices the same messages).
+constexpr uint64_t kRescueRequestBytes = 24;
+constexpr uint64_t kRescueAnswerBytes = 16;
 struct AggGroup {
   AggMode mode = AggMode::kReduce;
   uint32_t number = 0;

@@ -655,9 +655,10 @@ class Sim {
     return true;
   }
 
-  // No switch serves the call (a forced ina algorithm): the executor does each aggregation over
-  // the network (exec.cc), every member's contribution to every other, so its time, links and
-  // NIC bytes are those messages'.
+  // No switch serves the call (a forced ina algorithm): the executor finishes each aggregation
+  // over the network (exec.cc, rescue.h): every member sends every other its request, then its
+  // answer (a header, then its contribution), so its time, links and NIC bytes are those
+  // messages'.
   bool exchange_aggregate(const std::vector<Posted>& by, uint64_t bytes, double ready) {
     const int n = static_cast<int>(by.size());
     std::vector<double> end(n, ready);
@@ -665,18 +666,20 @@ class Sim {
       for (int k = 0; k < n; ++k) {
         if (k == m) continue;
         const int from = by[m].rank, to = by[k].rank;
-        double t = 0;
-        if (machine_ != nullptr) {
-          t = machine_transfer(from, to, bytes, ready);
-        } else {
-          const double start = std::max({ready, out_free_[from], in_free_[to]});
-          out_free_[from] = in_free_[to] = start + bytes * costs_.beta;
-          t = start + costs_.alpha + bytes * costs_.beta;
+        for (const uint64_t len : {kRescueRequestBytes, kRescueAnswerBytes, bytes}) {
+          double t = 0;
+          if (machine_ != nullptr) {
+            t = machine_transfer(from, to, len, ready);
+          } else {
+            const double start = std::max({ready, out_free_[from], in_free_[to]});
+            out_free_[from] = in_free_[to] = start + len * costs_.beta;
+            t = start + costs_.alpha + len * costs_.beta;
+          }
+          end[k] = std::max(end[k], t);
+          ++res_.messages;
+          res_.bytes += len;
+          if (len > 0) count_network(from, to, len);
         }
-        end[k] = std::max(end[k], t);
-        ++res_.messages;
-        res_.bytes += bytes;
-        if (bytes > 0) count_network(from, to, bytes);
       }
     }
     for (int k = 0; k < n; ++k) complete(by[k].rank, end[k] + (n - 1) * bytes * costs_.gamma);

@@ -140,6 +140,8 @@ void bury_ready() {
   if (g_graves.empty() || coll::exec_active() != 0) return;
   for (size_t i = 0; i < g_graves.size();) {
     Grave& g = g_graves[i];
+    // No run is left on it (exec_active): nobody's aggregation needs its listener any more.
+    coll::rescue::forget(g.comm->coll_context());
     if (g.owns_pair && !pml::contexts_idle(g.comm->context)) {
       ++i;
       continue;
@@ -168,7 +170,6 @@ MPI_Comm handle_new(Comm* c) {
 
 void retire(Comm* c) {
   const bool owns_pair = c->owns_context;
-  coll::rescue::forget(c->coll_context());
   g_live.erase(c);
   errhandler_release(c->errhandler);
   c->errhandler = nullptr;
