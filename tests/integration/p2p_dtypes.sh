@@ -5,8 +5,10 @@
 # completion call, probe and persistent request; truncation, partial elements, MPI_Type_free while
 # in flight, Sendrecv_replace, Bsend into an exactly sized buffer, MPI_BOTTOM, cancel, and
 # uncommitted types. Guards around and inside every receive buffer must stay untouched.
-# First on Open MPI (the reference: the test checks itself), then on torusmpi at 1, 2 and 3 ranks
-# and with the parameters that change the paths a staged message takes:
+# First on Open MPI (the reference: the test checks itself), then on torusmpi through LD_PRELOAD
+# (how a program reaches the library is p2p.sh's and hello.sh's concern, not a datatype's; the
+# clang build reaches Open MPI's predefined datatypes through the GOT, so it runs too) at 1, 2
+# and 3 ranks and with the parameters that change the paths a staged message takes:
 #   TORUSMPI_EAGER_LIMIT=4096     the 1 MiB messages and many of the 7-element ones by rendezvous
 #   TORUSMPI_EAGER_LIMIT=0        every message by rendezvous
 #   TORUSMPI_ASYNC_PROGRESS=1     completion seen while a progress thread polls
@@ -40,7 +42,6 @@ on_torusmpi gcc 2 "LD_PRELOAD, TORUSMPI_EAGER_LIMIT=4096" "${via_preload[@]}" \
 on_torusmpi gcc 3 "LD_PRELOAD, TORUSMPI_EAGER_LIMIT=0" "${via_preload[@]}" -x TORUSMPI_EAGER_LIMIT=0
 on_torusmpi gcc 2 "LD_PRELOAD, TORUSMPI_ASYNC_PROGRESS=1" "${via_preload[@]}" \
   -x TORUSMPI_ASYNC_PROGRESS=1
-on_torusmpi gcc 2 "LD_LIBRARY_PATH" "${via_path[@]}"
 if [ -n "$TM_CLANG" ]; then
   on_torusmpi clang 2 "LD_PRELOAD" "${via_preload[@]}"
 else

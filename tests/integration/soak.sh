@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak (tests/progs/soak.c): randomly shaped collectives and point-to-point, every result checked,
-# for TM_SOAK_SECONDS (default 20) at 4 ranks on an emulated instance with device buffers, then as
-# long between two emulated instances (the network transport). Once warmed up (half the time:
+# for TM_SOAK_SECONDS (default 20) at 4 ranks on an emulated instance with device buffers and,
+# at the same time (a job lasts that long whatever it shares the cores with), between two
+# emulated instances (the network transport). Once warmed up (half the time:
 # the shapes of the calls come from a menu, so the engine's cache of call shapes is full by
 # then, and a first pass ran every collective at the largest size, so buffers kept at their
 # high-water mark have reached it), each rank's open descriptors (sockets apart: at most one more per peer, for the network provider's late connections) must not change by the end, nor
@@ -50,15 +51,32 @@ if [ ! -x "$bin" ]; then
   tap_done
 fi
 
-run_job $((seconds + 90)) "${mpirun[@]}" -np 4 "${via_path[@]}" \
-  -x TORUSMPI_INSTANCE=torus:2x2:cores=1 "$bin" "$seconds" device
+# Both jobs at once, each writing its own output (run_job runs one job at a time).
+# soak_job <n> <mpirun arguments...>: job <n> in the background, its status in job<n>.rc.
+soak_job() {
+  local n=$1
+  shift
+  echo "soak job $n: $*" >>"$work/jobs.txt"
+  (timeout -k 5 $((seconds + 90)) "${mpirun[@]}" -np 4 "${via_path[@]}" "$@" \
+    >"$work/job$n.out" 2>"$work/job$n.err"
+    echo $? >"$work/job$n.rc") &
+}
+soak_job 1 -x TORUSMPI_INSTANCE=torus:2x2:cores=1 "$bin" "$seconds" device
+soak_job 2 -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo -x TORUSMPI_INSTANCE=torus:2x1:cores=1 \
+  -x TORUSMPI_INSTANCES=2 "$bin" "$seconds"
+wait
+# use <n>: the figures of job <n> are the last job's (what ranks_done, flat and diag_job read).
+use() {
+  job_out=$work/job$1.out job_err=$work/job$1.err job_rc=$(cat "$work/job$1.rc") job_ms=0
+  job_cmd=$(sed -n "s/^soak job $1: //p" "$work/jobs.txt")
+}
+
+use 1
 diag "shm + device soak, $seconds s: $(grep -m1 '^iterations 0 ' "$job_out" | cut -d' ' -f3) operations per rank"
 check "soak on one instance, device buffers: every result right" ranks_done 4 || diag_job
 check "... descriptors, mappings and heap flat, resident memory bounded" flat 4
 
-run_job $((seconds + 90)) "${mpirun[@]}" -np 4 "${via_path[@]}" -x FI_PROVIDER=tcp \
-  -x FI_TCP_IFACE=lo -x TORUSMPI_INSTANCE=torus:2x1:cores=1 -x TORUSMPI_INSTANCES=2 \
-  "$bin" "$seconds"
+use 2
 diag "network soak, $seconds s: $(grep -m1 '^iterations 0 ' "$job_out" | cut -d' ' -f3) operations per rank"
 check "soak across two instances (network): every result right" ranks_done 4 || diag_job
 check "... descriptors, mappings and heap flat, resident memory bounded" flat 4
