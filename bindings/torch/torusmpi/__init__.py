@@ -1,0 +1,1 @@
+"""torusmpi's Python side. ``import torusmpi.torch`` adds the torch.distributed backend."""
