@@ -174,7 +174,7 @@ Work::Work(int rank, c10d::OpType type, const char* op, std::vector<at::Tensor> 
 Work::~Work() {
   // A handle dropped before its operation ended: the operation still runs to its end (a dropped
   // isend still sends), and its buffers stay alive until then.
-  if (!requests.empty() && mpi_up()) {
+  if (issued && !requests.empty() && mpi_up()) {
     keep.insert(keep.end(), outputs_.begin(), outputs_.end());
     Completer::get().adopt(std::move(requests), std::move(keep));
   }
@@ -461,7 +461,10 @@ c10::intrusive_ptr<Work> ProcessGroup::make_work(c10d::OpType type, const char* 
 }
 
 void ProcessGroup::issue(Work& work, const char* call, int rc) {
-  if (rc == MPI_SUCCESS) return;
+  if (rc == MPI_SUCCESS) {
+    work.issued = true;
+    return;
+  }
   // A call refused as issued: nothing is in flight, and the op's name leads the message.
   work.requests.clear();
   std::string message = std::string(call) + " failed: " + mpi_error_text(rc);

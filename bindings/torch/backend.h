@@ -34,6 +34,7 @@ class Work : public c10d::Work {
   std::vector<std::vector<int>> counts;  // count and displacement arrays MPI reads until the end
   std::vector<std::function<void()>> on_success;  // in order, once, on the completing thread
   bool wants_source = false;  // a receive from any source: sourceRank() is its sender
+  bool issued = false;        // the MPI call returned its requests (ProcessGroup::issue)
 
   // A receive: fails unless exactly `elements` of `type` arrived (torch's tensors are exact).
   void expect(int64_t elements, MPI_Datatype type);
