@@ -31,13 +31,14 @@ coll-exec   coll/sched/exec.* coll/sched/rescue.* coll/team.* coll core topo dev
 coll        coll/*                                      core topo
 sim         src/sim/*                                   coll core topo
 info        src/info/*                                  coll pml core topo mpi.h
-switch      src/switch/*                                pml
+switch      src/switch/*                                pml core
 mpi         src/mpi/*                                   coll coll-exec pml dtype device topo boot core api mpi.h
 api         include/*                                   mpi.h
 '
 # Why:
 # - switch: torusmpi_switch, a program of its own (the emulated aggregation switch): it shares the
-#   wire protocol with the ranks' client (pml/ina/protocol.h) and nothing else of the library.
+#   wire protocol with the ranks' client (pml/ina/protocol.h) and the 16-bit float conversions
+#   with the ranks' kernels (core/float16.h, header only), and nothing else of the library.
 # - core, topo, device, boot: the bottom (ARCHITECTURE: "pml -> src/device, src/topo, src/core";
 #   src/boot is the PMIx bootstrap beside them). The device layer places chips with topo.
 # - dtype: the datatype engine, used by src/mpi; pml and coll move bytes and never see a type.

@@ -3,6 +3,8 @@
 #include <complex>
 #include <type_traits>
 
+#include "core/float16.h"
+
 namespace torusmpi::coll {
 namespace {
 
@@ -103,6 +105,53 @@ void op_minloc(void* o, const void* i, size_t n) {
     if (b.value < a.value) return b;
     return a.index < b.index ? a : b;
   });
+}
+
+// The 16-bit floats: both operands widened to float (exactly), combined there, the result rounded
+// back to nearest even (core/float16.h). Max and min keep the winning operand's own bits. The
+// conversions are branch-free, so these loops vectorize like the others.
+struct Bfloat16 {
+  static float widen(uint16_t h) { return float16::bf16_to_float(h); }
+  static uint16_t narrow(float f) { return float16::float_to_bf16(f); }
+};
+struct Float16 {
+  static float widen(uint16_t h) { return float16::half_to_float(h); }
+  static uint16_t narrow(float f) { return float16::float_to_half(f); }
+};
+template <class F>
+void op_max16(void* o, const void* i, size_t n) {
+  apply<uint16_t>(o, i, n,
+                  [](uint16_t a, uint16_t b) { return F::widen(a) > F::widen(b) ? a : b; });
+}
+template <class F>
+void op_min16(void* o, const void* i, size_t n) {
+  apply<uint16_t>(o, i, n,
+                  [](uint16_t a, uint16_t b) { return F::widen(a) < F::widen(b) ? a : b; });
+}
+template <class F>
+void op_sum16(void* o, const void* i, size_t n) {
+  apply<uint16_t>(o, i, n,
+                  [](uint16_t a, uint16_t b) { return F::narrow(F::widen(a) + F::widen(b)); });
+}
+template <class F>
+void op_prod16(void* o, const void* i, size_t n) {
+  apply<uint16_t>(o, i, n,
+                  [](uint16_t a, uint16_t b) { return F::narrow(F::widen(a) * F::widen(b)); });
+}
+template <class F>
+ReduceFn float16_fn(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMax:
+      return op_max16<F>;
+    case ReduceOp::kMin:
+      return op_min16<F>;
+    case ReduceOp::kSum:
+      return op_sum16<F>;
+    case ReduceOp::kProd:
+      return op_prod16<F>;
+    default:
+      return nullptr;
+  }
 }
 
 template <class T>
@@ -236,6 +285,10 @@ ReduceFn reduce_fn(ReduceOp op, Elem elem) {
       return pair_fn<Pair<float, float>>(op);
     case Elem::kDoubleDouble:
       return pair_fn<Pair<double, double>>(op);
+    case Elem::kBfloat16:
+      return float16_fn<Bfloat16>(op);
+    case Elem::kFloat16:
+      return float16_fn<Float16>(op);
     case Elem::kCount:
       break;
   }
@@ -250,6 +303,8 @@ size_t elem_stride(Elem elem) {
       return 1;
     case Elem::kI16:
     case Elem::kU16:
+    case Elem::kBfloat16:
+    case Elem::kFloat16:
       return 2;
     case Elem::kI32:
     case Elem::kU32:

@@ -34,6 +34,8 @@ enum class Elem : uint8_t {
   kLongDoubleInt,
   kFloatFloat,
   kDoubleDouble,
+  kBfloat16,  // core/float16.h's formats, as uint16_t bit patterns: reduced in float, rounded back
+  kFloat16,   // IEEE binary16
   kCount
 };
 

@@ -39,6 +39,10 @@ pml::ina::ElemType agg_elem(Elem e) {
       return pml::ina::ElemType::kFloat32;
     case Elem::kF64:
       return pml::ina::ElemType::kFloat64;
+    case Elem::kBfloat16:
+      return pml::ina::ElemType::kBfloat16;
+    case Elem::kFloat16:
+      return pml::ina::ElemType::kFloat16;
     default:
       return pml::ina::ElemType::kNone;
   }

@@ -70,7 +70,9 @@ enum class ElemType : uint8_t {
   kUint64,
   kFloat32,
   kFloat64,
-  kBytes,  // kGather, kBarrier: no arithmetic
+  kBytes,     // kGather, kBarrier: no arithmetic
+  kBfloat16,  // core/float16.h's 16-bit floats: each addition in float, rounded back to nearest
+  kFloat16,   // even (IEEE binary16)
 };
 
 enum class AggOp : uint8_t {
@@ -87,6 +89,9 @@ enum class AggOp : uint8_t {
 
 inline size_t elem_size(ElemType t) {
   switch (t) {
+    case ElemType::kBfloat16:
+    case ElemType::kFloat16:
+      return 2;
     case ElemType::kInt32:
     case ElemType::kUint32:
     case ElemType::kFloat32:

@@ -103,6 +103,10 @@ constexpr BasicRow kBasicRows[] = {
     TORUSMPI_ROW(unsigned_long_long, 8, Unsigned, 1, 8),
     TORUSMPI_ROW(unsigned_short, 2, Unsigned, 1, 2),
     TORUSMPI_ROW(wchar, 4, Unsigned, 1, 2),
+    // torusmpi's own (datatypes.def's last rows): external32 has no 16-bit floats; the IEEE
+    // formats' rule (big-endian, the bits as they are) serves both.
+    TORUSMPI_ROW(bfloat16, 2, Float, 1, 2),
+    TORUSMPI_ROW(c_float16, 2, Float, 1, 2),
 };
 #undef TORUSMPI_ROW
 

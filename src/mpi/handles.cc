@@ -1,10 +1,11 @@
 // Handle conversions between C and Fortran (MPI_Comm_c2f, MPI_Comm_f2c, ... and the status ones).
 //
 // One table per kind of handle, as Open MPI keeps: slot i holds the handle whose Fortran number is
-// i. The predefined handles sit at Open MPI's numbers (their objects carry them, objects.cc); any
-// other handle takes the lowest free slot above them when first converted (groups when made) and
-// frees it when its object goes, so numbers stay small and are reused, as on Open MPI. The number
-// is also kept in the object, at the field Open MPI's bindings read (ompi_abi.h).
+// i. The predefined handles sit at Open MPI's numbers (their objects carry them, objects.cc), and
+// torusmpi's own datatypes at theirs (1000 and up); any other handle takes the lowest free slot
+// above Open MPI's when first converted (groups when made) and frees it when its object goes, so
+// numbers stay small and are reused, as on Open MPI. The number is also kept in the object, at
+// the field Open MPI's bindings read (ompi_abi.h).
 #include <mutex>
 #include <vector>
 
@@ -46,11 +47,13 @@ uint64_t magic_of(const void* handle) { return *static_cast<const uint64_t*>(han
 
 class Table {
  public:
-  // The predefined handles of a kind, each at the number its object carries.
+  // The predefined handles of a kind, each at the number its object carries. Open MPI's are
+  // numbered from 0 without a gap; torusmpi's own datatypes sit far above them (datatypes.def),
+  // so the others still start right after Open MPI's, as on Open MPI, and skip those two.
   Table(const std::vector<void*>& predefined, HandleKind kind) {
     const KindInfo& k = kKinds[static_cast<int>(kind)];
     for (void* h : predefined) place(h, *k.index(h));
-    lowest_free_ = slots_.size();
+    while (lowest_free_ < slots_.size() && slots_[lowest_free_] != nullptr) ++lowest_free_;
   }
 
   // Adds handle at the lowest free slot; returns its number.

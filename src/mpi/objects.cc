@@ -1,11 +1,19 @@
 // The predefined objects of Open MPI 4.1's ABI (the 102 objects its mpi.h names, MPI_F_STATUS(ES)_
 // IGNORE, and MPI::ERRORS_THROW_EXCEPTIONS's object, which libmpi_cxx imports), with their exact
-// sizes; see ompi_abi.h for why they hold so little.
+// sizes; see ompi_abi.h for why they hold so little. And torusmpi's own predefined datatypes
+// (torusmpi.h's MPIX_BFLOAT16 and MPIX_C_FLOAT16), objects of the same kind and size.
 //
 // Each is initialized by the compiler (constexpr), never by code: an executable that copies an
 // object into itself (R_X86_64_COPY) takes the library's bytes when it is loaded, before any
-// initializer of the library could run. Each carries its Fortran number, Open MPI's.
+// initializer of the library could run. Each carries its Fortran number, Open MPI's (torusmpi's
+// own: datatypes.def's).
 #include "mpi/builtins.h"
+
+// torusmpi.h declares the objects of torusmpi's own predefined datatypes (datatypes.def's extra
+// rows); the library is built with hidden visibility and exports them (exports.map: torusmpi_*).
+#pragma GCC visibility push(default)
+#include "include/torusmpi.h"
+#pragma GCC visibility pop
 
 using torusmpi::mpi::BuiltinOp;
 using torusmpi::mpi::BuiltinType;
@@ -73,11 +81,16 @@ ompi_predefined_communicator_t ompi_mpi_comm_world = predefined_comm(0);
 ompi_predefined_communicator_t ompi_mpi_comm_self = predefined_comm(1);
 ompi_predefined_communicator_t ompi_mpi_comm_null = predefined_comm(2);
 
-// Datatypes, one per row of datatypes.def.
+// Datatypes, one per row of datatypes.def: Open MPI's as ompi_mpi_<object>, torusmpi's own as
+// torusmpi_mpix_<object>.
 #define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) \
   ompi_predefined_datatype_t ompi_mpi_##obj =                                 \
       predefined_datatype(static_cast<int32_t>(BuiltinType::k_##obj), fortran);
+#define TORUSMPI_EXTRA_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) \
+  ompi_predefined_datatype_t torusmpi_mpix_##obj =                                  \
+      predefined_datatype(static_cast<int32_t>(BuiltinType::k_##obj), fortran);
 #include "mpi/datatypes.def"
+#undef TORUSMPI_EXTRA_DATATYPE
 #undef TORUSMPI_DATATYPE
 ompi_predefined_datatype_t ompi_mpi_datatype_null = predefined_datatype(-1, 0);
 
@@ -183,7 +196,10 @@ const char* builtin_op_name(int index) { return kOpNames[index]; }
 MPI_Datatype builtin_datatype(int index) {
   static ompi_predefined_datatype_t* const kObjects[] = {
 #define TORUSMPI_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) &ompi_mpi_##obj,
+#define TORUSMPI_EXTRA_DATATYPE(obj, name, size, extent, true_extent, cls, fortran) \
+  &torusmpi_mpix_##obj,
 #include "mpi/datatypes.def"
+#undef TORUSMPI_EXTRA_DATATYPE
 #undef TORUSMPI_DATATYPE
   };
   return reinterpret_cast<MPI_Datatype>(kObjects[index]);

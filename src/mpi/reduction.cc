@@ -39,6 +39,9 @@ bool elem_of(const BuiltinTypeInfo& t, MPI_Datatype type, Elem* out) {
              : t.size == 8  ? Elem::kF64
              : t.size == 16 ? Elem::kLongDouble
                             : Elem::kCount;
+      // The 16-bit floats, torusmpi's own (MPI_REAL2 has size 0 in this Open MPI).
+      if (type->builtin == static_cast<int32_t>(BuiltinType::k_bfloat16)) *out = Elem::kBfloat16;
+      if (type->builtin == static_cast<int32_t>(BuiltinType::k_c_float16)) *out = Elem::kFloat16;
       break;
     case TypeClass::kComplex:
       *out = t.size == 8    ? Elem::kComplexF32

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/float16.h"
+
 namespace torusmpi::sw {
 namespace {
 
@@ -106,6 +108,34 @@ void combine_float(AggOp op, uint8_t* acc, const uint8_t* in, uint32_t n) {
   }
 }
 
+// The 16-bit floats: each pair widened to float, combined, and the sum rounded back to nearest
+// even (core/float16.h), as the ranks' own kernels do; the accumulator stays in the element's
+// format, so a block's sum is the sequential one in arrival order, rounded at every step. Min and
+// max keep the winning element's bits.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void combine_float16(AggOp op, uint8_t* acc, const uint8_t* in, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    uint16_t a, b;
+    std::memcpy(&a, acc + size_t(i) * 2, 2);
+    std::memcpy(&b, in + size_t(i) * 2, 2);
+    const float fa = Widen(a), fb = Widen(b);
+    switch (op) {
+      case AggOp::kSum:
+        a = Narrow(fa + fb);
+        break;
+      case AggOp::kMin:
+        a = fb < fa ? b : a;
+        break;
+      case AggOp::kMax:
+        a = fa < fb ? b : a;
+        break;
+      default:
+        return;  // validated before: not reached
+    }
+    std::memcpy(acc + size_t(i) * 2, &a, 2);
+  }
+}
+
 void combine_elements(ElemType elem, AggOp op, uint8_t* acc, const uint8_t* in, uint32_t n) {
   switch (elem) {
     case ElemType::kInt32:
@@ -120,6 +150,10 @@ void combine_elements(ElemType elem, AggOp op, uint8_t* acc, const uint8_t* in, 
       return combine_float<float>(op, acc, in, n);
     case ElemType::kFloat64:
       return combine_float<double>(op, acc, in, n);
+    case ElemType::kBfloat16:
+      return combine_float16<float16::bf16_to_float, float16::float_to_bf16>(op, acc, in, n);
+    case ElemType::kFloat16:
+      return combine_float16<float16::half_to_float, float16::float_to_half>(op, acc, in, n);
     default:
       return;
   }
@@ -129,7 +163,10 @@ bool is_integer(ElemType e) {
   return e == ElemType::kInt32 || e == ElemType::kUint32 || e == ElemType::kInt64 ||
          e == ElemType::kUint64;
 }
-bool is_float(ElemType e) { return e == ElemType::kFloat32 || e == ElemType::kFloat64; }
+bool is_float(ElemType e) {
+  return e == ElemType::kFloat32 || e == ElemType::kFloat64 || e == ElemType::kBfloat16 ||
+         e == ElemType::kFloat16;
+}
 
 bool valid_group(const PacketHeader& h) {
   return h.sources >= 1 && h.sources <= ina::kMaxSources && h.source < h.sources;

@@ -12,7 +12,8 @@
 # at run time, never written here). The clang build, LD_LIBRARY_PATH and a build by torusmpi's own
 # mpicc once each, on torusmpi's own choices ("<collective>/auto" for every collective listed);
 # every algorithm once more at np=3 with large messages by rendezvous, and at np=4 with the
-# asynchronous progress thread.
+# asynchronous progress thread. Every reducing algorithm on torusmpi's 16-bit floats, on host
+# buffers (np=4) and with device buffers on even ranks (np=3).
 # A job fails when a check fails, when a forced algorithm could not be forced (the program checks
 # the MPI_T write and sets TORUSMPI_COLL_FALLBACK=error, so a forced algorithm that declines a call
 # fails it), when the program took its path for reference libraries ("skip" lines), or when an
@@ -118,6 +119,22 @@ if [ ${#algorithms[@]} -gt 0 ]; then
   else
     skip "torusmpi's mpicc builds coll_algos" "$TM_BINDIR/mpicc is not installed"
   fi
+
+  # torusmpi.h's 16-bit floats (MPIX_BFLOAT16, MPIX_C_FLOAT16) with MPI_SUM, MPI_PROD, MPI_MAX and
+  # MPI_MIN, through every algorithm of every reducing collective: the build by torusmpi's mpicc
+  # (the handles from torusmpi.h) on host buffers, and Open MPI's build (the handles looked up at
+  # run time) with device buffers on even ranks. About 2 and 3 s.
+  reducing=()
+  for a in "${algorithms[@]}"; do
+    case ${a%%/*} in
+      allreduce | reduce | reduce_scatter | reduce_scatter_block | scan | exscan) reducing+=("$a") ;;
+    esac
+  done
+  on_torusmpi torusmpi-gcc 4 "COLL_ALGOS_TYPES=float16, every reducing algorithm forced" \
+    "$wrapped" -x COLL_ALGOS_TYPES=float16 -- "${reducing[@]}"
+  on_torusmpi gcc 3 "LD_PRELOAD, COLL_ALGOS_TYPES=float16, device buffers on even ranks, every reducing algorithm forced" \
+    "$bin.gcc" "${via_preload[@]}" -x COLL_ALGOS_TYPES=float16 -x COLL_ALGOS_DEVICE=mixed \
+    -x TORUSMPI_DEVICE_GUARD=1 -- "${reducing[@]}"
 fi
 
 # How long the jobs took, against the budget above (jobs.txt lines end in ", <ms> ms").

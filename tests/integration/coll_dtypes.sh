@@ -5,7 +5,10 @@
 # mixed (derived on one side, MPI_INT on the other) forms, counts 0, 1, 7 and 3001, each compared
 # with the same collective on MPI_INT over the packed data, gaps and guards checked; the
 # nonblocking forms with the datatype freed before MPI_Wait; a non-commutative user operation,
-# MPI_DOUBLE_INT, and the error classes of an invalid operation and an uncommitted type.
+# MPI_DOUBLE_INT, and the error classes of an invalid operation and an uncommitted type; then
+# torusmpi's 16-bit floats (MPIX_BFLOAT16, MPIX_C_FLOAT16): queries, refused ops, packing,
+# MPI_Reduce_local's rounding on host and device memory, and derived datatypes of them through
+# reductions and point-to-point (left out on Open MPI, which has no such types).
 # First on Open MPI (the reference: its refusal of MPI_SUM on derived types and its one-rank
 # Alltoallw are skipped there), then on torusmpi at 1 to 5 ranks, with large messages by
 # rendezvous, with the asynchronous progress thread, with each algorithm of the registry forced,

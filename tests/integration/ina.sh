@@ -3,7 +3,7 @@
 # (over libfabric's tcp) whose allreduce, reduce_scatter(_block), allgather and barrier go through
 # it (the ina algorithms, forced).
 # Exact integer results on host and device buffers (staging 0 on the device), float sums within
-# the documented bound; a switch that drops packets (retransmits), a straggler held past the
+# the documented bound, torusmpi's 16-bit floats; a switch that drops packets (retransmits), a straggler held past the
 # switch's timeout (the call finishes over the network), the switch killed in the middle of a run
 # of calls (the job goes on without it), the switch dying half way through sending a result (the
 # members without it get it from those with it), no switch at all (one warning), and slots exhausted by
@@ -79,6 +79,19 @@ for shape in "4 torus:2x1:cores=1 2" "3 torus:1x1:cores=1 3" "4 torus:1x1:cores=
     { grep '^torusmpi-stats' "$job_err" | sed 's/^/# /'; }
   grep '^float sum' "$job_out" | sed 's/^/# /'
 done
+# torusmpi's 16-bit floats (MPIX_BFLOAT16, MPIX_C_FLOAT16), which the switch adds in float and
+# rounds back at each step: coll_algos' sweep of them (sum, product, max, min; exact integer data)
+# through the ina algorithms, 2 instances. Every reduction of the job is on them: blocks through
+# the switch and no timeout say that it took them (products go over the network: no such op).
+run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" "${net[@]}" \
+  -x TORUSMPI_INSTANCE=torus:2x1:cores=1 -x TORUSMPI_INSTANCES=2 -x TORUSMPI_STATS=1 \
+  -x TORUSMPI_SWITCH=127.0.0.1:"$sw_port" -x TORUSMPI_TIMEOUT=90 -x COLL_ALGOS_TYPES=float16 \
+  "$TM_PROGS/coll_algos.gcc" allreduce/ina reduce_scatter/ina reduce_scatter_block/ina
+check "ina, 16-bit floats (coll_algos' float16 sweep), 2 instances: exact" ranks_done 4 ||
+  diag_job
+check "... through the switch (blocks > 0, no timeout)" \
+  eval '[ "$(stat blocks)" -gt 0 ] && [ "$(stat timeouts)" -eq 0 ]' ||
+  { grep '^torusmpi-stats' "$job_err" | sed 's/^/# /'; }
 extra=(-x TORUSMPI_DEVICE_GUARD=1)
 job 4 torus:2x1:cores=1 2 device
 check "ina device buffers, 2 instances: exact, staging bytes=0" \

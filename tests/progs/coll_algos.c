@@ -45,11 +45,21 @@
  * and with every (type, op) pair (two to six times the calls), COLL_ALGOS_VERBOSE=1 prints every
  * problem on a "# problem" line and the time of each count. COLL_ALGOS_DEVICE=all gives every call
  * torusmpi's emulated device memory (torusmpi.h) for its buffers, =mixed gives it to even ranks
- * only (odd ranks keep host memory: one call mixes both); the checks are the same. */
+ * only (odd ranks keep host memory: one call mixes both); the checks are the same.
+ * COLL_ALGOS_TYPES=float16 gives the reductions torusmpi's 16-bit floats instead (MPIX_BFLOAT16
+ * and MPIX_C_FLOAT16, each with MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN): every such pair at every
+ * count, in place and not, on integers and powers of two that both formats hold, so that every
+ * result is exact whatever the order (up to 16 ranks); the other collectives are as without it. */
 #define _GNU_SOURCE /* clock_gettime, nanosleep, dlsym's RTLD_DEFAULT under -std=c99 */
 
 #include <dlfcn.h>
 #include <mpi.h>
+/* torusmpi's mpicc has torusmpi.h (MPIX_BFLOAT16, MPIX_C_FLOAT16); Open MPI's has not. */
+#if defined(__has_include)
+#if __has_include(<torusmpi.h>)
+#include <torusmpi.h>
+#endif
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,16 +150,70 @@ static void set_ctx(const char* fmt, ...) {
   ++g_salt;
 }
 
-/* --- Elements ------------------------------------------------------------------------------ */
-enum Kind { kInt, kDouble };
-static size_t esize(int kind) { return kind == kInt ? sizeof(int) : sizeof(double); }
-static MPI_Datatype mpi_type(int kind) { return kind == kInt ? MPI_INT : MPI_DOUBLE; }
+/* --- Elements ------------------------------------------------------------------------------
+ * MPI_INT and MPI_DOUBLE; in float16 mode torusmpi's MPIX_BFLOAT16 and MPIX_C_FLOAT16 too, whose
+ * handles come from torusmpi.h where the compiler has it (torusmpi's mpicc), else from the
+ * library at run time (dlsym of the objects behind them), so that the program still builds with
+ * Open MPI's mpicc and runs on reference libraries. Their values are small integers and powers of
+ * two, which both formats hold exactly: written and read here with bit operations. */
+enum Kind { kInt, kDouble, kBf16, kHalf };
+static MPI_Datatype g_bf16 = MPI_DATATYPE_NULL, g_half = MPI_DATATYPE_NULL;
+static int float16_setup(void) {
+#ifdef MPIX_BFLOAT16
+  g_bf16 = MPIX_BFLOAT16;
+  g_half = MPIX_C_FLOAT16;
+#else
+  void* bf16 = dlsym(RTLD_DEFAULT, "torusmpi_mpix_bfloat16");
+  void* half = dlsym(RTLD_DEFAULT, "torusmpi_mpix_c_float16");
+  if (bf16 != NULL) g_bf16 = (MPI_Datatype)bf16;
+  if (half != NULL) g_half = (MPI_Datatype)half;
+#endif
+  return g_bf16 != MPI_DATATYPE_NULL && g_half != MPI_DATATYPE_NULL;
+}
+static size_t esize(int kind) {
+  return kind == kInt ? sizeof(int) : kind == kDouble ? sizeof(double) : sizeof(uint16_t);
+}
+static MPI_Datatype mpi_type(int kind) {
+  return kind == kInt ? MPI_INT : kind == kDouble ? MPI_DOUBLE : kind == kBf16 ? g_bf16 : g_half;
+}
+/* v (exact in the format) as its bits: bfloat16 is a float's upper half; binary16 has a 5-bit
+ * exponent biased by 15 and 10 mantissa bits. */
+static uint16_t float16_bits(int kind, long long v) {
+  if (kind == kBf16) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+  }
+  if (v == 0) return 0;
+  const uint16_t sign = v < 0 ? 0x8000u : 0;
+  const unsigned long long a = (unsigned long long)(v < 0 ? -v : v);
+  const int e = 63 - __builtin_clzll(a); /* 2^e <= a < 2^(e+1) */
+  const unsigned long long m = e <= 10 ? a << (10 - e) : a >> (e - 10);
+  return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m & 0x3ffu));
+}
+static float float16_value(int kind, uint16_t h) {
+  uint32_t u;
+  if (kind == kBf16) {
+    u = (uint32_t)h << 16;
+  } else {
+    const uint32_t e = (h >> 10) & 31u, m = h & 0x3ffu;
+    if (e == 0) return (h & 0x8000u ? -1.0f : 1.0f) * (float)m / 16777216.0f; /* m 2^-24 */
+    u = (uint32_t)(h & 0x8000u) << 16 | (e == 31 ? 0x7f800000u : (e + 112u) << 23) | m << 13;
+  }
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
 static void put(int kind, unsigned char* at, long long v) {
   if (kind == kInt) {
     int x = (int)v;
     memcpy(at, &x, sizeof x);
-  } else {
+  } else if (kind == kDouble) {
     double x = (double)v;
+    memcpy(at, &x, sizeof x);
+  } else {
+    uint16_t x = float16_bits(kind, v);
     memcpy(at, &x, sizeof x);
   }
 }
@@ -159,19 +223,48 @@ static const char* show(int kind, const unsigned char* at, char* text, size_t si
     int x;
     memcpy(&x, at, sizeof x);
     snprintf(text, size, "%d", x);
-  } else {
+  } else if (kind == kDouble) {
     double x;
     memcpy(&x, at, sizeof x);
     snprintf(text, size, "%.17g", x);
+  } else {
+    uint16_t x;
+    memcpy(&x, at, sizeof x);
+    snprintf(text, size, "%g (0x%04x)", (double)float16_value(kind, x), x);
   }
   return text;
 }
 
-/* The reductions tested: (type, op) pairs. */
-enum { kIntSum, kDoubleSum, kIntMax, kCombos };
-static const char* const kComboName[kCombos] = {"int-sum", "double-sum", "int-max"};
-static int combo_kind(int combo) { return combo == kDoubleSum ? kDouble : kInt; }
-static MPI_Op combo_op(int combo) { return combo == kIntMax ? MPI_MAX : MPI_SUM; }
+/* The reductions tested: (type, op) pairs. By default MPI_INT and MPI_DOUBLE; in float16 mode
+ * (COLL_ALGOS_TYPES=float16) each op MPI defines on floats for each 16-bit type instead. */
+enum Op { kSum, kProd, kMax, kMin };
+typedef struct {
+  const char* name;
+  int kind, op;
+} Combo;
+enum { kIntSum, kDoubleSum, kIntMax };
+static const Combo kDefaultCombos[] = {
+    {"int-sum", kInt, kSum}, {"double-sum", kDouble, kSum}, {"int-max", kInt, kMax}};
+static const Combo kFloat16Combos[] = {{"bf16-sum", kBf16, kSum},   {"half-sum", kHalf, kSum},
+                                       {"bf16-prod", kBf16, kProd}, {"half-prod", kHalf, kProd},
+                                       {"bf16-max", kBf16, kMax},   {"half-max", kHalf, kMax},
+                                       {"bf16-min", kBf16, kMin},   {"half-min", kHalf, kMin}};
+static const Combo* g_combos = kDefaultCombos;
+static int g_ncombos = sizeof kDefaultCombos / sizeof *kDefaultCombos;
+static int g_float16; /* float16 mode */
+static int combo_kind(int combo) { return g_combos[combo].kind; }
+static MPI_Op combo_op(int combo) {
+  switch (g_combos[combo].op) {
+    case kProd:
+      return MPI_PROD;
+    case kMax:
+      return MPI_MAX;
+    case kMin:
+      return MPI_MIN;
+    default:
+      return MPI_SUM;
+  }
+}
 
 /* --- Data ---------------------------------------------------------------------------------- */
 static uint32_t hash4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
@@ -188,19 +281,38 @@ static uint32_t hash4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
 static long long moved(int src, int dst, size_t i) {
   return (long long)(hash4((uint32_t)src, (uint32_t)dst, (uint32_t)i, g_salt) & 0x3fffffffu);
 }
-/* Element i of rank r's input to a reduction: -10000..10000, so p of them add up exactly. */
-static long long operand(int r, size_t i) {
-  return (long long)(hash4((uint32_t)r, 0x5EEDu, (uint32_t)i, g_salt) % 20001u) - 10000;
+/* Element i of rank r's input to a reduction, so that any p of them (p <= 16) combine exactly in
+ * any order: -10000..10000 for MPI_INT and MPI_DOUBLE; -16..16 for bfloat16 (sums within 256,
+ * where it holds every integer), -120..120 for binary16 (within 2048); for products 1 or -1, or 2
+ * or -2 from even ranks (within 2^8). */
+static long long operand(int combo, int r, size_t i) {
+  const uint32_t h = hash4((uint32_t)r, 0x5EEDu, (uint32_t)i, g_salt);
+  const Combo* c = &g_combos[combo];
+  if (c->op == kProd) {
+    const long long v = r % 2 == 0 && (h & 2u) ? 2 : 1;
+    return h & 1u ? -v : v;
+  }
+  const uint32_t range = c->kind == kBf16 ? 16 : c->kind == kHalf ? 120 : 10000;
+  return (long long)(h % (2 * range + 1)) - (long long)range;
 }
 /* The reduction of element i over ranks lo..hi-1 (hi > lo). */
 static long long fold(int combo, int lo, int hi, size_t i) {
-  long long acc = operand(lo, i);
+  long long acc = operand(combo, lo, i);
   for (int r = lo + 1; r < hi; ++r) {
-    long long x = operand(r, i);
-    if (combo == kIntMax)
-      acc = x > acc ? x : acc;
-    else
-      acc += x;
+    long long x = operand(combo, r, i);
+    switch (g_combos[combo].op) {
+      case kMax:
+        acc = x > acc ? x : acc;
+        break;
+      case kMin:
+        acc = x < acc ? x : acc;
+        break;
+      case kProd:
+        acc *= x;
+        break;
+      default:
+        acc += x;
+    }
   }
   return acc;
 }
@@ -529,13 +641,13 @@ static void one_reduce(int coll, int c, int root, int in_place, int nb, int comb
   const int has_result = coll != kReduce || me == root;
   const int ip = in_place && has_result; /* Reduce: MPI_IN_PLACE at the root only */
   if (coll == kReduce)
-    set_ctx("root %d, %s, %s, %s", root, place(in_place), form(nb), kComboName[combo]);
+    set_ctx("root %d, %s, %s, %s", root, place(in_place), form(nb), g_combos[combo].name);
   else
-    set_ctx("%s, %s, %s", place(in_place), form(nb), kComboName[combo]);
+    set_ctx("%s, %s, %s", place(in_place), form(nb), g_combos[combo].name);
   unsigned char* s = arena(&g_send, ip ? 0 : (size_t)c * es);
   unsigned char* r = has_result ? arena(&g_recv, (size_t)c * es) : NULL;
   unsigned char* input = ip ? r : s;
-  for (int i = 0; i < c; ++i) put(kind, input + (size_t)i * es, operand(me, (size_t)i));
+  for (int i = 0; i < c; ++i) put(kind, input + (size_t)i * es, operand(combo, me, (size_t)i));
   snap_send();
   if (has_result) {
     recv_image();
@@ -580,7 +692,7 @@ static void one_reduce(int coll, int c, int root, int in_place, int nb, int comb
 static void one_reduce_scatter(int coll, int c, int in_place, int nb, int combo) {
   const int me = g_rank, p = g_size, kind = combo_kind(combo);
   const size_t es = esize(kind);
-  set_ctx("%s, %s, %s", place(in_place), form(nb), kComboName[combo]);
+  set_ctx("%s, %s, %s", place(in_place), form(nb), g_combos[combo].name);
   int* counts = malloc(sizeof(int) * (size_t)p);
   size_t total = 0, mine = 0;
   for (int r = 0; r < p; ++r) {
@@ -592,7 +704,7 @@ static void one_reduce_scatter(int coll, int c, int in_place, int nb, int combo)
   unsigned char* s = arena(&g_send, in_place ? 0 : total * es);
   unsigned char* r = arena(&g_recv, (in_place ? total : n) * es);
   unsigned char* input = in_place ? r : s;
-  for (size_t i = 0; i < total; ++i) put(kind, input + i * es, operand(me, i));
+  for (size_t i = 0; i < total; ++i) put(kind, input + i * es, operand(combo, me, i));
   snap_send();
   recv_image();
   for (size_t i = 0; i < n; ++i) want(kind, i * es, fold(combo, 0, p, mine + i));
@@ -839,13 +951,21 @@ static void sweep_count(int coll, int k) {
   const int c = g_counts[k];
   const int roots = rooted(coll) ? g_size : 1;
   const int places = coll == kBcast ? 1 : 2;
-  const int combos = reduction(coll) ? kCombos : 1;
+  const int combos = reduction(coll) ? g_ncombos : 1;
   for (int root = 0; root < roots; ++root) {
     for (int ip = 0; ip < places; ++ip) {
       for (int combo = 0; combo < combos; ++combo) {
         for (int nb = 0; nb < 2; ++nb) {
-          if (!g_every_form) {
-            if (coll == kReduce && combo != (k + root) % kCombos) continue;
+          if (!g_every_form && g_float16) {
+            /* Two pairs a count (MPI_Reduce: one a root), by turns from the largest count down,
+             * so that four counts take every pair once in place and once not, and the largest
+             * count takes the sums; blocking or not by turns. */
+            const int turn = 2 * (g_ncounts - 1 - k) + 4 * ip + (coll == kReduce ? root : 0);
+            if (combo != turn % combos && (coll == kReduce || combo != (turn + 1) % combos))
+              continue;
+            if (nb != (k + root + ip + combo) % 2) continue;
+          } else if (!g_every_form) {
+            if (coll == kReduce && combo != (k + root) % combos) continue;
             if (combos > 1 && coll != kReduce && combo != kIntSum && combo != 1 + (k + ip) % 2)
               continue;
             if (nb != (k + root + ip + (combo != kIntSum)) % 2) continue;
@@ -1015,6 +1135,16 @@ int main(int argc, char** argv) {
   g_every_form = every != NULL && strcmp(every, "1") == 0;
   const char* verbose = getenv("COLL_ALGOS_VERBOSE");
   g_verbose = verbose != NULL && strcmp(verbose, "1") == 0;
+  const char* types = getenv("COLL_ALGOS_TYPES");
+  if (types != NULL && strcmp(types, "float16") == 0) {
+    g_float16 = 1;
+    g_combos = kFloat16Combos;
+    g_ncombos = sizeof kFloat16Combos / sizeof *kFloat16Combos;
+    check(float16_setup(), "float16 types",
+          "COLL_ALGOS_TYPES=float16 needs torusmpi's MPIX_BFLOAT16 and MPIX_C_FLOAT16");
+  } else if (types != NULL && types[0] != '\0') {
+    check(0, "types", "COLL_ALGOS_TYPES=%s: expected float16, or nothing", types);
+  }
   const char* device = getenv("COLL_ALGOS_DEVICE");
   check(device_setup(device), "device buffers",
         "COLL_ALGOS_DEVICE=%s: expected all, mixed or none, on a library with torusmpi's device "

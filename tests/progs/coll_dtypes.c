@@ -49,6 +49,15 @@
  * under MPI_ERRORS_RETURN: MPI_SUM over a struct of {int, double} is MPI_ERR_OP; an uncommitted
  * datatype is MPI_ERR_TYPE (Allreduce and Bcast); the communicator works afterwards.
  *
+ * Then torusmpi's 16-bit floats, MPIX_BFLOAT16 and MPIX_C_FLOAT16 (torusmpi.h; left out, with a
+ * "#" line, on a library without them): their queries (size 2, name, MPI_COMBINER_NAMED, a Fortran
+ * number above Open MPI's, MPI_Type_free refused); every op but sum, product, max and min refused
+ * with MPI_ERR_OP and MPI_FLOAT's text, the type's name in it; MPI_Pack/Unpack of a vector and
+ * external32; MPI_Reduce_local, in host and device memory, on values whose results round (ties to
+ * even, overflow, NaN, binary16's subnormals); Bcast and Allgather of NaN patterns (moved, never
+ * converted); a vector and a struct of them through Allreduce (sum in place and not, max), Reduce
+ * and Sendrecv, integer data; and MPI_SUM refused on a struct that mixes one with a float.
+ *
  * On a library that is not torusmpi (no "torusmpi" in MPI_Get_library_version): where its error
  * class differs, a "skip <rank> <check>: ..." line instead of the check. Open MPI 4.1 deviates
  * twice more: it refuses MPI_SUM and MPI_MAX on derived datatypes (MPI_ERR_OP), so there the
@@ -60,6 +69,9 @@
  * every count and root in it, with the number of problems and the first (its count and root) on
  * FAIL; "done <rank> of <p>: ..." last. All calls return errors (MPI_ERRORS_RETURN): a failing call
  * is a problem of its check. COLL_DTYPES_VERBOSE=1 prints every problem on a "# problem" line. */
+#define _GNU_SOURCE /* dlsym's RTLD_DEFAULT */
+
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1201,6 +1213,447 @@ static void t_errors(void) {
   MPI_Comm_free(&comm);
 }
 
+/* --- torusmpi's 16-bit floats ------------------------------------------------------------- *
+ * MPIX_BFLOAT16 and MPIX_C_FLOAT16 (torusmpi.h), looked up at run time (the objects behind the
+ * handles): this program builds with Open MPI's mpicc, and on a library without them (the
+ * reference) the section is left out with a "#" line; on torusmpi their absence fails. Values are
+ * 16-bit patterns; the ones the checks compute with are exact in both formats. */
+typedef struct {
+  const char* name;
+  MPI_Datatype type;
+  int half; /* binary16, else bfloat16 */
+} F16;
+static F16 g_f16[2] = {{"MPIX_BFLOAT16", MPI_DATATYPE_NULL, 0},
+                       {"MPIX_C_FLOAT16", MPI_DATATYPE_NULL, 1}};
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+/* An exactly representable float as the format's bits (a float's upper half for bfloat16). */
+static uint16_t f16_of(const F16* t, float f) {
+  const uint32_t u = f32_bits(f);
+  if (!t->half) return (uint16_t)(u >> 16);
+  const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  const int e = (int)((u >> 23) & 0xffu) - 127;
+  const uint32_t m = (u & 0x7fffffu) | 0x800000u;
+  if ((u & 0x7fffffffu) == 0) return sign;
+  if (e == 128) return (uint16_t)(sign | 0x7c00u | ((u & 0x7fffffu) ? 0x200u : 0u));
+  if (e >= -14)
+    return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)((m >> 13) & 0x3ffu));
+  return (uint16_t)(sign | (uint16_t)(m >> (13 + (-14 - e)))); /* subnormal */
+}
+static int f16_is_nan(const F16* t, uint16_t h) {
+  return t->half ? (h & 0x7fffu) > 0x7c00u : (h & 0x7fffu) > 0x7f80u;
+}
+
+/* The class and text of an error, and whether it names the call and the type. */
+static void expect_op_error(int rc, const char* fn, const char* type_name, const char* what) {
+  int cls = rc;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (rc != MPI_SUCCESS) {
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, text, &len);
+  }
+  check(cls == MPI_ERR_OP && strstr(text, fn) != NULL && strstr(text, type_name) != NULL, what,
+        "returned class %d (%s), expected MPI_ERR_OP naming %s and %s", cls, text, fn, type_name);
+}
+
+/* MPI_Reduce_local on hand-picked values where the result rounds (ties to even, overflow, NaN,
+ * binary16's subnormals): each case in = a, inout = b, want the result's bits. */
+typedef struct {
+  MPI_Op op;
+  float a, b, want; /* want: NaN means any NaN */
+} Case16;
+static void t_f16_reduce_local(const F16* t, void* (*dev_alloc)(size_t), void (*dev_free)(void*),
+                               int (*dev_copy)(void*, const void*, size_t)) {
+  const float inf = 1.0f / 0.0f, nan = 0.0f / 0.0f;
+  const float max_bf16 = 3.3895313892515355e38f; /* 0x7f7f */
+  const Case16 kBf16[] = {
+      {MPI_SUM, 255, 2, 256},               /* 257: a tie, 256 is even */
+      {MPI_SUM, 256, 3, 260},               /* 259: a tie, 260 is even */
+      {MPI_SUM, 1, 0.00390625f, 1},         /* 1 + 2^-8: a tie */
+      {MPI_SUM, 1, 0.01171875f, 1.015625f}, /* 1 + 3 2^-8: a tie, up */
+      {MPI_SUM, max_bf16, max_bf16, inf},
+      {MPI_SUM, nan, 1, nan},
+      {MPI_SUM, -3, 3, 0},
+      {MPI_PROD, 3, 87, 260}, /* 261: a tie */
+      {MPI_PROD, -16, 16, -256},
+      {MPI_PROD, inf, 0, nan},
+      {MPI_MAX, -1, -2, -1},
+      {MPI_MIN, inf, 5, 5},
+  };
+  const Case16 kHalf[] = {
+      {MPI_SUM, 2047, 2, 2048},  /* 2049: a tie */
+      {MPI_SUM, 2050, 1, 2052},  /* 2051: a tie, up */
+      {MPI_SUM, 65504, 16, inf}, /* 65520: a tie past the largest */
+      {MPI_SUM, 65504, 15, 65504},
+      {MPI_SUM, 5.9604644775390625e-8f, 5.9604644775390625e-8f, 1.1920928955078125e-7f},
+      {MPI_SUM, 6.103515625e-5f, -5.9604644775390625e-8f, 6.097555160522461e-5f}, /* 0x03ff */
+      {MPI_SUM, nan, 1, nan},
+      {MPI_PROD, 683, 3, 2048},                                           /* 2049: a tie */
+      {MPI_PROD, 2.44140625e-4f, 2.44140625e-4f, 5.9604644775390625e-8f}, /* 2^-24 */
+      {MPI_PROD, 1.220703125e-4f, 2.44140625e-4f, 0},                     /* 2^-25: a tie */
+      {MPI_MAX, -1, -2, -1},
+      {MPI_MIN, -inf, 5, -inf},
+  };
+  const Case16* cases = t->half ? kHalf : kBf16;
+  enum { n = 12 };
+  uint16_t in[n], inout[n], first[n];
+  /* Each case alone, then all at once (the kernels' vector loop), in host memory and in device
+   * memory (the device's kernels). */
+  for (int device = 0; device < 2; ++device) {
+    if (device && dev_alloc == NULL) break;
+    begin("float16/reduce_local%s/%s", device ? "-device" : "", t->name);
+    g_ctx[0] = '\0';
+    for (int whole = 0; whole < 2; ++whole) {
+      for (int i = 0; i < n; ++i) {
+        in[i] = f16_of(t, cases[i].a);
+        inout[i] = f16_of(t, cases[i].b);
+      }
+      for (int i = 0; i < n; i += whole ? n : 1) {
+        const int len = whole ? n : 1;
+        const size_t bytes = sizeof(uint16_t) * (size_t)len;
+        void* din = &in[i];
+        void* dinout = &inout[i];
+        if (device) {
+          din = dev_alloc(bytes);
+          dinout = dev_alloc(bytes);
+          dev_copy(din, &in[i], bytes);
+          dev_copy(dinout, &inout[i], bytes);
+        }
+        /* Whole: one op for all, so the vector holds the cases of its op only. */
+        if (whole) {
+          for (int op = 0; op < 4; ++op) {
+            const MPI_Op ops[4] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
+            uint16_t a[n], b[n];
+            int m = 0;
+            for (int k = 0; k < n; ++k)
+              if (cases[k].op == ops[op]) a[m] = in[k], b[m++] = inout[k];
+            if (device) {
+              dev_copy(din, a, sizeof(uint16_t) * (size_t)m);
+              dev_copy(dinout, b, sizeof(uint16_t) * (size_t)m);
+            }
+            call(MPI_Reduce_local(device ? din : a, device ? dinout : b, m, t->type, ops[op]),
+                 "MPI_Reduce_local");
+            if (device) dev_copy(b, dinout, sizeof(uint16_t) * (size_t)m);
+            m = 0;
+            for (int k = 0; k < n; ++k)
+              if (cases[k].op == ops[op]) inout[k] = b[m++];
+          }
+        } else {
+          call(MPI_Reduce_local(din, dinout, len, t->type, cases[i].op), "MPI_Reduce_local");
+          if (device) dev_copy(&inout[i], dinout, bytes);
+        }
+        if (device) {
+          dev_free(din);
+          dev_free(dinout);
+        }
+      }
+      for (int i = 0; i < n; ++i) {
+        const uint16_t got = inout[i];
+        const float w = cases[i].want;
+        const int ok = w != w ? f16_is_nan(t, got) : got == f16_of(t, w);
+        if (!ok)
+          problem("%s, case %d (%g, %g): got 0x%04x, expected %g", whole ? "all at once" : "alone",
+                  i, (double)cases[i].a, (double)cases[i].b, got, (double)w);
+        if (whole && got != first[i])
+          problem("case %d: 0x%04x alone, 0x%04x with the others", i, first[i], got);
+        first[i] = got;
+      }
+    }
+  }
+  flush();
+}
+
+/* Queries, handles, errors, packing, MPI_Reduce_local. */
+static void t_f16_type(const F16* t) {
+  begin("float16/queries/%s", t->name);
+  g_ctx[0] = '\0';
+  int size = 0, len = 0, ni = -1, na = -1, nd = -1, combiner = -1;
+  MPI_Aint lb = -1, extent = -1, tlb = -1, textent = -1;
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  call(MPI_Type_size(t->type, &size), "MPI_Type_size");
+  call(MPI_Type_get_extent(t->type, &lb, &extent), "MPI_Type_get_extent");
+  call(MPI_Type_get_true_extent(t->type, &tlb, &textent), "MPI_Type_get_true_extent");
+  call(MPI_Type_get_name(t->type, name, &len), "MPI_Type_get_name");
+  call(MPI_Type_get_envelope(t->type, &ni, &na, &nd, &combiner), "MPI_Type_get_envelope");
+  if (size != 2 || lb != 0 || extent != 2 || tlb != 0 || textent != 2)
+    problem("size %d, lb %ld, extent %ld, true lb %ld, true extent %ld: expected 2, 0, 2, 0, 2",
+            size, (long)lb, (long)extent, (long)tlb, (long)textent);
+  if (strcmp(name, t->name) != 0 || len != (int)strlen(t->name))
+    problem("name \"%s\" (%d), expected \"%s\"", name, len, t->name);
+  if (combiner != MPI_COMBINER_NAMED || ni != 0 || na != 0 || nd != 0)
+    problem("envelope %d %d %d combiner %d, expected 0 0 0 MPI_COMBINER_NAMED", ni, na, nd,
+            combiner);
+  /* Fortran: a number of its own, above Open MPI's predefined ones (0 to 72), and back; the
+   * datatypes a program makes are still numbered from Open MPI's next (below 1000). */
+  const MPI_Fint f = MPI_Type_c2f(t->type);
+  if (f <= 72 || MPI_Type_f2c(f) != t->type) problem("MPI_Type_c2f gives %d", (int)f);
+  MPI_Datatype contig;
+  call(MPI_Type_contiguous(2, t->type, &contig), "MPI_Type_contiguous");
+  const MPI_Fint fc = MPI_Type_c2f(contig);
+  if (fc < 73 || fc >= 1000 || fc == f)
+    problem("a contiguous type's Fortran number is %d", (int)fc);
+  MPI_Type_free(&contig);
+  /* Predefined: MPI_Type_free refuses it, as MPI_FLOAT. */
+  MPI_Datatype copy = t->type;
+  int rc = MPI_Type_free(&copy), cls = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  if (cls != MPI_ERR_TYPE || copy != t->type)
+    problem("MPI_Type_free returned class %d, expected MPI_ERR_TYPE and the handle kept", cls);
+  flush();
+
+  /* Ops other than sum, product, max and min: refused as on MPI_FLOAT, naming the call and the
+   * type (MPI_REPLACE: as for one-sided accumulates only, a text without a type). */
+  float fx[2] = {1, 2}, fy[2];
+  uint16_t x[2] = {f16_of(t, 1), f16_of(t, 2)}, y[2];
+  const MPI_Op refused[] = {MPI_BAND, MPI_LAND, MPI_BXOR, MPI_LOR, MPI_MAXLOC, MPI_REPLACE};
+  const char* const refused_name[] = {"MPI_BAND", "MPI_LAND",   "MPI_BXOR",
+                                      "MPI_LOR",  "MPI_MAXLOC", "MPI_REPLACE"};
+  for (int k = 0; k < 6; ++k) {
+    char what[96], want[MPI_MAX_ERROR_STRING] = "", got[MPI_MAX_ERROR_STRING] = "";
+    int wlen = 0, glen = 0;
+    rc = MPI_Allreduce(x, y, 2, t->type, refused[k], MPI_COMM_WORLD);
+    MPI_Error_string(rc, got, &glen); /* its text is the thread's last error's: now */
+    if (refused[k] != MPI_REPLACE) {
+      snprintf(what, sizeof what, "float16/%s-refused/%s", refused_name[k], t->name);
+      expect_op_error(rc, "MPI_Allreduce", t->name, what);
+    }
+    /* The same class and text as MPI_FLOAT's, the type's name for MPI_FLOAT's. */
+    int cls_float = MPI_SUCCESS, cls_got = rc;
+    const int rc_float = MPI_Allreduce(fx, fy, 2, MPI_FLOAT, refused[k], MPI_COMM_WORLD);
+    if (rc_float != MPI_SUCCESS) MPI_Error_class(rc_float, &cls_float);
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls_got);
+    MPI_Error_string(rc_float, want, &wlen);
+    char expected[MPI_MAX_ERROR_STRING] = "";
+    char* at = strstr(want, "MPI_FLOAT");
+    if (at != NULL)
+      snprintf(expected, sizeof expected, "%.*s%s%s", (int)(at - want), want, t->name, at + 9);
+    else
+      snprintf(expected, sizeof expected, "%s", want);
+    snprintf(what, sizeof what, "float16/%s-refused-as-for-float/%s", refused_name[k], t->name);
+    check(cls_float == MPI_ERR_OP && cls_got == MPI_ERR_OP && strcmp(expected, got) == 0, what,
+          "\"%s\", for MPI_FLOAT \"%s\"", got, want);
+  }
+  expect_op_error(MPI_Reduce_local(x, y, 2, t->type, MPI_BOR), "MPI_Reduce_local", t->name,
+                  t->half ? "float16/reduce_local-bor-refused/MPIX_C_FLOAT16"
+                          : "float16/reduce_local-bor-refused/MPIX_BFLOAT16");
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, t->type, &pair);
+  MPI_Type_commit(&pair);
+  expect_op_error(MPI_Allreduce(x, y, 1, pair, MPI_BAND, MPI_COMM_WORLD), "MPI_Allreduce", t->name,
+                  t->half ? "float16/derived-band-refused/MPIX_C_FLOAT16"
+                          : "float16/derived-band-refused/MPIX_BFLOAT16");
+  MPI_Type_free(&pair);
+
+  /* MPI_Pack of a vector: the elements in order, 2 bytes each; external32 big-endian. */
+  begin("float16/pack/%s", t->name);
+  g_ctx[0] = '\0';
+  MPI_Datatype vec;
+  MPI_Type_vector(3, 1, 2, t->type, &vec);
+  MPI_Type_commit(&vec);
+  uint16_t mem[12], back[12], packed[6] = {0};
+  for (int i = 0; i < 12; ++i) mem[i] = (uint16_t)(0x3c00u + 17u * (unsigned)i);
+  mem[2] = t->half ? 0x7c01u : 0x7f81u; /* a signaling NaN: moved, never converted */
+  int psize = 0, position = 0;
+  call(MPI_Pack_size(2, vec, MPI_COMM_WORLD, &psize), "MPI_Pack_size");
+  if (psize < 12) problem("MPI_Pack_size of 2 vectors is %d, below 12", psize);
+  call(MPI_Pack(mem, 2, vec, packed, sizeof packed, &position, MPI_COMM_WORLD), "MPI_Pack");
+  if (position != 12) problem("MPI_Pack wrote %d bytes, expected 12", position);
+  /* A vector of 3 strided by 2, extent 5 elements: elements 0 2 4, then 5 7 9. */
+  const int at[6] = {0, 2, 4, 5, 7, 9};
+  for (int i = 0; i < 6; ++i)
+    if (packed[i] != mem[at[i]])
+      problem("packed element %d is 0x%04x, expected 0x%04x", i, packed[i], mem[at[i]]);
+  for (int i = 0; i < 12; ++i) back[i] = 0xdead;
+  position = 0;
+  call(MPI_Unpack(packed, sizeof packed, &position, back, 2, vec, MPI_COMM_WORLD), "MPI_Unpack");
+  for (int i = 0; i < 12; ++i) {
+    int in_type = 0;
+    for (int k = 0; k < 6; ++k) in_type |= at[k] == i;
+    if (back[i] != (in_type ? mem[i] : 0xdead))
+      problem("unpacked element %d is 0x%04x", i, back[i]);
+  }
+  unsigned char ext[12];
+  MPI_Aint ext_pos = 0, ext_size = 0;
+  call(MPI_Pack_external_size("external32", 2, vec, &ext_size), "MPI_Pack_external_size");
+  call(MPI_Pack_external("external32", mem, 2, vec, ext, sizeof ext, &ext_pos),
+       "MPI_Pack_external");
+  if (ext_size != 12 || ext_pos != 12 || ext[0] != (mem[0] >> 8) || ext[1] != (mem[0] & 0xff))
+    problem("external32: %ld bytes (size %ld), first 0x%02x%02x, expected 12 and 0x%04x big-endian",
+            (long)ext_pos, (long)ext_size, ext[0], ext[1], mem[0]);
+  MPI_Type_free(&vec);
+  flush();
+}
+
+/* Collectives and point-to-point on the types and on datatypes built of them, with exact data. */
+static void t_f16_comm(const F16* t) {
+  const int p = g_size;
+  const int n = 7;
+  /* Bcast, Allgather: the bits, NaNs included, arrive as they were sent. */
+  begin("float16/bcast-allgather/%s", t->name);
+  g_ctx[0] = '\0';
+  uint16_t b[7], all[3 * 64];
+  for (int root = 0; root < p; ++root) {
+    for (int i = 0; i < n; ++i)
+      b[i] = g_rank == root ? (uint16_t)(0x7c01u + (unsigned)(i * 7 + root)) : 0;
+    call(MPI_Bcast(b, n, t->type, root, MPI_COMM_WORLD), "MPI_Bcast");
+    for (int i = 0; i < n; ++i)
+      if (b[i] != (uint16_t)(0x7c01u + (unsigned)(i * 7 + root)))
+        problem("root %d: element %d is 0x%04x", root, i, b[i]);
+  }
+  if (p <= 64) {
+    uint16_t mine[3] = {(uint16_t)(g_rank + 1), (uint16_t)(0x8000u | (unsigned)g_rank), 0xffffu};
+    call(MPI_Allgather(mine, 3, t->type, all, 3, t->type, MPI_COMM_WORLD), "MPI_Allgather");
+    for (int r = 0; r < p; ++r)
+      if (all[3 * r] != r + 1 || all[3 * r + 1] != (0x8000u | (unsigned)r) ||
+          all[3 * r + 2] != 0xffffu)
+        problem("block of rank %d: 0x%04x 0x%04x 0x%04x", r, all[3 * r], all[3 * r + 1],
+                all[3 * r + 2]);
+  }
+  flush();
+
+  /* Derived datatypes: a vector (every other element) and a struct of two members with a gap,
+   * reduced with MPI_SUM and MPI_MAX by Allreduce (in place and not) and Reduce (root p-1);
+   * integer data, sums within 256. The gaps are left as they were. */
+  MPI_Datatype vec, vec2, st, st1;
+  MPI_Type_vector(2, 1, 2, t->type, &vec2);
+  MPI_Type_create_resized(vec2, 0, 8, &vec); /* elements 0 and 2 of 4 */
+  int lens[2] = {1, 1};
+  MPI_Aint displs[2] = {0, 6};
+  MPI_Datatype types[2] = {t->type, t->type};
+  MPI_Type_create_struct(2, lens, displs, types, &st1);
+  MPI_Type_create_resized(st1, 0, 8, &st); /* elements 0 and 3 of 4 */
+  MPI_Type_commit(&vec);
+  MPI_Type_commit(&st);
+  const struct {
+    const char* name;
+    MPI_Datatype type;
+    int pos[2];
+  } layouts[2] = {{"vector", vec, {0, 2}}, {"struct", st, {0, 3}}};
+  const int count = 301;
+  uint16_t* in = malloc(sizeof(uint16_t) * 4 * count);
+  uint16_t* out = malloc(sizeof(uint16_t) * 4 * count);
+  const uint16_t gap = 0xbeef;
+  for (int l = 0; l < 2; ++l) {
+    for (int mode = 0; mode < 5; ++mode) {
+      /* 0 Allreduce SUM, 1 Allreduce SUM in place, 2 Allreduce MAX, 3 Reduce SUM, 4 Sendrecv */
+      static const char* const kMode[5] = {"allreduce-sum", "allreduce-sum-in-place",
+                                           "allreduce-max", "reduce-sum", "sendrecv"};
+      begin("float16/%s/%s/%s", kMode[mode], layouts[l].name, t->name);
+      g_ctx[0] = '\0';
+      const int root = p - 1;
+      for (int e = 0; e < count; ++e)
+        for (int k = 0; k < 4; ++k) {
+          const int member = k == layouts[l].pos[0] ? 0 : k == layouts[l].pos[1] ? 1 : -1;
+          const int v = ((e * 2 + member) % 7 + 1) * (g_rank % 4 + 1) - 8;
+          in[4 * e + k] = member < 0 ? gap : f16_of(t, (float)v);
+          out[4 * e + k] = mode == 1 ? in[4 * e + k] : gap;
+        }
+      int rc;
+      const int right = (g_rank + 1) % p, left = (g_rank + p - 1) % p;
+      switch (mode) {
+        case 0:
+          rc = MPI_Allreduce(in, out, count, layouts[l].type, MPI_SUM, MPI_COMM_WORLD);
+          break;
+        case 1:
+          rc = MPI_Allreduce(MPI_IN_PLACE, out, count, layouts[l].type, MPI_SUM, MPI_COMM_WORLD);
+          break;
+        case 2:
+          rc = MPI_Allreduce(in, out, count, layouts[l].type, MPI_MAX, MPI_COMM_WORLD);
+          break;
+        case 3:
+          rc = MPI_Reduce(in, out, count, layouts[l].type, MPI_SUM, root, MPI_COMM_WORLD);
+          break;
+        default:
+          rc = MPI_Sendrecv(in, count, layouts[l].type, right, 16, out, count, layouts[l].type,
+                            left, 16, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      call(rc, kMode[mode]);
+      const int defined = mode != 3 || g_rank == root;
+      for (int e = 0; e < count && rc == MPI_SUCCESS; ++e)
+        for (int k = 0; k < 4; ++k) {
+          const int member = k == layouts[l].pos[0] ? 0 : k == layouts[l].pos[1] ? 1 : -1;
+          const int base = (e * 2 + member) % 7 + 1;
+          long want = 0;
+          if (mode == 4) {
+            want = base * (left % 4 + 1) - 8;
+          } else {
+            for (int r = 0; r < p; ++r) {
+              const int v = base * (r % 4 + 1) - 8;
+              want = mode == 2 ? (r == 0 || v > want ? v : want) : want + v;
+            }
+          }
+          const uint16_t w = member < 0 ? gap : f16_of(t, (float)want);
+          if (defined && out[4 * e + k] != w) {
+            problem("element %d, member at %d: 0x%04x, expected 0x%04x", e, k, out[4 * e + k], w);
+            e = count;
+            break;
+          }
+        }
+    }
+  }
+  flush();
+  /* A struct of a 16-bit float and a float is not one predefined type: MPI_SUM is MPI_ERR_OP. */
+  MPI_Datatype mixed;
+  MPI_Datatype mixed_types[2] = {t->type, MPI_FLOAT};
+  MPI_Aint mixed_displs[2] = {0, 4};
+  MPI_Type_create_struct(2, lens, mixed_displs, mixed_types, &mixed);
+  MPI_Type_commit(&mixed);
+  int rc = MPI_Allreduce(in, out, 1, mixed, MPI_SUM, MPI_COMM_WORLD), cls = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  check(cls == MPI_ERR_OP,
+        t->half ? "float16/mixed-struct-sum-refused/MPIX_C_FLOAT16"
+                : "float16/mixed-struct-sum-refused/MPIX_BFLOAT16",
+        "returned class %d", cls);
+  MPI_Type_free(&mixed);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&vec2);
+  MPI_Type_free(&st);
+  MPI_Type_free(&st1);
+  free(in);
+  free(out);
+}
+
+static struct {
+  int (*malloc)(void** ptr, size_t bytes);
+  int (*free)(void* ptr);
+  int (*memcpy)(void* dst, const void* src, size_t bytes);
+} g_dev;
+static void* dev_alloc(size_t bytes) {
+  void* p = NULL;
+  return g_dev.malloc(&p, bytes) == MPI_SUCCESS ? p : NULL;
+}
+static void dev_free(void* p) { g_dev.free(p); }
+
+static void t_float16(void) {
+  void* bf16 = dlsym(RTLD_DEFAULT, "torusmpi_mpix_bfloat16");
+  void* half = dlsym(RTLD_DEFAULT, "torusmpi_mpix_c_float16");
+  if (bf16 == NULL || half == NULL) {
+    if (g_torusmpi)
+      check(0, "float16/handles", "torusmpi has no torusmpi_mpix_bfloat16 and _c_float16");
+    else if (g_rank == 0)
+      printf("# no MPIX_BFLOAT16 and MPIX_C_FLOAT16 here (not torusmpi): 16-bit floats left out\n");
+    return;
+  }
+  g_f16[0].type = (MPI_Datatype)bf16;
+  g_f16[1].type = (MPI_Datatype)half;
+  *(void**)&g_dev.malloc = dlsym(RTLD_DEFAULT, "torusmpi_device_malloc");
+  *(void**)&g_dev.free = dlsym(RTLD_DEFAULT, "torusmpi_device_free");
+  *(void**)&g_dev.memcpy = dlsym(RTLD_DEFAULT, "torusmpi_memcpy");
+  const int device = g_dev.malloc != NULL && g_dev.free != NULL && g_dev.memcpy != NULL;
+  g_count = 0;
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* MPI_Reduce_local's */
+  for (int i = 0; i < 2; ++i) {
+    t_f16_type(&g_f16[i]);
+    t_f16_reduce_local(&g_f16[i], device ? dev_alloc : NULL, dev_free, g_dev.memcpy);
+    t_f16_comm(&g_f16[i]);
+  }
+}
+
 /* --- The sweep ----------------------------------------------------------------------------- */
 static const int kCounts[] = {0, 1, 7, 3001};
 enum { kNumCounts = sizeof kCounts / sizeof *kCounts };
@@ -1371,6 +1824,7 @@ int main(int argc, char** argv) {
   flush();
   MPI_Op_free(&op);
   t_errors();
+  t_float16();
 
   for (int i = 0; i < kLayouts; ++i) MPI_Type_free(&g_layout[i].type);
   if (g_sum != MPI_SUM) MPI_Op_free(&g_sum);

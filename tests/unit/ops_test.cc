@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <vector>
+
+#include "core/float16.h"
 
 namespace torusmpi::coll {
 namespace {
@@ -78,6 +82,80 @@ TEST(Ops, BoolHasOnlyLogicalOperators) {
   EXPECT_EQ(reduce<uint8_t>(ReduceOp::kLxor, Elem::kBool, {1, 1, 0}, {1, 0, 0}),
             (std::vector<uint8_t>{0, 1, 0}));
   EXPECT_EQ(reduce_fn(ReduceOp::kSum, Elem::kBool), nullptr);
+}
+
+// The 16-bit floats, as bit patterns: each result the float result of the widened operands,
+// rounded to nearest even.
+std::vector<uint16_t> bf16(std::initializer_list<float> v) {
+  std::vector<uint16_t> out;
+  for (float f : v) out.push_back(float16::float_to_bf16(f));
+  return out;
+}
+std::vector<uint16_t> half(std::initializer_list<float> v) {
+  std::vector<uint16_t> out;
+  for (float f : v) out.push_back(float16::float_to_half(f));
+  return out;
+}
+
+TEST(Ops, Bfloat16Operators) {
+  // Sums and products of integers stay exact up to 256 in magnitude; 255 + 2 = 257 ties to 256,
+  // 257 + 2 = 259 to 260; 3 * 87 = 261 ties to 260.
+  EXPECT_EQ(reduce(ReduceOp::kSum, Elem::kBfloat16, bf16({1, -7, 200, 255, 256, 0.5f}),
+                   bf16({2, 3, 56, 2, 3, 0.25f})),
+            bf16({3, -4, 256, 256, 260, 0.75f}));
+  EXPECT_EQ(
+      reduce(ReduceOp::kProd, Elem::kBfloat16, bf16({3, -16, 1.5f, 87}), bf16({5, 16, 1.5f, 3})),
+      bf16({15, -256, 2.25f, 260}));
+  EXPECT_EQ(reduce(ReduceOp::kMax, Elem::kBfloat16, bf16({1, -7, 200}), bf16({2, -9, 100})),
+            bf16({2, -7, 200}));
+  EXPECT_EQ(reduce(ReduceOp::kMin, Elem::kBfloat16, bf16({1, -7, 200}), bf16({2, -9, 100})),
+            bf16({1, -9, 100}));
+  // Overflow to infinity (the largest finite bfloat16 twice), and NaN stays NaN.
+  const auto inf =
+      reduce<uint16_t>(ReduceOp::kSum, Elem::kBfloat16, {0x7f7f, 0xff7f}, {0x7f7f, 0xff7f});
+  EXPECT_EQ(inf, (std::vector<uint16_t>{0x7f80, 0xff80}));
+  const auto nan = reduce(ReduceOp::kSum, Elem::kBfloat16, bf16({NAN}), bf16({1}));
+  EXPECT_TRUE(std::isnan(float16::bf16_to_float(nan[0])));
+  // A long vector (the vectorized loop and its tail): 1 + i, 8 times over, exactly.
+  std::vector<uint16_t> acc(1000, float16::float_to_bf16(0)), one(1000);
+  for (size_t i = 0; i < one.size(); ++i) one[i] = float16::float_to_bf16(1.0f + i % 31);
+  for (int k = 0; k < 8; ++k)
+    reduce_fn(ReduceOp::kSum, Elem::kBfloat16)(acc.data(), one.data(), 1000);
+  for (size_t i = 0; i < acc.size(); ++i)
+    EXPECT_EQ(float16::bf16_to_float(acc[i]), 8.0f * (1 + i % 31)) << i;
+}
+
+TEST(Ops, Float16Operators) {
+  // Exact up to 2048; 2047 + 2 = 2049 ties to 2048, 2050 + 1 = 2051 to 2052; 65504 + 16 = 65520
+  // ties to infinity (65504 is odd); subnormals add exactly.
+  const float tiny = std::ldexp(1.0f, -24);
+  EXPECT_EQ(reduce(ReduceOp::kSum, Elem::kFloat16, half({1, -7, 2047, 2050, 65504, tiny, 1000}),
+                   half({2, 3, 2, 1, 16, 2 * tiny, -3000})),
+            half({3, -4, 2048, 2052, INFINITY, 3 * tiny, -2000}));
+  EXPECT_EQ(
+      reduce(ReduceOp::kProd, Elem::kFloat16, half({3, -64, 0.5f, 683}), half({5, 32, 0.5f, 3})),
+      half({15, -2048, 0.25f, 2048}));  // 2049 ties to 2048
+  EXPECT_EQ(reduce(ReduceOp::kMax, Elem::kFloat16, half({1, -7, 2000}), half({2, -9, 100})),
+            half({2, -7, 2000}));
+  EXPECT_EQ(reduce(ReduceOp::kMin, Elem::kFloat16, half({1, -7, 2000}), half({2, -9, 100})),
+            half({1, -9, 100}));
+  const auto nan = reduce(ReduceOp::kProd, Elem::kFloat16, half({INFINITY}), half({0}));
+  EXPECT_TRUE(std::isnan(float16::half_to_float(nan[0])));
+  std::vector<uint16_t> acc(1000, float16::float_to_half(0)), one(1000);
+  for (size_t i = 0; i < one.size(); ++i) one[i] = float16::float_to_half(1.0f + i % 251);
+  for (int k = 0; k < 8; ++k)
+    reduce_fn(ReduceOp::kSum, Elem::kFloat16)(acc.data(), one.data(), 1000);
+  for (size_t i = 0; i < acc.size(); ++i)
+    EXPECT_EQ(float16::half_to_float(acc[i]), 8.0f * (1 + i % 251)) << i;
+}
+
+TEST(Ops, Float16HasOnlyArithmeticOperators) {
+  for (Elem e : {Elem::kBfloat16, Elem::kFloat16}) {
+    for (ReduceOp op : {ReduceOp::kLand, ReduceOp::kLor, ReduceOp::kLxor, ReduceOp::kBand,
+                        ReduceOp::kBor, ReduceOp::kBxor, ReduceOp::kMaxloc, ReduceOp::kMinloc})
+      EXPECT_EQ(reduce_fn(op, e), nullptr) << static_cast<int>(op);
+    EXPECT_EQ(elem_stride(e), 2u);
+  }
 }
 
 TEST(Ops, EveryElementHasAStride) {

@@ -1,8 +1,9 @@
 // The switch's logic (src/switch/switch.h) without sockets: datagrams from fake addresses at fake
 // times, checking what it answers. Every op on every element type, integer sums exact with
-// wraparound, float sums within the sequential sum's bound and equal to the sum in arrival order,
-// gather order, barrier, results exactly once, duplicates, acknowledgements freeing slots, kBusy,
-// ageing and tombstones, unacknowledged records, malformed datagrams (and random bytes), hello.
+// wraparound, float sums within the sequential sum's bound and equal to the sum in arrival order
+// (bfloat16 and binary16 rounded back at each step), gather order, barrier, results exactly once,
+// duplicates, acknowledgements freeing slots, kBusy, ageing and tombstones, unacknowledged
+// records, malformed datagrams (and random bytes), hello.
 #include "switch/switch.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <limits>
 #include <random>
 #include <vector>
+
+#include "core/float16.h"
 
 namespace torusmpi::sw {
 namespace {
@@ -276,6 +279,58 @@ TEST(Switch, Float32SumsWithinBound) {
 }
 TEST(Switch, Float64SumsWithinBound) {
   float_sums<double>(ElemType::kFloat64, std::ldexp(1.0, -53));
+}
+
+// The 16-bit floats: each sum of the running total and a contribution is done in float and
+// rounded back to the format, in arrival order, so a block's result is that sequential sum
+// (binary16's reference is gcc's own _Float16 arithmetic); min and max pick an element.
+TEST(Switch, Float16SumsInArrivalOrder) {
+  Switch sw(4, 1.0);
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> value(-3000.0f, 3000.0f);
+  for (int block = 0; block < 40; ++block) {
+    const int sources = 2 + block % 7;
+    const uint32_t count = 1 + static_cast<uint32_t>(block * 37 % 200);
+    std::vector<std::vector<uint16_t>> half(sources, std::vector<uint16_t>(count));
+    std::vector<std::vector<uint16_t>> bf16 = half;
+    for (int s = 0; s < sources; ++s) {
+      for (uint32_t i = 0; i < count; ++i) {
+        const float x = value(rng) * (i % 3 == 0 ? 1e-6f : 1.0f);  // some in half's subnormals
+        half[s][i] = float16::float_to_half(x);
+        bf16[s][i] = float16::float_to_bf16(x * 1e30f);
+      }
+    }
+    std::vector<int> order = in_order(sources);
+    std::shuffle(order.begin(), order.end(), rng);
+    const auto h = run_block(&sw, ElemType::kFloat16, AggOp::kSum, half, order, 2 * block);
+    const auto b = run_block(&sw, ElemType::kBfloat16, AggOp::kSum, bf16, order, 2 * block + 1);
+    for (uint32_t i = 0; i < count; ++i) {
+      _Float16 hs;
+      std::memcpy(&hs, &half[order[0]][i], 2);
+      float bs = float16::bf16_to_float(bf16[order[0]][i]);
+      for (int k = 1; k < sources; ++k) {
+        _Float16 x;
+        std::memcpy(&x, &half[order[k]][i], 2);
+        hs = static_cast<_Float16>(static_cast<float>(hs) + static_cast<float>(x));
+        bs = float16::bf16_to_float(
+            float16::float_to_bf16(bs + float16::bf16_to_float(bf16[order[k]][i])));
+      }
+      uint16_t want;
+      std::memcpy(&want, &hs, 2);
+      EXPECT_EQ(h[i], want) << "block " << block << " element " << i;
+      EXPECT_EQ(b[i], float16::float_to_bf16(bs)) << "block " << block << " element " << i;
+    }
+  }
+  const std::vector<std::vector<uint16_t>> h = {{0x3c00, 0xc000, 0x7bff}, {0xbc00, 0x4000, 0x0001}};
+  EXPECT_EQ(run_block(&sw, ElemType::kFloat16, AggOp::kMin, h, in_order(2), 100),
+            (std::vector<uint16_t>{0xbc00, 0xc000, 0x0001}));  // -1, -2, 2^-24
+  EXPECT_EQ(run_block(&sw, ElemType::kFloat16, AggOp::kMax, h, in_order(2), 101),
+            (std::vector<uint16_t>{0x3c00, 0x4000, 0x7bff}));
+  const std::vector<std::vector<uint16_t>> b = {{0x3f80, 0xff80}, {0xbf80, 0x0001}};
+  EXPECT_EQ(run_block(&sw, ElemType::kBfloat16, AggOp::kMin, b, in_order(2), 102),
+            (std::vector<uint16_t>{0xbf80, 0xff80}));  // -1, -infinity
+  EXPECT_EQ(run_block(&sw, ElemType::kBfloat16, AggOp::kMax, b, in_order(2), 103),
+            (std::vector<uint16_t>{0x3f80, 0x0001}));
 }
 
 TEST(Switch, GatherIsInSourceOrder) {
@@ -676,6 +731,19 @@ TEST(Switch, MalformedDatagramsAreBad) {
         h.payload = 8 * 4;
       },
       8 * 4);
+  with(
+      [](PacketHeader& h) {
+        h.elem = ElemType::kBfloat16;
+        h.op = AggOp::kBor;
+        h.payload = 2 * 4;
+      },
+      2 * 4);
+  with(
+      [](PacketHeader& h) {
+        h.elem = ElemType::kFloat16;  // 4 elements are 8 bytes, not 16
+        h.op = AggOp::kSum;
+      },
+      n);
   with(
       [](PacketHeader& h) {
         h.count = ina::kMaxPayload / 4 + 1;  // over kMaxPayload, consistent otherwise
