@@ -34,6 +34,7 @@ info        src/info/*                                  coll pml core topo mpi.h
 switch      src/switch/*                                pml core
 mpi         src/mpi/*                                   coll coll-exec pml dtype device topo boot core api mpi.h
 api         include/*                                   mpi.h
+bindings    bindings/*                                  api mpi.h
 '
 # Why:
 # - switch: torusmpi_switch, a program of its own (the emulated aggregation switch): it shares the
@@ -53,6 +54,8 @@ api         include/*                                   mpi.h
 # - info (torusmpi_info): reads the build, the registry and pml::net's transport list; mpi.h for
 #   its version macros only.
 # - mpi: the MPI entry points, above everything; api: the installed torusmpi.h, an MPI header.
+# - bindings: other languages' libraries over MPI (bindings/torch, torch.distributed's backend):
+#   programs of the MPI API, which see the library only through mpi.h and torusmpi.h.
 
 # --- Where the sources are: make check gives $srcdir (tests/); else this script's directory.
 tests_dir=${srcdir:-$(dirname "$0")}
@@ -89,20 +92,20 @@ layer_of() {
   done
 }
 
-# header_layer <include text with its delimiters>: the layer of what it names, "config" for
-# configure's config.h, or "?" when it is a quoted include found nowhere in the tree; nothing for
-# a system header.
+# header_layer <include text with its delimiters> <including file>: the layer of what it names,
+# "config" for configure's config.h, or "?" when it is a quoted include found nowhere in the tree
+# (from the root, src/ or the including file's directory); nothing for a system header.
 header_layer() {
   local inc=$1 name=${1:1:-1} path
   if [[ $inc == \<* ]]; then
-    case ${name##*/} in mpi*.h) echo mpi.h ;; esac
+    case ${name##*/} in mpi*.h) echo mpi.h ;; torusmpi.h) echo api ;; esac
     return
   fi
   case $name in
     config.h) echo config; return ;;
     mpi.h | mpi-ext.h) echo mpi.h; return ;;
   esac
-  for path in "$name" "src/$name" "$name.in"; do
+  for path in "$name" "src/$name" "$name.in" "$(dirname "$2")/$name"; do
     if [ -e "$top/$path" ]; then
       layer_of "$path"
       return
@@ -129,7 +132,7 @@ while IFS= read -r file; do
   fi
   files_in[$layer]=$((${files_in[$layer]:-0} + 1))
   while IFS= read -r inc; do
-    target=$(header_layer "$inc")
+    target=$(header_layer "$inc" "$file")
     if [ -z "$target" ] || [ "$target" = config ]; then continue; fi
     if [ "$target" = "?" ]; then
       echo "layers: $file includes $inc: no such header in the source tree"
@@ -141,10 +144,10 @@ while IFS= read -r file; do
       violations=$((violations + 1))
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\([<"][^>"]*[>"]\).*/\1/p' "$file")
-done < <(find src coll pml include -type f \( -name '*.h' -o -name '*.cc' -o -name '*.c' \
+done < <(find src coll pml include bindings -type f \( -name '*.h' -o -name '*.cc' -o -name '*.c' \
   -o -name '*.inc' -o -name '*.def' -o -name '*.h.in' \) | sort)
 
-result "$unplaced" "every source file of src/, coll/, pml/ and include/ is in a layer"
+result "$unplaced" "every source file of src/, coll/, pml/, include/ and bindings/ is in a layer"
 for layer in "${layers[@]}"; do
   may=${allowed[$layer]# $layer }
   may=${may% }
