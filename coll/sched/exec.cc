@@ -16,8 +16,15 @@ std::vector<Exec*>& g_pool = *new std::vector<Exec*>;
 std::vector<Exec*>& g_active = *new std::vector<Exec*>;
 int g_poll_id = 0;
 
-// Scratch kept by a pooled run beyond this is given back to the system.
+// Scratch kept by a pooled run beyond this goes to the spare below when released.
 constexpr size_t kKeepScratch = size_t{4} << 20;
+
+// The largest host scratch a released run gave up, for the next large run. Fresh memory costs a
+// page fault per 4 KiB page when first written: on a virtual machine 48 MiB of fresh scratch per
+// call made a 64 MiB allreduce ten times slower than a 32 MiB one. One spare per process: what is
+// kept is the largest scratch a call needed, as the caller's own buffers are kept.
+std::unique_ptr<uint8_t[]>& g_spare = *new std::unique_ptr<uint8_t[]>;
+size_t g_spare_bytes = 0;
 
 // The device's reduction kernels run the host kernel on the device layer's view of the bytes.
 void apply_reduction(void* ctx, void* inout, const void* in, size_t count) {
@@ -104,6 +111,8 @@ void exec_finalize() {
   rescue::finalize();
   if (g_poll_id != 0) progress::remove(g_poll_id);
   g_poll_id = 0;
+  g_spare.reset();
+  g_spare_bytes = 0;
   for (Exec* e : g_pool) {
     if (e->device_scratch_ != nullptr) device::free(e->device_scratch_);
     e->device_scratch_ = nullptr;
@@ -160,13 +169,28 @@ uint8_t* Exec::scratch_for(size_t bytes) {
     // HBM is full: host scratch, whose device bytes count as staged.
     log::warn("collective: no %zu B of device memory for scratch: host memory used instead", bytes);
   }
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  return scratch_.data();
+  if (scratch_bytes_ < bytes) {
+    if (g_spare_bytes >= bytes) {
+      std::swap(scratch_, g_spare);
+      std::swap(scratch_bytes_, g_spare_bytes);
+    } else {
+      scratch_.reset(new uint8_t[bytes]);
+      scratch_bytes_ = bytes;
+    }
+  }
+  return scratch_.get();
 }
 
 void Exec::release(Exec* e) {
   e->keep_.reset();
-  if (e->scratch_.capacity() > kKeepScratch) std::vector<uint8_t>().swap(e->scratch_);
+  if (e->scratch_bytes_ > kKeepScratch) {
+    if (e->scratch_bytes_ > g_spare_bytes) {
+      g_spare = std::move(e->scratch_);
+      g_spare_bytes = e->scratch_bytes_;
+    }
+    e->scratch_.reset();
+    e->scratch_bytes_ = 0;
+  }
   if (e->device_scratch_bytes_ > kKeepScratch) {
     device::free(e->device_scratch_);
     e->device_scratch_ = nullptr;

@@ -93,7 +93,9 @@ class Exec {
   std::shared_ptr<const Schedule> keep_;
   RunArgs args_;
   uint8_t* base_[kBufCount] = {};
-  std::vector<uint8_t> scratch_;  // kept across uses of the pooled run: no malloc per call
+  // Host scratch, kept across uses of the pooled run (no malloc per call) and never zero-filled.
+  std::unique_ptr<uint8_t[]> scratch_;
+  size_t scratch_bytes_ = 0;
   // A run on device buffers works in device memory, as the chip's collective engine would: its
   // scratch is HBM, so none of its bytes pass through host memory.
   void* device_scratch_ = nullptr;
