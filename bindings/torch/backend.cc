@@ -254,12 +254,14 @@ void Work::complete(int mpi_error) {
     recordFunctionEndCallback_();
     recordFunctionEndCallback_ = nullptr;
   }
-  if (future) {
-    if (error) {
-      future->setError(error);
-    } else {
-      future->markCompleted(c10::IValue(outputs_));
-    }
+  if (future) settle(*future, error);
+}
+
+void Work::settle(c10::ivalue::Future& future, std::exception_ptr error) {
+  if (error) {
+    future.setError(error);
+  } else {
+    future.markCompleted(c10::IValue(outputs_));
   }
 }
 
@@ -311,6 +313,7 @@ std::vector<at::Tensor> Work::result() { return outputs_; }
 
 c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
   bool done;
+  std::exception_ptr error;
   c10::intrusive_ptr<c10::ivalue::Future> future;
   {
     std::lock_guard<std::mutex> state(mutex_);
@@ -319,15 +322,14 @@ c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
         c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
     future = future_;
     done = completed_;
-    if (done) {
-      if (exception_) {
-        future->setError(exception_);
-      } else {
-        future->markCompleted(c10::IValue(outputs_));
-      }
-    }
+    error = exception_;
   }
-  if (!done) Completer::get().track(c10::intrusive_ptr<Work>::reclaim_copy(this));
+  // Outside the lock: completing the future runs its callbacks, which may ask this work again.
+  if (done) {
+    settle(*future, error);
+  } else {
+    Completer::get().track(c10::intrusive_ptr<Work>::reclaim_copy(this));
+  }
   return future;
 }
 

@@ -58,6 +58,8 @@ class Work : public c10d::Work {
  private:
   // Runs after the requests completed (or failed): the success hook, the future, the waiters.
   void complete(int mpi_error);
+  // Completes future with the outputs, or with error.
+  void settle(c10::ivalue::Future& future, std::exception_ptr error);
 
   const char* op_;
   std::string failure_;  // why, when the work failed before MPI could say

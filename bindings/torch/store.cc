@@ -121,11 +121,14 @@ class Server {
         continue;
       }
       expire();
-      // Idle for most of a job: back off to a poll a millisecond.
-      if (++idle < 100) {
+      // Idle for most of a job (torch asks at group creation): back off to a poll every 10 ms,
+      // so rank 0's own work keeps its core.
+      ++idle;
+      if (idle < 100) {
         sched_yield();
       } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(idle < 2000 ? 50 : 1000));
+        const int us = idle < 2000 ? 50 : idle < 3000 ? 1000 : 10000;
+        std::this_thread::sleep_for(std::chrono::microseconds(us));
       }
     }
   }
