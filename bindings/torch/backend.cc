@@ -190,31 +190,36 @@ void Work::expect(int64_t elements, MPI_Datatype type) {
 }
 
 bool Work::poll() {
-  std::unique_lock<std::mutex> lock(progress_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  c10::intrusive_ptr<c10::ivalue::Future> future;
   {
-    std::lock_guard<std::mutex> state(mutex_);
-    if (completed_) return true;
+    std::unique_lock<std::mutex> lock(progress_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> state(mutex_);
+      if (completed_) return true;
+    }
+    int flag = 0;
+    statuses.resize(requests.size());
+    int rc =
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses.data());
+    if (rc == MPI_SUCCESS && !flag) return false;
+    future = complete(rc);
   }
-  int flag = 0;
-  statuses.resize(requests.size());
-  int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses.data());
-  if (rc != MPI_SUCCESS) {
-    complete(rc);
-    return true;
-  }
-  if (!flag) return false;
-  complete(MPI_SUCCESS);
+  settle(future);
   return true;
 }
 
 void Work::fail(const std::string& message) {
-  std::lock_guard<std::mutex> lock(progress_mu_);
-  failure_ = message;
-  complete(MPI_ERR_OTHER);
+  c10::intrusive_ptr<c10::ivalue::Future> future;
+  {
+    std::lock_guard<std::mutex> lock(progress_mu_);
+    failure_ = message;
+    future = complete(MPI_ERR_OTHER);
+  }
+  settle(future);
 }
 
-void Work::complete(int mpi_error) {
+c10::intrusive_ptr<c10::ivalue::Future> Work::complete(int mpi_error) {
   std::exception_ptr error;
   if (mpi_error != MPI_SUCCESS) {
     std::string why = failure_;
@@ -254,20 +259,27 @@ void Work::complete(int mpi_error) {
     recordFunctionEndCallback_();
     recordFunctionEndCallback_ = nullptr;
   }
-  if (future) settle(*future, error);
+  return future;
 }
 
-void Work::settle(c10::ivalue::Future& future, std::exception_ptr error) {
+void Work::settle(const c10::intrusive_ptr<c10::ivalue::Future>& future) {
+  if (!future) return;
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> state(mutex_);
+    error = exception_;
+  }
   if (error) {
-    future.setError(error);
+    future->setError(error);
   } else {
-    future.markCompleted(c10::IValue(outputs_));
+    future->markCompleted(c10::IValue(outputs_));
   }
 }
 
 bool Work::isCompleted() { return poll() || c10d::Work::isCompleted(); }
 
 bool Work::wait(std::chrono::milliseconds timeout) {
+  c10::intrusive_ptr<c10::ivalue::Future> future;
   {
     std::lock_guard<std::mutex> lock(progress_mu_);
     bool done;
@@ -278,7 +290,7 @@ bool Work::wait(std::chrono::milliseconds timeout) {
     if (!done && timeout == kNoTimeout) {
       statuses.resize(requests.size());
       int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
-      complete(rc);
+      future = complete(rc);
     } else if (!done) {
       const auto deadline = std::chrono::steady_clock::now() + timeout;
       statuses.resize(requests.size());
@@ -287,7 +299,7 @@ bool Work::wait(std::chrono::milliseconds timeout) {
         int rc =
             MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses.data());
         if (rc != MPI_SUCCESS || flag) {
-          complete(rc);
+          future = complete(rc);
           break;
         }
         TORCH_CHECK(std::chrono::steady_clock::now() < deadline, "torusmpi ", op_,
@@ -296,6 +308,7 @@ bool Work::wait(std::chrono::milliseconds timeout) {
       }
     }
   }
+  settle(future);
   std::lock_guard<std::mutex> state(mutex_);
   if (exception_) std::rethrow_exception(exception_);
   return true;
@@ -313,7 +326,6 @@ std::vector<at::Tensor> Work::result() { return outputs_; }
 
 c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
   bool done;
-  std::exception_ptr error;
   c10::intrusive_ptr<c10::ivalue::Future> future;
   {
     std::lock_guard<std::mutex> state(mutex_);
@@ -322,11 +334,10 @@ c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
         c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
     future = future_;
     done = completed_;
-    error = exception_;
   }
   // Outside the lock: completing the future runs its callbacks, which may ask this work again.
   if (done) {
-    settle(*future, error);
+    settle(future);
   } else {
     Completer::get().track(c10::intrusive_ptr<Work>::reclaim_copy(this));
   }

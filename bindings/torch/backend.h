@@ -56,10 +56,12 @@ class Work : public c10d::Work {
   const char* op() const { return op_; }
 
  private:
-  // Runs after the requests completed (or failed): the success hook, the future, the waiters.
-  void complete(int mpi_error);
-  // Completes future with the outputs, or with error.
-  void settle(c10::ivalue::Future& future, std::exception_ptr error);
+  // Runs after the requests completed (or failed), with progress_mu_ held: the success steps,
+  // then wakes the waiters. Returns the future to settle once progress_mu_ is released (its
+  // callbacks may call this work again), if one was asked for.
+  c10::intrusive_ptr<c10::ivalue::Future> complete(int mpi_error);
+  // Completes future (if any) with the outputs, or with the work's error.
+  void settle(const c10::intrusive_ptr<c10::ivalue::Future>& future);
 
   const char* op_;
   std::string failure_;  // why, when the work failed before MPI could say
