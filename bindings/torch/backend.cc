@@ -38,6 +38,14 @@ void check_tensor(const char* op, const at::Tensor& t) {
               t.layout());
 }
 
+// The single-tensor forms: an input and an output of one type.
+void check_pair(const char* op, const at::Tensor& output, const at::Tensor& input) {
+  check_tensor(op, input);
+  check_tensor(op, output);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "torusmpi ", op, ": output of ",
+              output.scalar_type(), " for an input of ", input.scalar_type());
+}
+
 const at::Tensor& single(const char* op, const std::vector<at::Tensor>& ts) {
   TORCH_CHECK(ts.size() == 1, "torusmpi ", op, ": takes one tensor per process, got ", ts.size());
   check_tensor(op, ts[0]);
@@ -673,10 +681,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroup::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                              const c10d::AllgatherOptions&) {
   const char* op = "_allgather_base";
-  check_tensor(op, input);
-  check_tensor(op, output);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "torusmpi ", op, ": output of ",
-              output.scalar_type(), " for an input of ", input.scalar_type());
+  check_pair(op, output, input);
   TORCH_CHECK(output.numel() == size_ * input.numel(), "torusmpi ", op, ": output of ",
               output.numel(), " elements; needs ", size_, " x ", input.numel());
   auto work = make_work(c10d::OpType::_ALLGATHER_BASE, op, {output});
@@ -819,10 +824,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroup::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
   const char* op = "_reduce_scatter_base";
-  check_tensor(op, input);
-  check_tensor(op, output);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "torusmpi ", op, ": output of ",
-              output.scalar_type(), " for an input of ", input.scalar_type());
+  check_pair(op, output, input);
   TORCH_CHECK(input.numel() == size_ * output.numel(), "torusmpi ", op, ": input of ",
               input.numel(), " elements; needs ", size_, " x ", output.numel());
   MPI_Datatype type;
@@ -844,10 +846,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::alltoall_base(at::Tensor& output, a
                                                            std::vector<int64_t>& input_splits,
                                                            const c10d::AllToAllOptions&) {
   const char* op = "all_to_all_single";
-  check_tensor(op, input);
-  check_tensor(op, output);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "torusmpi ", op, ": output of ",
-              output.scalar_type(), " for an input of ", input.scalar_type());
+  check_pair(op, output, input);
   auto work = make_work(c10d::OpType::ALLTOALL_BASE, op, {output});
   at::Tensor src = staged(*work, input, false);
   at::Tensor dst = staged(*work, output, true);
