@@ -6,8 +6,8 @@
 #include <sched.h>
 #include <torusmpi.h>
 
+#include <array>
 #include <climits>
-#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -58,19 +58,22 @@ int count_of(const char* op, int64_t n) {
   return static_cast<int>(n);
 }
 
-// A datatype of one element of `bytes` bytes, for the operations that only move data.
+// A datatype of one element of `bytes` bytes, for the operations that only move data: torch's
+// element sizes are 1, 2, 4, 8 and 16 bytes. Made once, at the first group's first call.
 MPI_Datatype element_type(size_t bytes) {
-  static std::mutex mu;
-  static std::map<size_t, MPI_Datatype> types;
-  if (bytes == 1) return MPI_BYTE;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = types.find(bytes);
-  if (it != types.end()) return it->second;
-  MPI_Datatype t;
-  MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &t);
-  MPI_Type_commit(&t);
-  types.emplace(bytes, t);
-  return t;
+  static const std::array<MPI_Datatype, 17> types = [] {
+    std::array<MPI_Datatype, 17> t;
+    t.fill(MPI_DATATYPE_NULL);
+    t[1] = MPI_BYTE;
+    for (int n : {2, 4, 8, 16}) {
+      MPI_Type_contiguous(n, MPI_BYTE, &t[n]);
+      MPI_Type_commit(&t[n]);
+    }
+    return t;
+  }();
+  TORCH_CHECK(bytes < types.size() && types[bytes] != MPI_DATATYPE_NULL, "torusmpi: elements of ",
+              bytes, " bytes are not supported");
+  return types[bytes];
 }
 
 MPI_Datatype element_type(const at::Tensor& t) { return element_type(t.element_size()); }
@@ -401,39 +404,33 @@ void Completer::run() {
       if (stopping_) return;
       works = works_;
     }
-    bool progressed = false;
+    // Polled without mu_: a completed future's callbacks may start and track more work.
     std::vector<Work*> done;
     for (auto& w : works) {
       if (w->poll()) done.push_back(w.get());
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!done.empty()) {
-      progressed = true;
+    bool progressed = !done.empty();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
       works_.erase(std::remove_if(works_.begin(), works_.end(),
                                   [&](const c10::intrusive_ptr<Work>& w) {
                                     return std::find(done.begin(), done.end(), w.get()) !=
                                            done.end();
                                   }),
                    works_.end());
-    }
-    for (auto it = orphans_.begin(); it != orphans_.end();) {
-      int flag = 0;
-      MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &flag,
-                  MPI_STATUSES_IGNORE);
-      if (flag) {
-        it = orphans_.erase(it);
-        progressed = true;
-      } else {
-        ++it;
+      for (auto it = orphans_.begin(); it != orphans_.end();) {
+        int flag = 0;
+        MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &flag,
+                    MPI_STATUSES_IGNORE);
+        progressed = progressed || flag;
+        it = flag ? orphans_.erase(it) : it + 1;
       }
     }
     // The waiter sleeps on the future meanwhile: spin briefly, then yield the core for a while,
     // then sleep, so ranks sharing cores are not starved.
     idle = progressed ? 0 : idle + 1;
     if (idle > 2000) {
-      mu_.unlock();
       std::this_thread::sleep_for(std::chrono::microseconds(100));
-      mu_.lock();
     } else if (idle > 32) {
       sched_yield();
     }
@@ -467,6 +464,10 @@ ProcessGroup::ProcessGroup(const std::vector<int64_t>& ranks, int rank, int size
   TORCH_CHECK(r == rank && n == size, "torusmpi: torch gives rank ", rank, " of ", size,
               ", MPI rank ", r, " of ", n, " (launch with mpirun, one process per rank)");
   MPI_Comm_dup(comm_, &monitor_);
+  int* ub = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  if (flag) tag_ub_ = *ub;
   init();
 }
 
@@ -569,6 +570,11 @@ void ProcessGroup::average_after(Work& work, const c10d::ReduceOp& rop, at::Tens
 void ProcessGroup::check_root(const char* op, int64_t root) const {
   TORCH_CHECK(root >= 0 && root < size_, "torusmpi ", op, ": root ", root,
               " is not a rank of the group (size ", size_, ")");
+}
+
+void ProcessGroup::check_tag(const char* op, int tag) const {
+  TORCH_CHECK(tag >= 0 && tag <= tag_ub_, "torusmpi ", op, ": tag ", tag, " is outside MPI's 0..",
+              tag_ub_);
 }
 
 void ProcessGroup::check_peer(const char* op, int peer) const {
@@ -924,16 +930,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::alltoall(std::vector<at::Tensor>& o
                        c[3].data(), et, comm_, &work->requests[0]));
   return work;
 }
-
-namespace {
-void check_tag(const char* op, int tag) {
-  int* ub = nullptr;
-  int flag = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-  TORCH_CHECK(tag >= 0 && (!flag || tag <= *ub), "torusmpi ", op, ": tag ", tag,
-              " is outside MPI's 0..", flag ? *ub : INT_MAX);
-}
-}  // namespace
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::send(std::vector<at::Tensor>& tensors, int dst,
                                                   int tag) {

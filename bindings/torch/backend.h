@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -160,10 +160,12 @@ class ProcessGroup : public c10d::ProcessGroup {
   void average_after(Work& work, const c10d::ReduceOp& rop, at::Tensor t);
   void check_root(const char* op, int64_t root) const;
   void check_peer(const char* op, int peer) const;
+  void check_tag(const char* op, int tag) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;     // the group's collectives and point-to-point
   MPI_Comm monitor_ = MPI_COMM_NULL;  // monitoredBarrier's messages, apart from the user's tags
   std::chrono::milliseconds timeout_;
+  int tag_ub_ = INT_MAX;  // MPI_TAG_UB, read once
 };
 
 // MPI_Init_thread(MPI_THREAD_MULTIPLE) unless MPI is up already; throws when MPI is finalized or
