@@ -74,6 +74,9 @@ class Team {
   uint64_t seq_ = 0;       // calls so far: RunArgs::call, and (its low bits) the tag
   const Algorithm* last_ = nullptr;
   std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;
+  // The entry the last call used: a loop of one call finds it without hashing (nullptr once the
+  // cache drops it).
+  Entry* recent_ = nullptr;
 };
 
 }  // namespace torusmpi::coll

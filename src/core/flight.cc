@@ -30,6 +30,12 @@ int64_t g_next_look_ns = 0;
 uint64_t g_discount_index = 0;
 int64_t g_discount_ns = 0;
 int64_t g_last_look_ns = 0;
+// The call text of the newest record as the caller passed it (a literal: same text, same
+// pointer), so that a loop of one call folds without comparing its text; and when that record
+// began, which a nonblocking call that returns at once also ends with.
+const char* g_last_call = nullptr;
+int64_t g_last_begin_ns = 0;
+int g_last_begin_slot = -1;
 // A gap this long between two looks means the process was not running.
 constexpr int64_t kAbsentNs = int64_t{5} * kLookPeriodMs * 1000000;
 
@@ -63,7 +69,7 @@ bool folds_into_last(const char* call, uint32_t context, uint32_t comm_seq, int3
   const Op& last = g_book->ops[s];
   if (last.state == State::kActive || last.state == State::kFree) return false;
   if (last.context != context || last.comm_seq != comm_seq || last.peer != peer) return false;
-  if (std::strncmp(last.call, call, sizeof last.call) != 0) return false;
+  if (call != g_last_call && std::strncmp(last.call, call, sizeof last.call) != 0) return false;
   *slot = s;
   return true;
 }
@@ -247,6 +253,8 @@ void close() {
     std::free(g_book);
   }
   g_book = nullptr;
+  g_last_call = nullptr;
+  g_last_begin_slot = -1;
   g_waiting_for = nullptr;
   g_on_timeout = nullptr;
 }
@@ -260,6 +268,7 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
   Header& h = g_book->h;
   int slot;
   const int64_t now = now_ns();
+  g_last_begin_ns = now;
   if (folds_into_last(call, context, comm_seq, peer, &slot)) {
     Op& op = g_book->ops[slot];
     open_write(op);
@@ -291,6 +300,8 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
     copy_text(op.comm, sizeof op.comm, comm);
     close_write(op);
   }
+  g_last_call = call;
+  g_last_begin_slot = slot;
   if (h.depth < kNest) {
     h.active[h.depth] = slot;
     __atomic_store_n(&h.depth, h.depth + 1, __ATOMIC_RELEASE);
@@ -304,7 +315,8 @@ void end(int slot, State state) {
   Op& op = g_book->ops[slot];
   open_write(op);
   op.state = state;
-  op.ended_ns = now_ns();
+  // A nonblocking call returns right after it began: the coarse clock would read the same.
+  op.ended_ns = state == State::kStarted && slot == g_last_begin_slot ? g_last_begin_ns : now_ns();
   close_write(op);
   for (int i = h.depth - 1; i >= 0; --i) {
     if (h.active[i] != slot) continue;

@@ -85,7 +85,8 @@ bool is_open();
 // An operation begins: records it and returns its slot (-1 when closed). `peer` is a job rank or
 // kNoPeer/kAnyPeer; `comm_seq` 0 for a call that is not a collective. An operation equal to the
 // last one (call, communicator, peer) and already ended is folded into it (repeats), so a loop of
-// MPI_Test keeps the history before it.
+// MPI_Test keeps the history before it. `call` is a literal (or text that never changes while the
+// process runs): a call at the same address is taken to be the same call.
 int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
           int32_t peer);
 // The operation in `slot` ends: kDone (a blocking call returned), kStarted (a nonblocking call

@@ -73,6 +73,7 @@ using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
 std::atomic<const Ranges*> g_maps{nullptr};
 std::mutex g_maps_mutex;                           // rereads
 std::vector<std::unique_ptr<Ranges>> g_snapshots;  // every snapshot made, freed at finalize
+std::atomic<uint64_t> g_maps_epoch{0};             // counts the changes of g_maps
 
 // The allocations kind() found last on this thread: the argument checks of every call on a device
 // buffer ask about the same few blocks (a send and a receive buffer, in turn), and the map behind
@@ -131,16 +132,25 @@ std::unique_ptr<Ranges> read_maps() {
   return out;
 }
 
-// True when [lo, hi) lies inside one readable range of the snapshot.
-bool covered(const Ranges* r, uintptr_t lo, uintptr_t hi) {
-  if (r == nullptr) return false;
+// The readable range of the snapshot that holds all of [lo, hi), or nullptr.
+const std::pair<uintptr_t, uintptr_t>* covering(const Ranges* r, uintptr_t lo, uintptr_t hi) {
+  if (r == nullptr) return nullptr;
   auto it = std::upper_bound(
       r->begin(), r->end(), lo,
       [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& b) { return a < b.first; });
-  if (it == r->begin()) return false;
+  if (it == r->begin()) return nullptr;
   --it;
-  return lo >= it->first && hi <= it->second;
+  return lo >= it->first && hi <= it->second ? &*it : nullptr;
 }
+bool covered(const Ranges* r, uintptr_t lo, uintptr_t hi) { return covering(r, lo, hi) != nullptr; }
+
+// The readable range this thread's last host check fell in, and the snapshot it came from: the
+// buffers of a loop of calls are found again without a search.
+struct HostHit {
+  uint64_t epoch;  // g_maps_epoch's value then (0: none)
+  uintptr_t lo, hi;
+};
+__attribute__((tls_model("initial-exec"))) thread_local HostHit t_host_hit = {0, 0, 0};
 
 Kind host_kind(const void* p, size_t bytes) {
   uintptr_t lo = reinterpret_cast<uintptr_t>(p);
@@ -148,12 +158,19 @@ Kind host_kind(const void* p, size_t bytes) {
   if (hi < lo) return Kind::kInvalid;  // wraps around the address space
   // A range that reaches into the device range is neither kind.
   if (lo < range_base + range_bytes && hi > range_base) return Kind::kInvalid;
-  if (covered(g_maps.load(std::memory_order_acquire), lo, hi)) return Kind::kHost;
+  const uint64_t epoch = g_maps_epoch.load(std::memory_order_acquire);
+  if (epoch != 0 && epoch == t_host_hit.epoch && lo >= t_host_hit.lo && hi <= t_host_hit.hi)
+    return Kind::kHost;
+  if (const auto* range = covering(g_maps.load(std::memory_order_acquire), lo, hi)) {
+    t_host_hit = HostHit{epoch, range->first, range->second};
+    return Kind::kHost;
+  }
   std::lock_guard<std::mutex> lock(g_maps_mutex);
   std::unique_ptr<Ranges> fresh = read_maps();
   const Ranges* now = fresh.get();
   g_snapshots.push_back(std::move(fresh));
   g_maps.store(now, std::memory_order_release);
+  g_maps_epoch.fetch_add(1, std::memory_order_acq_rel);
   return covered(now, lo, hi) ? Kind::kHost : Kind::kInvalid;
 }
 
@@ -232,6 +249,7 @@ void finalize() {
   }
   std::lock_guard<std::mutex> lock(g_maps_mutex);
   g_maps.store(nullptr, std::memory_order_release);
+  g_maps_epoch.fetch_add(1, std::memory_order_acq_rel);
   g_snapshots.clear();
 }
 
