@@ -13,6 +13,7 @@
 #include "coll/patterns/hier.h"
 #include "coll/patterns/torus.h"
 #include "coll/select/select.h"
+#include "topo/timing.h"
 
 namespace torusmpi::coll {
 namespace {
@@ -42,8 +43,8 @@ constexpr double kOversubscribedNetworkStep = 30e-6;
 //                    DMA descriptors and the ready/done handshake with the peer. AWS publishes no
 //                    per-message figure; 1 us is the order of a DMA queue's doorbell plus one
 //                    semaphore round over NeuronLink. (The 58 us floor AWS gives for a 2-rank
-//                    allreduce on trn1 is mostly the runtime launching the collective, which
-//                    torusmpi does not model.)
+//                    allreduce on trn1 is mostly the runtime launching the collective: the
+//                    machine's per-call cost, topo::call_time, which is Model::call.)
 //   kGammaFallback   per byte reduced when a model gives no reduce_bandwidth (test tori): the
 //                    host's figure above, so small tori behave like the machine they run on.
 //   kCopyFallback    likewise per byte copied, when a model gives no hbm_bandwidth.
@@ -181,11 +182,13 @@ Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscrib
   std::map<std::pair<int, int>, int> on;
   for (int r = 0; r < p; ++r) ++on[{view.instance[r], view.chip[r]}];
   double latency = 0, hop_sum = 0, off_instance = 0;
+  int chips = 0;
   bool intra = false, inter = false;
   int max_on_chip = 0;
   std::map<int, bool> instances;
   for (const auto& [a, na] : on) {
     instances[a.first] = true;
+    ++chips;
     max_on_chip = std::max(max_on_chip, na);
     for (const auto& [b, nb] : on) {
       double pairs = a == b ? static_cast<double>(na) * (na - 1) : static_cast<double>(na) * nb;
@@ -204,7 +207,9 @@ Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscrib
       }
     }
   }
-  Model model{kSoftwareAlpha, dev.port_beta, dev.gamma, dev.copy, nullptr};
+  Model model{kSoftwareAlpha, dev.port_beta,
+              dev.gamma,      dev.copy,
+              nullptr,        topo::call_time(m, chips, static_cast<int>(instances.size()))};
   if (p > 1) {
     const double pairs = static_cast<double>(p) * (p - 1);
     model.alpha += latency / pairs;
@@ -240,6 +245,9 @@ std::string describe_model(const Model& m) {
   char t[256];
   int n = std::snprintf(t, sizeof t, "alpha %.3g us, %.3g GB/s moved, %.3g GB/s reduced",
                         m.alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma);
+  if (m.call > 0 && n > 0 && static_cast<size_t>(n) < sizeof t) {
+    n += std::snprintf(t + n, sizeof t - n, ", call %.3g us", m.call * 1e6);
+  }
   if (m.torus != nullptr && m.torus->ndims > 0 && n > 0 && static_cast<size_t>(n) < sizeof t) {
     const TorusModel& x = *m.torus;
     std::snprintf(t + n, sizeof t - n,

@@ -65,13 +65,15 @@ struct TorusModel {
 // Figures of the flat cost model, in seconds: per message, per byte moved between ranks, per
 // byte reduced, per byte copied within a rank. On an emulated machine alpha and beta are those of
 // a message between two ranks placed as the average pair of the communicator is (hops, sharing
-// of links), and `torus` has the per-link figures.
+// of links), and `torus` has the per-link figures; `call` is the runtime's own cost of the call
+// (topo::call_time), the same whatever the algorithm.
 struct Model {
   double alpha;
   double beta;
   double gamma;
   double copy;
   const TorusModel* torus = nullptr;  // nullptr: the host, no emulation
+  double call = 0;
 };
 
 using BuildFn = void (*)(Builder&, const Args&);

@@ -301,7 +301,7 @@ Choice select_algorithm(const Args& a, const Model& m) {
   for (const Algorithm& alg : algorithms()) {
     std::string no;
     if (alg.coll != a.coll || !supports(alg, a, &no)) continue;
-    double t = alg.cost(m, a.size, static_cast<double>(bytes));
+    double t = m.call + alg.cost(m, a.size, static_cast<double>(bytes));
     costs += (costs.empty() ? "" : ", ") + std::string(alg.token) + " " + us(t);
     if (c.alg == nullptr || t < best) {
       c.alg = &alg;

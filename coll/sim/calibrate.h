@@ -19,7 +19,8 @@ struct Calibrated {
 // For each factor of coll/select/cost.h's kCalibration: its allreduce algorithm simulated on the
 // full trn2.48xl and trn2u at 64 MiB and 1 GiB, where the per-byte terms decide, and at each the
 // simulated time's per-byte part over the closed form's,
-//   (simulated - A) / B, the closed form being A + factor * B (A its cost at 0 bytes).
+//   (simulated - call - A) / B, the closed form being A + factor * B (A its cost at 0 bytes,
+//   call the runtime's cost of the call, Model::call).
 // A second or so.
 std::vector<Calibrated> calibrate();
 

@@ -192,6 +192,8 @@ class Sim {
       res_.time = std::max(res_.time, st.t);
       res_.max_steps = std::max(res_.max_steps, st.s->steps());
     }
+    // The runtime's cost of the call precedes every rank's first step alike.
+    res_.time += call_;
     return res_;
   }
 
@@ -229,6 +231,7 @@ class Sim {
     }
     machine_ = &m;
     int instances = 1;
+    std::vector<uint64_t> chips;  // instance * chips + chip of every rank
     for (int r = 0; r < p_; ++r) {
       if (v->chip[r] < 0 || v->chip[r] >= m.chips() || v->instance[r] < 0) {
         res_.ok = false;
@@ -236,8 +239,17 @@ class Sim {
         return false;
       }
       instances = std::max(instances, v->instance[r] + 1);
+      chips.push_back(static_cast<uint64_t>(v->instance[r]) * m.chips() + v->chip[r]);
     }
     fabric_ = topo::Fabric(m, instances);
+    // The runtime's cost of the call, over the chips and instances its ranks use.
+    std::sort(chips.begin(), chips.end());
+    const int used_chips =
+        static_cast<int>(std::unique(chips.begin(), chips.end()) - chips.begin());
+    std::vector<bool> used(instances, false);
+    for (int r = 0; r < p_; ++r) used[v->instance[r]] = true;
+    call_ = topo::call_time(m, used_chips,
+                            static_cast<int>(std::count(used.begin(), used.end(), true)));
     return true;
   }
 
@@ -828,6 +840,7 @@ class Sim {
   // The machine's state: null without one.
   const topo::Machine* machine_ = nullptr;
   topo::Fabric fabric_;
+  double call_ = 0;                      // topo::call_time() of the call's chips and instances
   using Timed = std::pair<double, int>;  // (when, rank): earliest first, then the lower rank
   std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_ready_;
   Sets sets_;

@@ -20,7 +20,8 @@
 //    software alpha and the latency of the way (hops * link latency, or the network's); messages
 //    within a chip use the chip's figures. Messages reach the links in the order they become
 //    ready (ranks advance in time order), so contention on a shared link shows as queueing; the
-//    bytes each link carried are counted.
+//    bytes each link carried are counted. The runtime's own cost of the call (topo::call_time)
+//    is added to the time.
 #ifndef TORUSMPI_COLL_SIM_SIM_H_
 #define TORUSMPI_COLL_SIM_SIM_H_
 

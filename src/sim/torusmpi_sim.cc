@@ -10,7 +10,9 @@
 //   torusmpi_sim --collective alltoall --ranks 1000 --bytes 1K --algorithm bruck
 //   torusmpi_sim --instance trn2.48xl --collective allreduce --bytes 8:1G
 //   torusmpi_sim --instance trn2.48xl --instances 2 --collective allreduce --bytes 8:1G --nics
+//   torusmpi_sim --instance trn2u --collective allreduce --bytes 64M --plot allreduce.png
 //   torusmpi_sim --calibrate > coll/select/calibration.def
+//   torusmpi_sim --published
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,8 +25,10 @@
 #include "coll/select/select.h"
 #include "coll/sim/calibrate.h"
 #include "coll/sim/calls.h"
+#include "coll/sim/published.h"
 #include "coll/sim/sim.h"
 #include "core/params.h"
+#include "sim/plot.h"
 #include "topo/machine.h"
 
 namespace torusmpi::sim_tool {
@@ -39,6 +43,7 @@ constexpr char kUsage[] =
     "                    [--oversubscribed] [--alpha S] [--beta S] [--gamma S]\n"
     "       torusmpi_sim --instance MODEL [--instances N] [--ranks P] --collective C ...\n"
     "       torusmpi_sim --calibrate\n"
+    "       torusmpi_sim --published\n"
     "\n"
     "Simulates every rank's schedule of one collective call (no processes, any rank count),\n"
     "checks the result (every output holds exactly the contributions the collective defines),\n"
@@ -73,6 +78,12 @@ constexpr char kUsage[] =
     "  --nics             with --instances: after each row, the bytes each chip received\n"
     "                     from other instances, one 'torusmpi-stats nic <instance>.<chip>\n"
     "                     bytes=<N>' line per chip of every instance, as TORUSMPI_STATS=1\n"
+    "  --plot FILE.png    with --instance: draws one call with gnuplot (Debian package\n"
+    "                     gnuplot-nox): the torus of each instance, every link coloured by\n"
+    "                     its bytes, the ranks on each chip, and with --instances each chip's\n"
+    "                     network bytes; the call is the table's last size (MAX, or the\n"
+    "                     last doubling below it) with --algorithm's algorithm, or with\n"
+    "                     all the selector's pick\n"
     "  --switch           an in-network aggregation switch joins the instances (torusmpi_switch,\n"
     "                     TORUSMPI_SWITCH): the ina algorithms run, and the selector weighs them\n"
     "  --alpha/--beta/--gamma S   override the flat model: seconds per message, per byte\n"
@@ -81,7 +92,12 @@ constexpr char kUsage[] =
     "                     torus algorithms' per-byte terms, as coll/select/calibration.def\n"
     "                     holds it, from allreduce simulated on trn2.48xl and trn2u (each\n"
     "                     point's ratio on stderr)\n"
-    "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage.\n";
+    "  --published        alone: every collective figure AWS publishes for Neuron (nccom-test)\n"
+    "                     beside the simulator's prediction for the same call on trn1.32xl or\n"
+    "                     trn2.48xl, and their ratio; exit status 1 when a checked point is\n"
+    "                     outside 1/1.5..1.5\n"
+    "Exit status: 0 when every simulated call was right, 1 when one was not, 2 on bad usage\n"
+    "or when --plot could not draw its picture.\n";
 
 struct Options {
   Coll coll = Coll::kAllreduce;
@@ -100,6 +116,7 @@ struct Options {
   std::string instance;  // empty: the flat model
   int instances = 1;
   bool switched = false;  // --switch
+  std::string plot;       // --plot FILE.png
   topo::Machine machine;
 };
 
@@ -176,6 +193,9 @@ bool parse(int argc, char** argv, Options* o) {
       o->links = true;
     } else if (a == "--nics") {
       o->nics = true;
+    } else if (a == "--plot") {
+      if ((v = value()) == nullptr) return false;
+      o->plot = v;
     } else if (a == "--switch") {
       o->switched = true;
     } else if (a == "--oversubscribed") {
@@ -189,6 +209,10 @@ bool parse(int argc, char** argv, Options* o) {
     }
   }
   const bool emulated = o->machine.emulated();
+  if (!o->plot.empty() && !emulated) {
+    std::fprintf(stderr, "torusmpi_sim: --plot needs an emulated --instance (not host)\n");
+    return false;
+  }
   if (o->instance.empty() && o->instances != 1) {
     std::fprintf(stderr, "torusmpi_sim: --instances needs --instance (host for host instances)\n");
     return false;
@@ -313,7 +337,13 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
   std::printf("# %-10s %-20s %6s %12s %12s %12s %10s %14s\n", "bytes", "algorithm", "check",
               "time (us)", "algbw (GB/s)", "busbw (GB/s)", "link", "link bytes");
   int wrong = 0;
+  // --plot: the named algorithm's call, or the selector's pick's, at the last size.
+  const Algorithm* plotted = nullptr;
+  coll::sim::Result plotted_result;
+  size_t plotted_bytes = 0;
   for (size_t bytes = o.min_bytes;; bytes = bytes == 0 ? 1 : bytes * 2) {
+    plotted = nullptr;
+    plotted_bytes = bytes;
     coll::sim::CallShape shape = shape_for(o, bytes);
     shape.machine = &mach;
     auto call = coll::sim::make_call(shape);
@@ -338,8 +368,26 @@ int run_on_machine(const Options& o, const std::vector<const Algorithm*>& algs) 
                     static_cast<unsigned long long>(r.link_bytes[id]));
       }
       if (o.nics) print_nics(o, r);
+      if (o.algorithm != "all" || pick.alg == alg) {
+        plotted = alg;
+        plotted_result = r;
+      }
     }
     if (bytes >= o.max_bytes || bytes > o.max_bytes / 2) break;
+  }
+  if (!o.plot.empty()) {
+    std::string error = "the algorithm to draw does not run the last size's call (see its row)";
+    PlotCall call;
+    call.machine = &mach;
+    call.ranks = o.ranks;
+    call.collective = coll::coll_name(o.coll);
+    call.algorithm = plotted != nullptr ? plotted->token : "";
+    call.bytes = plotted_bytes;
+    call.result = &plotted_result;
+    if (plotted == nullptr || !plot(call, o.plot, &error)) {
+      std::fprintf(stderr, "torusmpi_sim: --plot %s: %s\n", o.plot.c_str(), error.c_str());
+      return 2;
+    }
   }
   return wrong == 0 ? 0 : 1;
 }
@@ -362,6 +410,12 @@ int calibrate() {
 
 int run(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--calibrate") == 0) return calibrate();
+  if (argc == 2 && std::strcmp(argv[1], "--published") == 0) {
+    int failed = 0;
+    std::fputs(coll::sim::published_report(coll::sim::compare_published(), &failed).c_str(),
+               stdout);
+    return failed == 0 ? 0 : 1;
+  }
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fputs(kUsage, stderr);
@@ -377,6 +431,10 @@ int run(int argc, char** argv) {
   if (algs.empty()) {
     std::fprintf(stderr, "torusmpi_sim: %s has no algorithm '%s'\n", coll::coll_name(o.coll),
                  o.algorithm.c_str());
+    return 2;
+  }
+  if (!o.plot.empty() && !plot_unavailable().empty()) {
+    std::fprintf(stderr, "torusmpi_sim: %s\n", plot_unavailable().c_str());
     return 2;
   }
   if (o.machine.emulated()) return run_on_machine(o, algs);

@@ -41,9 +41,14 @@ namespace {
 //        torus, LNC=2 default, one 200 Gbps EFA per chip, 3.2 Tbps; the UltraServer joins 4
 //        instances, same-coordinate chips in a ring: a 4x4x4 torus)
 //  [NKI] NKI architecture guides: nki/arch/trainium_inferentia2_arch.html and trainium2_arch.html
-//        (4 NeuronLink ports per Trainium chip; 4 NeuronLink-v3 per Trainium2 chip)
-//  [CC]  Neuron collectives documentation (NeuronLink about 1-2 us per hop, EFA about 15 us per
-//        hop), as summarized in the project's issue.
+//        (4 NeuronLink ports and 6 CC-Cores per Trainium chip; 4 NeuronLink-v3 and 20 CC-Cores
+//        per Trainium2 chip; [T2] counts 16 CC-Cores for Trainium2, and 6 for Trainium)
+//  [CC]  Neuron collectives documentation: neuron-runtime/explore/intranode-collective-comm.html
+//        (NeuronLink about 1-2 us per hop) and internode-collective-comm.html (EFA about 15 us
+//        per hop)
+//  [NC]  nccom-test user guide: tools/neuron-sys-tools/nccom-test.html, its examples measured on
+//        trn1.32xlarge (coll/sim/published.cc lists every point with its source); the figures
+//        fitted to them say which point they come from.
 // Estimates (no published figure) are marked "est." and explained where make_model() uses them.
 struct ModelRow {
   const char* name;
@@ -59,6 +64,11 @@ struct ModelRow {
   double hbm_gbs;           // HBM bandwidth per chip, GB/s
   double dma_gbs;           // DMA engines' bandwidth per chip, GB/s
   double intra_latency_us;  // a message between two cores of one chip (est.)
+  double intra_gbs;         // one core to another of its chip, GB/s one way (0: HBM-derived)
+  double call_us;           // the runtime's cost of one collective call (Machine::call)
+  double call_chip_us;      // ... and per chip of the call beyond the first
+  double call_instance_us;  // ... and per instance of the call beyond the first
+  int cc_cores;             // collective-communication cores per chip
   const char* source;
 };
 
@@ -69,36 +79,58 @@ constexpr ModelRow kModels[] = {
     // trn1.32xlarge: 16 Trainium, 4x4 torus [T1i][CC], 2 cores per chip [T1]; 384 GB/s of
     // NeuronLink per chip [T2] over 4 ports [NKI]; 800 Gbps EFA per instance [T1i] = 50 per
     // chip; HBM 820 GB/s, DMA 1 TB/s [T1]; 1.5 us per NeuronLink hop (middle of [CC]'s 1-2 us),
-    // 15 us per EFA hop [CC]; 0.5 us within a chip (est.: one DMA, no link).
+    // 15 us per EFA hop [CC]; 0.5 us within a chip (est.: one DMA, no link); 6 CC-Cores [NKI].
+    // Fitted to [NC]'s trn1 examples (coll/sim/published.cc):
+    //   100 GB/s core to core: `nccom-test -r 2 allr` (the two cores of one chip) at 1 GiB, 18930
+    //     us (52.83 GiB/s busbw), is bound by the runtime's DMA rings, not by HBM (1 GiB of a
+    //     2-rank allreduce touches about 4 GiB of HBM, a fifth of what 820 GB/s moves in that
+    //     time). That point alone gives 72 GB/s (its reduction at 820/3 GB/s on top); 100 also
+    //     keeps `-r 64 -N 2 allr` at 1 GiB within 1.5x, whose torus stages start with a swap of
+    //     half the vector between the two cores of each chip (the 2-rank points stay within
+    //     0.67-1.09 of AWS's);
+    //   a call costs 56 us: the same command's 58 us from 1 KiB to 64 KiB, less its one message;
+    //     5.7 us more per chip: `-r 32 allg` (16 chips) at 150 us from 1 KiB to 64 KiB;
+    //     480 us more per instance: `-r 64 -N 2 allr` (2 instances) at 520 us for 8 B, here 745
+    //     (1.43x; 8 B within 1.5x allows at most ~500 us, 4 MiB within 1/1.5 at least ~400).
     {"trn1.32xl", "Trainium", 2, {4, 4, 1}, 2, 384, 4, 1.5, 50, 15, 820, 1000, 0.5,
+     100, 56, 5.7, 480, 6,
      "AWS Neuron docs: Trainium and Trn1 architecture (chips, cores, HBM, DMA, EFA), Trainium2 "
-     "architecture (384 GB/s NeuronLink per Trainium chip); per-link split and latencies "
+     "architecture (384 GB/s NeuronLink per Trainium chip), nccom-test user guide (trn1 "
+     "examples: per-call cost, core-to-core bandwidth); per-link split and latencies "
      "estimated"},
     // trn2.48xlarge, LNC=2 (default): 16 Trainium2, 4x4 torus, 8 physical cores seen as 4 ranks
     // [T2i]; NeuronLink-v3 1280 GB/s per chip [T2] over 4 ports [NKI]; one 200 Gbps EFA per chip
-    // [T2i]; HBM 2.9 TB/s, DMA 3.5 TB/s [T2]; latencies as trn1.
+    // [T2i]; HBM 2.9 TB/s, DMA 3.5 TB/s [T2]; latencies as trn1; 20 CC-Cores [NKI]. A call
+    // costs 6 us: the lowest floor of the newer runtime's examples in [NC], `-r 32 allg` at 6.16 us
+    // for 1 KiB. Those examples name no instance (coll/sim/published.cc shows them on trn2 and
+    // says why) and their floors disagree (6 to 300 us), so none is held to a bound.
     {"trn2.48xl", "Trainium2", 2, {4, 4, 1}, 4, 1280, 4, 1.5, 200, 15, 2900, 3500, 0.5,
+     0, 6, 0, 0, 20,
      "AWS Neuron docs: Trainium2 and Trn2 architecture (chips, LNC, HBM, DMA, NeuronLink-v3 "
      "1.28 TB/s per chip, 200 Gbps EFA per chip); per-link split and latencies estimated"},
     // The same with LNC=1: each physical core is a rank [T2i].
     {"trn2.48xl:lnc=1", "Trainium2", 2, {4, 4, 1}, 8, 1280, 4, 1.5, 200, 15, 2900, 3500, 0.5,
+     0, 6, 0, 0, 20,
      "AWS Neuron docs: Trainium2 and Trn2 architecture (as trn2.48xl, LNC=1); per-link split and "
      "latencies estimated"},
     // Trn2 UltraServer: 4 trn2.48xlarge, the z rings join same-coordinate chips [T2i]: one
     // 4x4x4 torus. No per-link figure is published for the z links: they are taken to be like
     // the in-instance ones (est.), so every link carries the trn2 per-port figure.
     {"trn2u", "Trainium2", 3, {4, 4, 4}, 4, 1280, 4, 1.5, 200, 15, 2900, 3500, 0.5,
+     0, 6, 0, 0, 20,
      "AWS Neuron docs: Trainium2 and Trn2 architecture (UltraServer of 4 trn2 instances, "
      "same-coordinate chips in a ring); z links assumed like the in-instance links; per-link "
      "split and latencies estimated"},
     {"trn2u:lnc=1", "Trainium2", 3, {4, 4, 4}, 8, 1280, 4, 1.5, 200, 15, 2900, 3500, 0.5,
+     0, 6, 0, 0, 20,
      "AWS Neuron docs: Trainium2 and Trn2 architecture (UltraServer, LNC=1); z links assumed "
      "like the in-instance links; per-link split and latencies estimated"},
 };
 // clang-format on
 
 // The small test tori take the Trainium2 figures, so that a 2x2 torus behaves like a corner of a
-// trn2 instance; ":link=GBPS,LAT_US" replaces the NeuronLink figures (slow links make pacing
+// trn2 instance, but not the runtime's per-call cost (a test torus stands for links, not for the
+// Neuron runtime); ":link=GBPS,LAT_US" replaces the NeuronLink figures (slow links make pacing
 // measurable on a laptop).
 constexpr const ModelRow& kTestFigures = kModels[1];
 
@@ -123,14 +155,19 @@ Machine make_model(const ModelRow& row, const std::string& name) {
   // A copy inside one HBM reads and writes every byte, so it gets half the HBM bandwidth, unless
   // the DMA engines are slower still.
   m.hbm_bandwidth = std::min(row.dma_gbs * 1e9, row.hbm_gbs * 1e9 / 2.0);
-  // Two cores of one chip exchange data through their chip's HBM: a copy.
-  m.intra_chip.bandwidth = m.hbm_bandwidth;
+  // Two cores of one chip exchange data through their chip's HBM: a copy, at the rate the
+  // published figures give where they do (intra_gbs).
+  m.intra_chip.bandwidth = row.intra_gbs > 0 ? row.intra_gbs * 1e9 : m.hbm_bandwidth;
   m.intra_chip.latency = row.intra_latency_us * 1e-6;
   m.efa.bandwidth = row.efa_chip_gbit * 1e9 / 8.0;
   m.efa.latency = row.efa_latency_us * 1e-6;
   // A reduction reads both operands and writes the result through HBM: three bytes of HBM
   // traffic per byte of input (est.: the vector engines are assumed not to be the bottleneck).
   m.reduce_bandwidth = row.hbm_gbs * 1e9 / 3.0;
+  m.call.fixed = row.call_us * 1e-6;
+  m.call.per_chip = row.call_chip_us * 1e-6;
+  m.call.per_instance = row.call_instance_us * 1e-6;
+  m.cc_cores = row.cc_cores;
   m.source = std::string(row.chip) + "; " + row.source;
   return m;
 }
@@ -181,6 +218,7 @@ bool parse_torus(const std::string& text, Machine* out, std::string* error) {
   }
   const ModelRow& fig = kTestFigures;
   Machine m = make_model(fig, text);
+  m.call = {};
   m.ndims = static_cast<int>(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) {
     if (!parse_bounded(dims[d], 1, kMaxDim, &m.dims[d])) {

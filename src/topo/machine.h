@@ -48,7 +48,15 @@ struct Machine {
   LinkFigures efa;              // one chip's network interface (between instances)
   double hbm_bandwidth = 0;     // bytes/s a chip's DMA engine copies within its HBM
   double reduce_bandwidth = 0;  // bytes/s of input a chip's reduction kernels consume
-  std::string source;           // where the figures come from (documentation, with its address)
+  // The runtime's own cost of one collective call, on top of its messages' (topo::call_time):
+  // launching it and its CC cores' start handshake. Zero for the host and the test tori.
+  struct CallFigures {
+    double fixed = 0;         // seconds per call
+    double per_chip = 0;      // seconds per chip of the call beyond the first
+    double per_instance = 0;  // seconds per instance of the call beyond the first
+  } call;
+  int cc_cores = 0;    // a chip's collective-communication cores (listed, not timed)
+  std::string source;  // where the figures come from (documentation, with its address)
   // Each job rank's place when the launcher's map decides (a host job across nodes: instance =
   // node, core = the rank's position among its node's ranks); empty: the arithmetic above.
   std::vector<Place> placement;

@@ -68,6 +68,15 @@ inline double seconds(uint64_t bytes, double bandwidth) {
   return bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0;
 }
 
+// The runtime's own cost of one collective call whose ranks sit on `chips` chips (all instances
+// together) of `instances` instances: Machine::call's fixed part, plus its part per chip and per
+// instance beyond the first. It precedes the call's messages: the simulator adds it to a call's
+// time and the cost model to every algorithm's (the same for all, it never changes a choice).
+inline double call_time(const Machine& m, int chips, int instances) {
+  return m.call.fixed + m.call.per_chip * std::max(0, chips - 1) +
+         m.call.per_instance * std::max(0, instances - 1);
+}
+
 // A chip of the job: its instance and its index within it (place()).
 struct ChipAt {
   int instance = 0;

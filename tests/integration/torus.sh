@@ -37,6 +37,11 @@ check "the registry lists the torus collectives' algorithms" test ${#algorithms[
   diag_file "$info"
 diag "${#algorithms[@]} algorithms: $(printf '%s\n' "${algorithms[@]}" | paste -sd' ')"
 
+# The installed simulator reproduces AWS's published Neuron collective figures (coll/sim/published.cc).
+"$sim" --published >"$work/published.txt" 2>&1
+check "torusmpi_sim --published: every checked point within 1.5x of AWS's figure" test $? -eq 0 ||
+  diag_file "$work/published.txt"
+
 # sweep <model> <np> <device mode>: coll_algos with every algorithm forced in turn.
 sweep() {
   run_job 300 "${mpirun[@]}" "${via_preload[@]}" -x TORUSMPI_INSTANCE="$1" \
