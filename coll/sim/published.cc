@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <memory>
 
@@ -39,10 +38,13 @@
 #include "coll/select/select.h"
 #include "coll/sim/calls.h"
 #include "coll/sim/sim.h"
+#include "core/log.h"
 #include "topo/machine.h"
 
 namespace torusmpi::coll::sim {
 namespace {
+
+using log::format;
 
 constexpr char kGiB[] = "GiB/s";
 constexpr char kGB[] = "GB/s";
@@ -233,16 +235,6 @@ PublishedResult compare(const PublishedPoint& p) {
     if (r.error.empty()) r.error = "outside the bound";
   }
   return r;
-}
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  return line;
 }
 
 }  // namespace

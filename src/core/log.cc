@@ -89,4 +89,26 @@ void error(const char* fmt, ...) {
   va_end(ap);
 }
 
+std::string format(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[256];
+  va_list again;
+  va_copy(again, ap);
+  const int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  std::string out;
+  if (n < 0) {
+    out = fmt;  // an encoding error: the format itself says more than nothing
+  } else if (static_cast<size_t>(n) < sizeof small) {
+    out.assign(small, static_cast<size_t>(n));
+  } else {
+    out.resize(static_cast<size_t>(n) + 1);
+    std::vsnprintf(&out[0], out.size(), fmt, again);
+    out.resize(static_cast<size_t>(n));
+  }
+  va_end(again);
+  return out;
+}
+
 }  // namespace torusmpi::log

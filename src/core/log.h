@@ -29,6 +29,9 @@ void error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // The "torusmpi[r3] " prefix of this process's lines.
 std::string prefix();
 
+// printf into a string, of any length.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace torusmpi::log
 
 #define TORUSMPI_DEBUG(subsys, ...)                                            \

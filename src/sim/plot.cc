@@ -10,15 +10,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "core/log.h"
+
 namespace torusmpi::sim_tool {
 namespace {
+
+using log::format;
 
 constexpr char kGnuplot[] = "gnuplot";
 constexpr char kNoGnuplot[] =
@@ -35,16 +38,6 @@ constexpr double kPanelTitle = 0.4;  // above a panel's grid, for its name
 constexpr double kZStub = 0.2;       // length of a link to another z plane
 constexpr double kStubHead = 0.09;   // the solid end of a dashed wrap-around arrow
 constexpr double kDiagonal = 0.70710678118654752;
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
 
 // A gnuplot string: double quotes, in which \\, \" and \n are escapes.
 std::string quoted(const std::string& s) {
