@@ -147,12 +147,12 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + str
 // Doorbells are a Dekker handshake: a writer publishes a record, then reads the reader's sleeping
 // flag; a sleeper raises its flag, then looks at its queues once more. Each side needs a full
 // fence between its store and its load, but a writer's fence waits for the record's cache line
-// to come over from the reader polling it: 96% of a small send's time, and a window of small
-// sends went at a third of Open MPI's rate. So the fence is made asymmetric (membarrier(2)): a
-// writer only keeps the compiler from reordering, and a rank about to sleep, which is rare and
-// slow anyway, forces a full barrier on every CPU that runs a registered process. Either the
-// writer's record is then visible to the sleeper's last look, or the writer's later load sees the
-// flag. Without the call (old kernels, seccomp) both sides fence as before.
+// to come over from the reader polling it (96% of the send function's samples), and a window of
+// small sends went at half Open MPI's rate or less. So the fence is made asymmetric
+// (membarrier(2)): a writer only keeps the compiler from reordering, and a rank about to sleep,
+// which is rare and slow anyway, forces a full barrier on every CPU that runs a registered process.
+// Either the writer's record is then visible to the sleeper's last look, or the writer's later load
+// sees the flag. Without the call (old kernels, seccomp) both sides fence as before.
 struct Barriers {
   bool expedite = false;  // the kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED: sleepers call it
   bool light = false;     // this process is registered for it: its writers skip their fence
