@@ -33,16 +33,28 @@ else
     \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) -print | sed 's|^\./||' | sort)
 fi
 
+present=()
+for f in "${files[@]}"; do [ -f "$f" ] && present+=("$f"); done
+# One formatter for every file: it takes a sixth of a second to start here, a minute for the tree
+# file by file. It names each file it would change; when it fails without naming one (it could not
+# read a file), each file is asked alone.
+declare -A bad
+if ! out=$("$formatter" --style=file --dry-run --Werror "${present[@]}" 2>&1); then
+  while IFS= read -r f; do bad[$f]=1; done < <(
+    sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' <<<"$out")
+  if [ ${#bad[@]} -eq 0 ]; then
+    for f in "${present[@]}"; do
+      "$formatter" --style=file --dry-run --Werror "$f" >/dev/null 2>&1 || bad[$f]=1
+    done
+  fi
+fi
 declare -A bad_in count_in
 dirs=()
-for f in "${files[@]}"; do
-  [ -f "$f" ] || continue
+for f in "${present[@]}"; do
   d=$(dirname "$f")
   [ -n "${count_in[$d]+x}" ] || { dirs+=("$d"); count_in[$d]=0; bad_in[$d]=""; }
   count_in[$d]=$((count_in[$d] + 1))
-  if ! "$formatter" --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
-    bad_in[$d]+="$f "
-  fi
+  [ -z "${bad[$f]+x}" ] || bad_in[$d]+="$f "
 done
 
 echo "1..${#dirs[@]}"
