@@ -217,8 +217,10 @@ class ShmTransport final : public Transport {
     // at its first access, however the kernel prefaulted it (the guest counts no fault), and the
     // first pass of small messages through fresh rings made a job's first milliseconds several
     // times slower than the rest (osu_allgather at 512 B: 5-11 us a call for 11 ms, then 0.8 us;
-    // touched, 0.6-0.8 us from the second millisecond).
-    if (bytes <= kPopulateMax) touch_rings();
+    // touched, 0.6-0.8 us from the second millisecond). Not when ranks outnumber the cores: there
+    // each rank's touching (80 ms of 8 MiB here) delays the others' start-up, a job's timings
+    // are the scheduler's anyway, and a short job uses a few pages of each ring.
+    if (bytes <= kPopulateMax && !progress::oversubscribed()) touch_rings();
     links_.attach(topo::machine(), job.rank, job.local_peers,
                   reinterpret_cast<LinkSlot*>(base + links_offset(n_)), slots,
                   params::link_pacing());
@@ -755,8 +757,10 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
   int fd = job.local_rank == 0 ? st.fd : open_published(loc, error);
   if (fd < 0) return Status::kErrBoot;
   // Mapped with its pages in place: a page faulted in during the first pass of small messages
-  // through a ring costs more than the messages themselves.
-  int populate = loc.bytes <= kPopulateMax ? MAP_POPULATE : 0;
+  // through a ring costs more than the messages themselves. When ranks outnumber the cores only
+  // the first rank does it, which allocates the pages (as touch_rings, for the same reasons).
+  const bool populate_here = job.local_rank == 0 || !progress::oversubscribed();
+  int populate = loc.bytes <= kPopulateMax && populate_here ? MAP_POPULATE : 0;
   void* base = mmap(nullptr, loc.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | populate, fd, 0);
   if (job.local_rank != 0) close(fd);
   if (base == MAP_FAILED) {

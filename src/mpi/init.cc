@@ -55,6 +55,9 @@ int init(const char* fn, int required, int* provided) {
   std::string unknown;
   log::set_mask(log::parse_mask(params::debug(), &unknown));
 
+  // The host's topology first: reading it sets an environment variable for a moment (host.cc),
+  // which no thread of PMIx may read meanwhile.
+  topo::host_info();
   // The shared-memory segment is published in the same exchange as the cards.
   std::string boot_error;
   if (boot::init(&rt.job, &boot_error) != Status::kOk) {

@@ -1,12 +1,13 @@
-// The host as hwloc sees it, and the binding of ranks to its cores. host_info() is read once and
-// cached (hwloc's topology load costs milliseconds); bind_process() loads its own topology, once,
-// at MPI_Init, and may only ever print a debug line on failure: a job that cannot bind still runs.
+// The host as hwloc sees it, and the binding of ranks to its cores. The topology is loaded once
+// (it costs milliseconds) and kept for the process; bind_process() may only ever print a debug line
+// on failure: a job that cannot bind still runs.
 #include "topo/host.h"
 
 #include <hwloc.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 
 #include "core/log.h"
@@ -15,40 +16,64 @@
 namespace torusmpi::topo {
 namespace {
 
+// hwloc's plugins of Debian's libhwloc15: they find I/O devices (libpciaccess, OpenCL, GL displays
+// through libX11) and read XML through libxml2, none of which placement reads.
+constexpr const char* kUnusedPlugins = "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml";
+
+// The host's topology, loaded at the first call and kept (queries on a loaded topology are
+// thread-safe), or nullptr when hwloc cannot read the host. Loading the plugins (dlopen of libX11
+// and the rest) was 40% of MPI_Init's time in an 8-rank job on 2 cores here, so they are left
+// out: hwloc reads its block list from the environment when its first topology is made. A user's
+// own block list or plugin path wins. MPI_Init makes it before PMIx starts its thread, so no other
+// thread of the library reads the environment meanwhile.
+hwloc_topology_t host_topology() {
+  static hwloc_topology_t topo = [] {
+    const bool block = std::getenv("HWLOC_PLUGINS_BLACKLIST") == nullptr &&
+                       std::getenv("HWLOC_PLUGINS_PATH") == nullptr;
+    if (block) setenv("HWLOC_PLUGINS_BLACKLIST", kUnusedPlugins, 0);
+    hwloc_topology_t t = nullptr;
+    const bool made = hwloc_topology_init(&t) == 0;
+    if (block) unsetenv("HWLOC_PLUGINS_BLACKLIST");
+    if (made && hwloc_topology_load(t) != 0) {
+      hwloc_topology_destroy(t);
+      t = nullptr;
+    }
+    return made ? t : nullptr;
+  }();
+  return topo;
+}
+
 HostInfo read_host() {
   HostInfo info;
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return info;
+  hwloc_topology_t topo = host_topology();
+  if (topo == nullptr) return info;
   // The topology holds what the node lets this job use (a container's cpuset limits it); the
   // process's binding (by the launcher, taskset) restricts it further for cores and pus.
-  if (hwloc_topology_load(topo) == 0) {
-    int node_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    info.node_pus = node_pus > 0 ? node_pus : 1;
-    info.numa_nodes = numa > 0 ? numa : 1;
-    hwloc_cpuset_t bound = hwloc_bitmap_alloc();
-    if (bound != nullptr && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
-      hwloc_bitmap_and(bound, bound, hwloc_topology_get_topology_cpuset(topo));
-    } else if (bound != nullptr) {
-      hwloc_bitmap_copy(bound, hwloc_topology_get_topology_cpuset(topo));
-    }
-    int pus = bound != nullptr ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, bound, HWLOC_OBJ_PU)
-                               : node_pus;
-    int cores =
-        bound != nullptr ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, bound, HWLOC_OBJ_CORE) : 0;
-    hwloc_bitmap_free(bound);
-    info.pus = pus > 0 ? pus : 1;
-    info.cores = cores > 0 ? cores : info.pus;
-    hwloc_obj_t root = hwloc_get_root_obj(topo);
-    if (const char* model = hwloc_obj_get_info_by_name(root, "CPUModel")) info.cpu_model = model;
-    if (info.cpu_model.empty()) {
-      hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
-      if (pkg != nullptr) {
-        if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel")) info.cpu_model = model;
-      }
+  int node_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  info.node_pus = node_pus > 0 ? node_pus : 1;
+  info.numa_nodes = numa > 0 ? numa : 1;
+  hwloc_cpuset_t bound = hwloc_bitmap_alloc();
+  if (bound != nullptr && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
+    hwloc_bitmap_and(bound, bound, hwloc_topology_get_topology_cpuset(topo));
+  } else if (bound != nullptr) {
+    hwloc_bitmap_copy(bound, hwloc_topology_get_topology_cpuset(topo));
+  }
+  int pus = bound != nullptr ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, bound, HWLOC_OBJ_PU)
+                             : node_pus;
+  int cores =
+      bound != nullptr ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, bound, HWLOC_OBJ_CORE) : 0;
+  hwloc_bitmap_free(bound);
+  info.pus = pus > 0 ? pus : 1;
+  info.cores = cores > 0 ? cores : info.pus;
+  hwloc_obj_t root = hwloc_get_root_obj(topo);
+  if (const char* model = hwloc_obj_get_info_by_name(root, "CPUModel")) info.cpu_model = model;
+  if (info.cpu_model.empty()) {
+    hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+    if (pkg != nullptr) {
+      if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel")) info.cpu_model = model;
     }
   }
-  hwloc_topology_destroy(topo);
   return info;
 }
 
@@ -128,14 +153,9 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
     return;
   }
   const int index = static_cast<int>(me - local_peers.begin());
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) {
-    TORUSMPI_DEBUG(kBoot, "not bound to a core: hwloc_topology_init failed");
-    return;
-  }
-  if (hwloc_topology_load(topo) != 0) {
+  hwloc_topology_t topo = host_topology();
+  if (topo == nullptr) {
     TORUSMPI_DEBUG(kBoot, "not bound to a core: hwloc could not read the host");
-    hwloc_topology_destroy(topo);
     return;
   }
   // Cores, or hardware threads where hwloc shows no cores (some virtual machines).
@@ -159,7 +179,6 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
   }
   if (!why.empty()) {
     TORUSMPI_DEBUG(kBoot, "not bound to a core (TORUSMPI_BIND=auto): %s", why.c_str());
-    hwloc_topology_destroy(topo);
     return;
   }
   std::vector<int> numa(ncores);
@@ -180,7 +199,6 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
                    unit == HWLOC_OBJ_CORE ? "core" : "PU", c, numa[c], group[index],
                    policy.c_str());
   }
-  hwloc_topology_destroy(topo);
 }
 
 namespace {
@@ -223,12 +241,11 @@ LocalityKey key_of(hwloc_const_cpuset_t set) {
 }  // namespace
 
 bool locality_key(Locality level, bool launcher_bound, LocalityKey* key) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return false;
+  hwloc_topology_t topo = host_topology();
+  if (topo == nullptr) return false;
   bool found = false;
   hwloc_cpuset_t bound = hwloc_bitmap_alloc();
-  if (bound != nullptr && hwloc_topology_load(topo) == 0 &&
-      hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
+  if (bound != nullptr && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0) {
     hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
     hwloc_bitmap_and(bound, bound, all);
     // Unbound (the whole node, or nothing hwloc knows): Open MPI 4.1 gives such a rank no
@@ -258,7 +275,6 @@ bool locality_key(Locality level, bool launcher_bound, LocalityKey* key) {
     }
   }
   hwloc_bitmap_free(bound);
-  hwloc_topology_destroy(topo);
   return found;
 }
 
