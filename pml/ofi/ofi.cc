@@ -68,6 +68,13 @@ constexpr size_t kMaxPayload = size_t{64} << 10;
 // fragments smaller. Measured, osu_latency between instances at 16/32/64 KiB: 34/35/48 us with
 // 16 KiB fragments (rendezvous), 15/18/32 us with whole ones.
 constexpr char kRxmEagerLimit[] = "FI_OFI_RXM_EAGER_LIMIT";
+// Over tcp, rxm posts bounce buffers (16 KiB each) for messages that come before their receive to
+// one shared receive context, 4096 of them by default: 64 MiB zeroed a rank, 0.4 s of fi_enable
+// here, and half of a 12-rank job's start-up on 2 cores. The pml keeps kRecvBuffers receives
+// posted, so few come early: 256 (4 MiB) unless the user set it. osu_bw between two instances
+// measured the same.
+constexpr char kRxmMsgRxSize[] = "FI_OFI_RXM_MSG_RX_SIZE";
+constexpr char kRxmMsgRxSizeValue[] = "256";
 // Enough in flight to keep a 64 KiB-chunk pipeline busy (2 MiB) without pinning much per rank.
 constexpr int kSendBuffers = 32;
 constexpr int kRecvBuffers = 32;
@@ -563,6 +570,7 @@ int get_info(const std::string& prov, bool one_node, fi_info** out) {
 Status OfiTransport::open(const boot::JobInfo& job, std::vector<uint8_t>* address,
                           std::string* error) {
   setenv(kRxmEagerLimit, std::to_string(kBufferBytes).c_str(), 0);  // see kRxmEagerLimit
+  setenv(kRxmMsgRxSize, kRxmMsgRxSizeValue, 0);                     // see kRxmMsgRxSize
   std::string described;
   int ret = -FI_ENODATA;
   for (const std::string& prov : provider_choices(&described)) {
