@@ -34,11 +34,10 @@ hwloc_topology_t host_topology() {
     hwloc_topology_t t = nullptr;
     const bool made = hwloc_topology_init(&t) == 0;
     if (block) unsetenv("HWLOC_PLUGINS_BLACKLIST");
-    if (made && hwloc_topology_load(t) != 0) {
-      hwloc_topology_destroy(t);
-      t = nullptr;
-    }
-    return made ? t : nullptr;
+    if (!made) return static_cast<hwloc_topology_t>(nullptr);
+    if (hwloc_topology_load(t) == 0) return t;
+    hwloc_topology_destroy(t);
+    return static_cast<hwloc_topology_t>(nullptr);
   }();
   return topo;
 }
