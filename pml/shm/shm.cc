@@ -423,21 +423,12 @@ class ShmTransport final : public Transport {
   }
 
  private:
-  // Delivers what local rank j sent, in the order sent: its host queue and its device queue are
-  // drained in turns, each while its records are the next of j's stream.
+  // Delivers the next fragment local rank j sent, in the order sent: from its host queue or its
+  // device queue, whichever holds the next of j's stream; 0 when neither does yet.
   int drain_from(int j) {
     const int peer = job_.local_peers[j];
     auto host = [peer](const FragHeader& h, const uint8_t* payload, size_t len) {
       deliver(peer, h, payload, len);
-    };
-    auto ahead = [peer](const FragHeader& h, const uint8_t* payload) {
-      // A small device message's reader swaps its chunk's word in the sender's HBM: that line
-      // comes while the message before is delivered.
-      if (h.type == FragType::kRts && (h.flags & kFlagSlot)) {
-        uint64_t word = 0;
-        std::memcpy(&word, payload, sizeof word);
-        device::prefetch_at_peer(peer, word);
-      }
     };
     // A device payload is handed over by its device address: the pml copies it as device memory.
     const uintptr_t delta = inbox_delta_;
@@ -452,18 +443,12 @@ class ShmTransport final : public Transport {
       deliver(peer, h,
               reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(payload) + delta), len);
     };
-    auto nothing = [](const FragHeader&, const uint8_t*) {};
-    int n = 0;
     if (__builtin_expect(cold_in_[j].first != nullptr, 0) && !device_readers_[j].empty()) {
       warm(&cold_in_[j], false);
     }
-    for (;;) {
-      const int from_host = readers_[j].drain(host, ahead, &received_[j]);
-      const int from_device = inbox_ ? device_readers_[j].drain(device, nothing, &received_[j]) : 0;
-      n += from_host + from_device;
-      // Neither queue's next record is the stream's next: it has not been sent yet.
-      if (from_device == 0) break;
-    }
+    // One record a poll (RingReader::drain says why), from whichever queue holds the stream's next.
+    int n = readers_[j].drain(host, &received_[j], 1);
+    if (n == 0 && inbox_) n = device_readers_[j].drain(device, &received_[j], 1);
     check_queue(readers_[j], peer, "queue");
     if (inbox_) check_queue(device_readers_[j], peer, "device queue");
     return n;
