@@ -60,7 +60,9 @@ bool is_active_slot(const Header& h, int slot) {
 }
 
 // The record of the operation before the next one, if it is folding material: ended, at the top
-// level, and the same call on the same communicator and peer.
+// level, and the same call on the same communicator and peer; for a collective, the one numbered
+// just before it there (a loop of allreduces is one record, "#1-#500": rewriting a record costs
+// less than writing a new one, on every call of the small-message path).
 bool folds_into_last(const char* call, uint32_t context, uint32_t comm_seq, int32_t peer,
                      int* slot) {
   const Header& h = g_book->h;
@@ -68,7 +70,8 @@ bool folds_into_last(const char* call, uint32_t context, uint32_t comm_seq, int3
   int s = static_cast<int>((h.next_index - 1) % kDepth);
   const Op& last = g_book->ops[s];
   if (last.state == State::kActive || last.state == State::kFree) return false;
-  if (last.context != context || last.comm_seq != comm_seq || last.peer != peer) return false;
+  const uint32_t seq_after = last.comm_seq == 0 ? 0 : last.comm_seq + 1;
+  if (last.context != context || seq_after != comm_seq || last.peer != peer) return false;
   if (call != g_last_call && std::strncmp(last.call, call, sizeof last.call) != 0) return false;
   *slot = s;
   return true;
@@ -273,6 +276,7 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
     Op& op = g_book->ops[slot];
     open_write(op);
     ++op.repeats;
+    op.comm_seq = comm_seq;
     op.state = State::kActive;
     op.entered_ns = now;
     op.ended_ns = 0;
@@ -490,7 +494,14 @@ std::string describe_node(const std::vector<Seen>& ranks, int64_t now_ns, int hi
       out += line;
       out += "  " + op_text(op);
       if (op.bytes >= 0) out += ", " + std::to_string(op.bytes) + " B";
-      if (op.repeats > 0) out += ", repeated " + std::to_string(op.repeats) + " more times";
+      if (op.repeats > 0) {
+        out += ", repeated " + std::to_string(op.repeats) + " more times";
+        // Folded collectives are numbered one after the other, up to the record's number.
+        if (op.comm_seq > op.repeats) {
+          out += " (#" + std::to_string(op.comm_seq - op.repeats) + "-" +
+                 std::to_string(op.comm_seq) + ")";
+        }
+      }
       if (op.gen & 1) out += " (being written)";
       out += "\n";
     }

@@ -51,10 +51,22 @@ TEST_F(FlightTest, FoldsRepeatedTestsIntoOneRecord) {
   EXPECT_EQ(self()->h.next_index, 3u);  // two records: the barrier's history survives
   EXPECT_STREQ(op_at(1).call, "MPI_Barrier");
   EXPECT_EQ(op_at(2).repeats, 999u);
-  // Collectives never fold: each has its own number on its communicator.
+  // Collectives fold when numbered one after the other on their communicator, and the record
+  // keeps the newest number.
   { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 2, 0, kNoPeer); }
   { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 3, 0, kNoPeer); }
-  EXPECT_EQ(self()->h.next_index, 5u);
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 4, 0, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 4u);
+  EXPECT_EQ(op_at(3).comm_seq, 4u);
+  EXPECT_EQ(op_at(3).repeats, 2u);
+  const std::string history = describe_node({Seen{*self(), 'S'}}, now_ns(), 4);
+  EXPECT_NE(history.find("MPI_Barrier #4 on MPI_COMM_WORLD, 0 B, repeated 2 more times (#2-4)"),
+            std::string::npos)
+      << history;
+  // Not after a gap (a call of this communicator that the book did not see), nor on another one.
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 6, 0, kNoPeer); }
+  { Scope s("MPI_Barrier", 1, "MPI_COMM_WORLD", 7, 0, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 6u);
 }
 
 TEST_F(FlightTest, NestedOperationsKeepTheirRecordsPastTheRing) {
