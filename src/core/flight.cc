@@ -265,21 +265,23 @@ void close() {
 bool is_open() { return g_book != nullptr; }
 const Book* self() { return g_book; }
 
-int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
-          int32_t peer) {
-  if (g_book == nullptr) return -1;
+namespace {
+
+// Writes the record of a call that begins now in `state` (folded into the last one when it can
+// be) and returns its slot.
+int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+           int32_t peer, State state, int64_t now) {
   Header& h = g_book->h;
   int slot;
-  const int64_t now = now_ns();
-  g_last_begin_ns = now;
+  const int64_t ended = state == State::kActive ? 0 : now;
   if (folds_into_last(call, context, comm_seq, peer, &slot)) {
     Op& op = g_book->ops[slot];
     open_write(op);
     ++op.repeats;
     op.comm_seq = comm_seq;
-    op.state = State::kActive;
+    op.state = state;
     op.entered_ns = now;
-    op.ended_ns = 0;
+    op.ended_ns = ended;
     op.bytes = bytes;
     close_write(op);
   } else {
@@ -289,10 +291,10 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
     } while (is_active_slot(h, slot));
     Op& op = g_book->ops[slot];
     open_write(op);
-    op.state = State::kActive;
+    op.state = state;
     op.index = h.next_index - 1;
     op.entered_ns = now;
-    op.ended_ns = 0;
+    op.ended_ns = ended;
     op.repeats = 0;
     op.bytes = bytes;
     op.context = context;
@@ -305,12 +307,31 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
     close_write(op);
   }
   g_last_call = call;
+  return slot;
+}
+
+}  // namespace
+
+int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+          int32_t peer) {
+  if (g_book == nullptr) return -1;
+  Header& h = g_book->h;
+  const int64_t now = now_ns();
+  g_last_begin_ns = now;
+  const int slot = record(call, context, comm, comm_seq, bytes, peer, State::kActive, now);
   g_last_begin_slot = slot;
   if (h.depth < kNest) {
     h.active[h.depth] = slot;
     __atomic_store_n(&h.depth, h.depth + 1, __ATOMIC_RELEASE);
   }
   return slot;
+}
+
+void started(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+             int32_t peer) {
+  if (g_book == nullptr) return;
+  record(call, context, comm, comm_seq, bytes, peer, State::kStarted, now_ns());
+  g_last_begin_slot = -1;
 }
 
 void end(int slot, State state) {

@@ -92,6 +92,10 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
 // The operation in `slot` ends: kDone (a blocking call returned), kStarted (a nonblocking call
 // returned its request) or kFailed.
 void end(int slot, State state);
+// begin() and end(kStarted) at once, for a nonblocking call that hands its work to a request and
+// returns: its record never joins the operations in progress.
+void started(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+             int32_t peer);
 // The innermost operation in progress runs step `step` of `steps` of its schedule.
 void step(int step, int steps);
 

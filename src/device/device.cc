@@ -37,6 +37,11 @@
 
 namespace torusmpi::device {
 
+namespace detail {
+__attribute__((tls_model("initial-exec"))) thread_local HostHit t_host_hit = {0, 0, 0};
+std::atomic<uint64_t> maps_epoch{0};  // counts the changes of g_maps
+}  // namespace detail
+
 uintptr_t range_base = 0;
 size_t range_bytes = 0;
 
@@ -73,7 +78,6 @@ using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
 std::atomic<const Ranges*> g_maps{nullptr};
 std::mutex g_maps_mutex;                           // rereads
 std::vector<std::unique_ptr<Ranges>> g_snapshots;  // every snapshot made, freed at finalize
-std::atomic<uint64_t> g_maps_epoch{0};             // counts the changes of g_maps
 
 // The allocations kind() found last on this thread: the argument checks of every call on a device
 // buffer ask about the same few blocks (a send and a receive buffer, in turn), and the map behind
@@ -144,13 +148,9 @@ const std::pair<uintptr_t, uintptr_t>* covering(const Ranges* r, uintptr_t lo, u
 }
 bool covered(const Ranges* r, uintptr_t lo, uintptr_t hi) { return covering(r, lo, hi) != nullptr; }
 
-// The readable range this thread's last host check fell in, and the snapshot it came from: the
-// buffers of a loop of calls are found again without a search.
-struct HostHit {
-  uint64_t epoch;  // g_maps_epoch's value then (0: none)
-  uintptr_t lo, hi;
-};
-__attribute__((tls_model("initial-exec"))) thread_local HostHit t_host_hit = {0, 0, 0};
+using detail::HostHit;
+using detail::t_host_hit;
+std::atomic<uint64_t>& g_maps_epoch = detail::maps_epoch;
 
 Kind host_kind(const void* p, size_t bytes) {
   uintptr_t lo = reinterpret_cast<uintptr_t>(p);

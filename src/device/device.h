@@ -10,6 +10,7 @@
 #ifndef TORUSMPI_DEVICE_DEVICE_H_
 #define TORUSMPI_DEVICE_DEVICE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -47,6 +48,30 @@ inline bool in_device_range(const void* p) {
 // when an address is not in the cache), so a wild pointer is kInvalid, not a crash later.
 // bytes == 0 asks about p alone. *chip (when not null) is the device memory's chip, or -1.
 Kind kind(const void* p, size_t bytes, int* chip = nullptr);
+
+namespace detail {
+// The readable host range this thread's last host check of kind() fell in, and the snapshot of
+// the mappings it came from (maps_epoch's value then; 0: none).
+struct HostHit {
+  uint64_t epoch;
+  uintptr_t lo, hi;
+};
+extern __attribute__((tls_model("initial-exec"))) thread_local HostHit t_host_hit;
+extern std::atomic<uint64_t> maps_epoch;
+}  // namespace detail
+
+// True when kind(p, bytes) is kHost by the range it found last on this thread: the buffers of a
+// loop of calls, checked without a call (every argument check of the small-message path asks).
+// False says nothing: ask kind().
+inline bool known_host(const void* p, size_t bytes) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t hi = lo + (bytes == 0 ? 1 : bytes);
+  const detail::HostHit& hit = detail::t_host_hit;
+  // A cached range may hold the device range (the mappings merge adjacent ones): kind() decides.
+  return hit.epoch != 0 && lo >= hit.lo && hi <= hit.hi && hi > lo &&
+         (hi <= range_base || lo >= range_base + range_bytes) &&
+         hit.epoch == detail::maps_epoch.load(std::memory_order_acquire);
+}
 
 // Allocation on this rank's chip, 64-byte aligned. kErrNoMem when the arena is full.
 Status alloc(size_t bytes, void** out);

@@ -154,14 +154,15 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
   }
   // Reductions said so where their op was resolved (check_reduction).
   if (!coll::coll_reduces(call.a.coll)) call.a.in_network = coll::in_network(nullptr);
-  flight::Scope record(fn, c->context, c->name.c_str(), ++c->coll_calls,
-                       static_cast<int64_t>(call.a.count * call.a.elem), flight::kNoPeer);
+  const uint32_t seq = ++c->coll_calls;
+  const auto bytes = static_cast<int64_t>(call.a.count * call.a.elem);
   if (request == nullptr) {
+    flight::Scope record(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
     Status s = c->team.run(call.a, call.r, &why);
     if (s != Status::kOk) record.finish(flight::State::kFailed);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
   }
-  record.finish(flight::State::kStarted);
+  flight::started(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
   // The run outlives the call: its end deletes the staging.
   if (staging) staging->set_owned_by_run();
   coll::Exec* e = nullptr;
@@ -179,11 +180,12 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
     call.r.finish = Staging::finish;
     call.r.finish_ctx = staging.get();
   }
-  flight::Scope record(fn, c->context, c->name.c_str(), ++c->coll_calls,
-                       static_cast<int64_t>(call.a.count * call.a.elem), flight::kNoPeer);
+  const uint32_t seq = ++c->coll_calls;
+  const auto bytes = static_cast<int64_t>(call.a.count * call.a.elem);
   coll::Exec* e = coll::Exec::make();
   e->bind(schedule.get(), call.r);
   if (request == nullptr) {
+    flight::Scope record(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
     e->start();
     if (!e->done()) e->wait();
     const Status s = e->error();
@@ -191,7 +193,7 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
     if (s != Status::kOk) record.finish(flight::State::kFailed);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, "");
   }
-  record.finish(flight::State::kStarted);
+  flight::started(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
   // The run outlives the call: it keeps the schedule, and its end deletes the staging.
   e->keep(std::move(schedule));
   if (staging) staging->set_owned_by_run();

@@ -78,8 +78,8 @@ constexpr int kDevice = static_cast<int>(device::Kind::kDevice);
 
 namespace torusmpi::mpi {
 
-int check_memory(const char* fn, MPI_Comm comm, const char* what, const char* arg, const void* p,
-                 size_t bytes) {
+int check_memory_kind(const char* fn, MPI_Comm comm, const char* what, const char* arg,
+                      const void* p, size_t bytes) {
   if (__builtin_expect(device::kind(p, bytes) != device::Kind::kInvalid, 1)) return MPI_SUCCESS;
   if (device::in_device_range(p)) {
     return raise_error(comm, MPI_ERR_BUFFER, fn,

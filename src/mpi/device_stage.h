@@ -44,8 +44,13 @@ class StageMem {
 // MPI_ERR_BUFFER on comm's handler, naming fn and the argument (`what` prefixes "buf": "send",
 // "recv", "" or a whole argument name with `whole`), when [p, p + bytes) is neither host memory
 // nor live device memory of this job (bytes == 0: p alone). MPI_SUCCESS otherwise.
-int check_memory(const char* fn, MPI_Comm comm, const char* what, const char* arg, const void* p,
-                 size_t bytes);
+int check_memory_kind(const char* fn, MPI_Comm comm, const char* what, const char* arg,
+                      const void* p, size_t bytes);
+inline int check_memory(const char* fn, MPI_Comm comm, const char* what, const char* arg,
+                        const void* p, size_t bytes) {
+  if (__builtin_expect(device::known_host(p, bytes), 1)) return MPI_SUCCESS;
+  return check_memory_kind(fn, comm, what, arg, p, bytes);
+}
 
 // The first byte of count elements of t at user, and how many bytes they span (0 for none).
 void type_span(const dtype::Type& t, const void* user, int64_t count, const char** lo,

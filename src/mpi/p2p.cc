@@ -24,8 +24,8 @@ int check_comm(const char* fn, MPI_Comm comm, Comm** out) {
                      comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
 }
 
-int check_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
-                   const BuiltinTypeInfo** info, const dtype::Type** t) {
+int check_any_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+                       const BuiltinTypeInfo** info, const dtype::Type** t) {
   *t = nullptr;
   if ((*info = datatype_info(type)) != nullptr) {
     if ((*info)->size == 0 || (*info)->cls == TypeClass::kMarker) {
@@ -92,31 +92,15 @@ int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI
 }
 
 // On an intercommunicator, dest and source are ranks of the remote group.
-int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest) {
-  if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.peer_count())) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_RANK, fn, "dest argument is %d, not a rank of %s%s (size %d)",
-                     dest, c.is_inter() ? "the remote group of " : "", c.label().c_str(),
+int bad_rank(const char* fn, MPI_Comm comm, const Comm& c, const char* arg, int rank) {
+  return raise_error(comm, MPI_ERR_RANK, fn, "%s argument is %d, not a rank of %s%s (size %d)", arg,
+                     rank, c.is_inter() ? "the remote group of " : "", c.label().c_str(),
                      c.peer_count());
 }
 
-int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source) {
-  if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL ||
-      (source >= 0 && source < c.peer_count()))
-    return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_RANK, fn, "source argument is %d, not a rank of %s%s (size %d)",
-                     source, c.is_inter() ? "the remote group of " : "", c.label().c_str(),
-                     c.peer_count());
-}
-
-int check_send_tag(const char* fn, MPI_Comm comm, int tag) {
-  if (tag >= 0 && tag <= kTagUb) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_TAG, fn, "tag argument is %d (0..MPI_TAG_UB for sends)", tag);
-}
-
-int check_recv_tag(const char* fn, MPI_Comm comm, int tag) {
-  if (tag == MPI_ANY_TAG || (tag >= 0 && tag <= kTagUb)) return MPI_SUCCESS;
-  return raise_error(comm, MPI_ERR_TAG, fn, "tag argument is %d (0..MPI_TAG_UB or MPI_ANY_TAG)",
-                     tag);
+int bad_tag(const char* fn, MPI_Comm comm, int tag, bool send) {
+  return raise_error(comm, MPI_ERR_TAG, fn, "tag argument is %d (0..MPI_TAG_UB%s)", tag,
+                     send ? " for sends" : " or MPI_ANY_TAG");
 }
 
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root) {
@@ -201,10 +185,8 @@ int start_request(const char* fn, Request* req) {
   req->drained = false;
   req->immediate = req->peer == MPI_PROC_NULL;
   if (req->immediate) return MPI_SUCCESS;
-  torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0,
-                                 static_cast<int64_t>(req->buffer.bytes),
-                                 c->flight_peer(req->peer));
-  record.finish(flight::State::kStarted);
+  flight::started(fn, c->context, c->name.c_str(), 0, static_cast<int64_t>(req->buffer.bytes),
+                  c->flight_peer(req->peer));
   Status s = Status::kOk;
   switch (req->kind) {
     case Request::Kind::kSend:

@@ -50,14 +50,43 @@ int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI
 // The datatype argument of a call that moves data: a predefined one that carries data (*info;
 // *t stays nullptr, the engine being asked only when a layout needs it) or a committed derived
 // one (*t). `what` prefixes the argument's name in messages ("": datatype, "send": sendtype).
-int check_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
-                   const BuiltinTypeInfo** info, const dtype::Type** t);
-// dest: a rank of comm or MPI_PROC_NULL; source: also MPI_ANY_SOURCE.
-int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest);
-int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source);
-// Send tags: 0..MPI_TAG_UB; receive tags: also MPI_ANY_TAG.
-int check_send_tag(const char* fn, MPI_Comm comm, int tag);
-int check_recv_tag(const char* fn, MPI_Comm comm, int tag);
+int check_any_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+                       const BuiltinTypeInfo** info, const dtype::Type** t);
+inline int check_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* what,
+                          const BuiltinTypeInfo** info, const dtype::Type** t) {
+  const BuiltinTypeInfo* b = datatype_info(type);
+  if (__builtin_expect(b != nullptr && b->size != 0 && b->cls != TypeClass::kMarker, 1)) {
+    *t = nullptr;
+    *info = b;
+    return MPI_SUCCESS;
+  }
+  return check_any_datatype(fn, comm, type, what, info, t);
+}
+// dest: a rank of comm or MPI_PROC_NULL; source: also MPI_ANY_SOURCE. Send tags: 0..MPI_TAG_UB;
+// receive tags: also MPI_ANY_TAG. Inline, with the message out of line: every send and receive
+// makes them.
+int bad_rank(const char* fn, MPI_Comm comm, const Comm& c, const char* arg, int rank);
+int bad_tag(const char* fn, MPI_Comm comm, int tag, bool send);
+inline int check_dest(const char* fn, MPI_Comm comm, const Comm& c, int dest) {
+  if (__builtin_expect(dest == MPI_PROC_NULL || (dest >= 0 && dest < c.peer_count()), 1))
+    return MPI_SUCCESS;
+  return bad_rank(fn, comm, c, "dest", dest);
+}
+inline int check_source(const char* fn, MPI_Comm comm, const Comm& c, int source) {
+  if (__builtin_expect(source == MPI_ANY_SOURCE || source == MPI_PROC_NULL ||
+                           (source >= 0 && source < c.peer_count()),
+                       1))
+    return MPI_SUCCESS;
+  return bad_rank(fn, comm, c, "source", source);
+}
+inline int check_send_tag(const char* fn, MPI_Comm comm, int tag) {
+  if (__builtin_expect(tag >= 0 && tag <= kTagUb, 1)) return MPI_SUCCESS;
+  return bad_tag(fn, comm, tag, true);
+}
+inline int check_recv_tag(const char* fn, MPI_Comm comm, int tag) {
+  if (__builtin_expect(tag == MPI_ANY_TAG || (tag >= 0 && tag <= kTagUb), 1)) return MPI_SUCCESS;
+  return bad_tag(fn, comm, tag, false);
+}
 int check_root(const char* fn, MPI_Comm comm, const Comm& c, int root);
 
 // MPI_Status of a receive: `bytes` of the packed stream arrived (MPI_Get_count and
