@@ -46,6 +46,9 @@ constexpr int kSeqShift = 40;
 constexpr uint64_t kSeqMask = (uint64_t{1} << 23) - 1;
 constexpr size_t kRecordOverhead = sizeof(uint64_t) + sizeof(FragHeader);
 constexpr uint64_t kLine = 64;
+// Lines of a record's payload the reader asks for ahead (the hardware's prefetcher follows a
+// longer copy by itself).
+constexpr uint64_t kPrefetchLines = 8;
 
 inline uint64_t record_bytes(size_t len) {
   return (kRecordOverhead + len + kLine - 1) & ~(kLine - 1);
@@ -172,6 +175,12 @@ class RingReader {
       if (next != nullptr) {
         if ((word >> kSeqShift & kSeqMask) != (*next & kSeqMask)) return n;
         ++*next;
+      }
+      // The payload's other lines start coming while fn matches the header: a payload past the
+      // first line's 16 bytes cost a second transfer, after the first, before.
+      for (uint64_t at = kLine; at < kRecordOverhead + len && at <= kPrefetchLines * kLine;
+           at += kLine) {
+        __builtin_prefetch(rec + at);
       }
       FragHeader h;
       std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
