@@ -217,10 +217,12 @@ class ShmTransport final : public Transport {
     // at its first access, however the kernel prefaulted it (the guest counts no fault), and the
     // first pass of small messages through fresh rings made a job's first milliseconds several
     // times slower than the rest (osu_allgather at 512 B: 5-11 us a call for 11 ms, then 0.8 us;
-    // touched, 0.6-0.8 us from the second millisecond). Not when ranks outnumber the cores: there
-    // each rank's touching (80 ms of 8 MiB here) delays the others' start-up, a job's timings
-    // are the scheduler's anyway, and a short job uses a few pages of each ring.
-    if (bytes <= kPopulateMax && !progress::oversubscribed()) touch_rings();
+    // touched, 0.6-0.8 us from the second millisecond). Ranks that outnumber the cores too: the
+    // first pass costs them more, as a rank that maps a page makes the others wait a time slice
+    // (osu_allgather, 4 ranks on 2 cores, 8-256 B: 21-33 us a call untouched, 13 touched;
+    // reduce_scatter at 32 KiB: 540 us, 21 touched), while touching did not lengthen an 8- or
+    // 12-rank job's start here (340-460 ms either way; once it measured 80 ms a rank).
+    if (bytes <= kPopulateMax) touch_rings();
     links_.attach(topo::machine(), job.rank, job.local_peers,
                   reinterpret_cast<LinkSlot*>(base + links_offset(n_)), slots,
                   params::link_pacing());
