@@ -148,21 +148,16 @@ const std::pair<uintptr_t, uintptr_t>* covering(const Ranges* r, uintptr_t lo, u
 }
 bool covered(const Ranges* r, uintptr_t lo, uintptr_t hi) { return covering(r, lo, hi) != nullptr; }
 
-using detail::HostHit;
-using detail::t_host_hit;
-std::atomic<uint64_t>& g_maps_epoch = detail::maps_epoch;
-
 Kind host_kind(const void* p, size_t bytes) {
+  if (known_host(p, bytes)) return Kind::kHost;
   uintptr_t lo = reinterpret_cast<uintptr_t>(p);
   uintptr_t hi = lo + (bytes == 0 ? 1 : bytes);
   if (hi < lo) return Kind::kInvalid;  // wraps around the address space
   // A range that reaches into the device range is neither kind.
   if (lo < range_base + range_bytes && hi > range_base) return Kind::kInvalid;
-  const uint64_t epoch = g_maps_epoch.load(std::memory_order_acquire);
-  if (epoch != 0 && epoch == t_host_hit.epoch && lo >= t_host_hit.lo && hi <= t_host_hit.hi)
-    return Kind::kHost;
+  const uint64_t epoch = detail::maps_epoch.load(std::memory_order_acquire);
   if (const auto* range = covering(g_maps.load(std::memory_order_acquire), lo, hi)) {
-    t_host_hit = HostHit{epoch, range->first, range->second};
+    detail::t_host_hit = detail::HostHit{epoch, range->first, range->second};
     return Kind::kHost;
   }
   std::lock_guard<std::mutex> lock(g_maps_mutex);
@@ -170,7 +165,7 @@ Kind host_kind(const void* p, size_t bytes) {
   const Ranges* now = fresh.get();
   g_snapshots.push_back(std::move(fresh));
   g_maps.store(now, std::memory_order_release);
-  g_maps_epoch.fetch_add(1, std::memory_order_acq_rel);
+  detail::maps_epoch.fetch_add(1, std::memory_order_acq_rel);
   return covered(now, lo, hi) ? Kind::kHost : Kind::kInvalid;
 }
 
@@ -249,7 +244,7 @@ void finalize() {
   }
   std::lock_guard<std::mutex> lock(g_maps_mutex);
   g_maps.store(nullptr, std::memory_order_release);
-  g_maps_epoch.fetch_add(1, std::memory_order_acq_rel);
+  detail::maps_epoch.fetch_add(1, std::memory_order_acq_rel);
   g_snapshots.clear();
 }
 
