@@ -37,6 +37,8 @@ namespace {
 
 // How long MPI_Finalize waits for the transports' sends to leave (Transport::sending()).
 constexpr double kSendDrainTimeoutS = 10.0;
+// Unexpected messages' records kept for reuse at most (Engine::free_messages).
+constexpr size_t kKeptMessages = 4096;
 
 // An intrusive FIFO of T (next_/prev_ members): O(1) append and removal, no allocation.
 template <class T>
@@ -160,7 +162,10 @@ struct Engine {
   // A pipelined chunk from device memory passes through here on its way into a transport, which
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
-  BufferPool buffers;          // bounces and unexpected messages' host payloads
+  BufferPool buffers;  // bounces and unexpected messages' host payloads
+  // Unexpected messages' records, kept for reuse: a window of small sends that arrive before their
+  // receives (osu_bw's) would otherwise cost a malloc and a free each.
+  std::vector<Message*> free_messages;
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
   DeviceEagerRing device_eager;
   int reads_in_flight = 0;  // RemoteReads started and not done
@@ -399,13 +404,33 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   send_control(peer, FragType::kCts, h.sreq, reinterpret_cast<uint64_t>(r));
 }
 
+Message* new_message(const FragHeader& h, int peer) {
+  std::vector<Message*>& pool = engine().free_messages;
+  Message* m;
+  if (pool.empty()) {
+    m = new Message;
+  } else {
+    m = pool.back();
+    pool.pop_back();
+    *m = Message{};
+  }
+  m->h = h;
+  m->peer = peer;
+  return m;
+}
+
 void free_message(Message* m) {
   if (m->on_device) {
     device::free(m->data);
   } else if (m->data != nullptr) {
     engine().buffers.give(m->data, m->len);
   }
-  delete m;
+  std::vector<Message*>& pool = engine().free_messages;
+  if (pool.size() < kKeptMessages) {
+    pool.push_back(m);
+  } else {
+    delete m;
+  }
 }
 
 // An unexpected device eager message (kFlagSlot): its payload is read into this rank's HBM and the
@@ -436,9 +461,7 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
       return;
     }
   }
-  auto* m = new Message;
-  m->h = h;
-  m->peer = peer;
+  Message* m = new_message(h, peer);
   if (h.flags & kFlagSlot && take_out_of_chunk(m, peer, payload)) {
     c.unexpected.push_back(m);
     return;
@@ -584,6 +607,8 @@ Status finalize() {
       free_message(m);
     }
   }
+  for (Message* m : e.free_messages) delete m;
+  e.free_messages.clear();
   e.contexts.clear();
   e.transports.clear();
   e.peers.clear();
@@ -710,6 +735,25 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   }
   send_or_queue(peer, job);
   return Status::kOk;
+}
+
+bool send_now(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag) {
+  progress::Lock lock;
+  const int peer = comm.peer_rank(dest);
+  Peer& p = engine().peers[peer];
+  if (p.transport == nullptr || bytes > p.eager_limit || !p.backlog.empty()) return false;
+  if (bytes > 0 && device::in_device_range(buf)) return false;
+  FragHeader h;
+  h.type = FragType::kEager;
+  h.flags = 0;
+  h.reserved = 0;
+  h.context = ctx;
+  h.source = comm.rank;
+  h.tag = tag;
+  h.size = bytes;
+  h.sreq = 0;  // no request: nothing answers it, and no kCancel names it
+  h.addr = 0;
+  return p.transport->send(peer, h, buf, bytes);
 }
 
 Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int source, int tag,

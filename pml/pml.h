@@ -121,6 +121,12 @@ int add_peer(Transport* t);
 // comm.coll_context()). The buffer must stay unchanged until the request is done.
 Status isend(const Comm& comm, uint32_t context, const void* buf, size_t bytes, int dest, int tag,
              SendMode mode, Request* req);
+// A standard-mode send that completes in the call, if it can: host memory, at most the peer's
+// eager limit, nothing queued before it for that peer, and the transport takes it now (it copies
+// the payload). True when sent: the buffer is free again and no request exists, so the message
+// cannot be cancelled (Open MPI and MPICH complete such sends at once too; MPI 4.0 deprecates
+// cancelling sends). False: nothing was done, and isend() sends it.
+bool send_now(const Comm& comm, uint32_t context, const void* buf, size_t bytes, int dest, int tag);
 // Posts a receive of at most `capacity` bytes from `source` (or kAnySource) with `tag` (or
 // kAnyTag).
 Status irecv(const Comm& comm, uint32_t context, void* buf, size_t capacity, int source, int tag,

@@ -139,6 +139,7 @@ struct Request {
   void* extra_state = nullptr;
   bool gcomplete = false;
   bool gfreed = false;
+  bool shared = false;  // sent(): one object behind many handles, never released
   // The byte Open MPI's Fortran binding clears: 1 (set by MPI_Grequest_start) for C callbacks.
   // grequest_abi_ follows handle directly (a char array, handle's size a multiple of 8).
   unsigned char& grequest_funcs_are_c() {
@@ -156,7 +157,11 @@ struct Request {
 
   // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
   static Request* make();
-  static void release(Request* r);
+  static void release(Request* r);  // nothing for sent()
+  // The request of every send that completed in its call (pml::send_now), as Open MPI's ob1 hands
+  // out its ompi_request_empty: complete, not cancelled, an empty status. Waits and frees only
+  // read it.
+  static Request* sent();
 };
 
 // The Request behind a handle; nullptr for MPI_REQUEST_NULL and for anything that is not one.

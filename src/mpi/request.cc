@@ -27,6 +27,14 @@ namespace {
 // Never destroyed: requests released after static destructors have run (an atexit handler calling
 // MPI) must still find it, and memory checkers see the pooled requests as reachable.
 std::vector<Request*>& g_free_requests = *new std::vector<Request*>;
+
+Request* make_sent_request() {
+  auto* r = new Request;
+  r->immediate = true;
+  r->shared = true;
+  return r;
+}
+Request* const g_sent_request = make_sent_request();
 }  // namespace
 
 Request* Request::make() {
@@ -39,6 +47,7 @@ Request* Request::make() {
 }
 
 void Request::release(Request* r) {
+  if (r->shared) return;
   progress::Lock lock;
   r->handle.magic = kMagicFreed;  // a stale handle is reported, not misread
   fortran_forget(HandleKind::kRequest, &r->handle);
@@ -48,6 +57,8 @@ void Request::release(Request* r) {
   r->type_ref.reset();
   g_free_requests.push_back(r);
 }
+
+Request* Request::sent() { return g_sent_request; }
 
 }  // namespace torusmpi::mpi
 

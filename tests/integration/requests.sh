@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Requests, statuses and localities (tests/progs/requests.c): generalized requests through every
-# completion call, Request_free, Request_get_status and Cancel; cancelled sends (to itself, eager,
-# rendezvous and synchronous to another rank, persistent, and a matched one that cannot be); the
+# completion call, Request_free, Request_get_status and Cancel; cancelled sends (rendezvous and
+# synchronous to another rank, persistent, and a matched one that cannot be; an eager one, to
+# itself or another rank, that completed in its call may stay uncancelled, and is received); the
 # MPI_ERROR field of every completion call's status; MPI_DATATYPE_NULL refused as Open MPI does;
 # MPI_Comm_split_type's OMPI_COMM_TYPE_ localities; MAXLOC/MINLOC on derived datatypes of pair
 # types. Bad arguments of each. First on Open MPI itself (the reference: where MPI leaves it

@@ -11,8 +11,11 @@
  * answer MPI leaves to the implementation prints "skip <rank> <check>: ..." where the reference
  * differs: Open MPI 4.1 never cancels a send, sets MPI_ERROR = MPI_SUCCESS in the statuses of a
  * successful Waitall/Testall/Waitsome/Testsome, and refuses a predefined op on a derived
- * datatype. torusmpi is held to MPI 3.1's letter: a send not yet matched is cancelled, MPI_ERROR
- * is written only with MPI_ERR_IN_STATUS, and MAXLOC works on pairs inside derived types. */
+ * datatype. torusmpi is held to more: a rendezvous or synchronous send not yet matched is
+ * cancelled, MPI_ERROR is written only with MPI_ERR_IN_STATUS, and MAXLOC works on pairs inside
+ * derived types. A standard send small enough to complete in its call (copied into the transport,
+ * as Open MPI's and MPICH's are) may be cancelled or not on either library; either way the
+ * outcome must be consistent: cancelled and never received, or received. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -383,6 +386,14 @@ static void expect_multi_success(int rc, const MPI_Status* st, const char* what)
 /* ------------------------------------------------------------------------------------------ */
 
 /* The send request was cancelled (torusmpi must; the reference may not). Returns the flag. */
+/* A send that may have completed in its call: whether it was cancelled, which the caller checks
+ * against what the receiver saw. */
+static int was_cancelled(const MPI_Status* st) {
+  int flag = 0;
+  MPI_Test_cancelled(st, &flag);
+  return flag;
+}
+
 static int expect_cancelled(MPI_Status* st, const char* what) {
   int flag = 0;
   MPI_Test_cancelled(st, &flag);
@@ -401,12 +412,13 @@ static void t_cancel(void) {
   MPI_Status st;
   int flag, x = 5, y = 0;
 
-  /* To this process, eager: nothing receives it, so it can always be cancelled. */
+  /* To this process, eager: nothing receives it; complete in its call, it stays uncancelled
+   * and is received. */
   MPI_Isend(&x, 1, MPI_INT, 0, 9, MPI_COMM_SELF, &r);
   check_rc(MPI_Cancel(&r), "cancel/self-eager");
   st = fresh_status();
   check_rc(MPI_Wait(&r, &st), "cancel/self-eager-wait");
-  int cancelled = expect_cancelled(&st, "cancel/self-eager-cancelled");
+  int cancelled = was_cancelled(&st);
   check(st.MPI_ERROR == kUntouched, "cancel/self-eager-error-untouched", "MPI_ERROR %d",
         st.MPI_ERROR);
   MPI_Iprobe(0, 9, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
@@ -461,10 +473,10 @@ static void t_cancel(void) {
     for (int i = 0; i < 3; ++i) sts[i] = fresh_status();
     check_rc(MPI_Waitall(3, rs, sts), "cancel/send-waitall");
     MPI_Recv(received, 3, MPI_INT, 1, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    const char* names[3] = {"cancel/eager-cancelled", "cancel/rendezvous-cancelled",
-                            "cancel/ssend-cancelled"};
+    const char* names[3] = {NULL, "cancel/rendezvous-cancelled", "cancel/ssend-cancelled"};
     for (int i = 0; i < 3; ++i) {
-      int cancelled = expect_cancelled(&sts[i], names[i]);
+      /* The eager one may have completed in its call. */
+      int cancelled = i == 0 ? was_cancelled(&sts[i]) : expect_cancelled(&sts[i], names[i]);
       if (!g_torusmpi) MPI_Test_cancelled(&sts[i], &cancelled);
       char name[64];
       snprintf(name, sizeof name, "cancel/consistent-%d", tags[i]);
