@@ -3,11 +3,14 @@
 // the ring (a skip record fills the gap instead), so the reader hands out payloads in place.
 //
 //   | head (the reader's cache line) | data: cap bytes, cap a power of 2 |
-//   record: | prefix: valid, kind, len (8 B) | FragHeader (40 B) | payload (len B) | pad to 64 B |
+//   record:  | prefix: valid, kind, len (8 B) | FragHeader (40 B) | payload (len B) | pad to 64 B |
+//   compact: | prefix (8 B) | context, source, tag (16 B) | payload (len B) | pad to 64 B |
 //
+// A compact record carries an eager message that needs no more (no flags, no request to answer,
+// one fragment: pml::send_now's), so up to 40 payload bytes share its cache line, not 16.
 // Records announce themselves: the writer fills a record, then sets its prefix with a release
 // store; the reader polls the prefix at its head and needs no tail word, so a small message costs
-// one cache line moving from writer to reader (16 payload bytes share it with the header). A
+// one cache line moving from writer to reader. A
 // prefix the reader reaches may hold stale bytes of an earlier lap, so before publishing a record
 // the writer clears the prefix of the one after it; one line of the ring is kept free for that.
 // The reader frees space with a release store of head, which the writer reads only when its
@@ -42,16 +45,31 @@ static_assert(sizeof(RingControl) == 64, "head has its cache line to itself");
 // (payload bytes; for a skip, the bytes skipped).
 constexpr uint64_t kValid = uint64_t{1} << 63;
 constexpr uint64_t kSkipKind = uint64_t{1} << 32;
+constexpr uint64_t kCompactKind = uint64_t{1} << 33;
 constexpr int kSeqShift = 40;
 constexpr uint64_t kSeqMask = (uint64_t{1} << 23) - 1;
 constexpr size_t kRecordOverhead = sizeof(uint64_t) + sizeof(FragHeader);
+// What a compact record keeps of its FragHeader; the rest is implied (kEager, no flags, size = len,
+// no sreq or rreq).
+struct CompactHeader {
+  uint32_t context;
+  int32_t source;
+  int32_t tag;
+  uint32_t reserved;
+};
+constexpr size_t kCompactOverhead = sizeof(uint64_t) + sizeof(CompactHeader);
 constexpr uint64_t kLine = 64;
 // Lines of a record's payload the reader asks for ahead (the hardware's prefetcher follows a
 // longer copy by itself).
 constexpr uint64_t kPrefetchLines = 8;
 
-inline uint64_t record_bytes(size_t len) {
-  return (kRecordOverhead + len + kLine - 1) & ~(kLine - 1);
+inline uint64_t record_bytes(size_t len, bool compact = false) {
+  return ((compact ? kCompactOverhead : kRecordOverhead) + len + kLine - 1) & ~(kLine - 1);
+}
+
+inline bool fits_compact(const FragHeader& h, size_t len) {
+  return h.type == FragType::kEager && h.flags == 0 && h.reserved == 0 && h.sreq == 0 &&
+         h.rreq == 0 && h.size == len;
 }
 
 // The largest payload a ring of `cap` bytes takes: a quarter of it, so that several records are
@@ -74,7 +92,8 @@ class RingWriter {
 
   // Appends one record, number seq of its stream; false when the ring has no room for it now.
   bool push(const FragHeader& h, const void* payload, size_t len, uint64_t seq = 0) {
-    uint64_t need = record_bytes(len);
+    const bool compact = fits_compact(h, len);
+    uint64_t need = record_bytes(len, compact);
     uint64_t off = tail_ & (cap_ - 1);
     uint64_t gap = cap_ - off;                                   // bytes to the end of the ring
     uint64_t total = (need <= gap ? need : gap + need) + kLine;  // + the line cleared ahead
@@ -96,9 +115,17 @@ class RingWriter {
       off = 0;
     }
     uint8_t* rec = data_ + off;
-    std::memcpy(rec + sizeof(uint64_t), &h, sizeof h);
-    if (len > 0) std::memcpy(rec + kRecordOverhead, payload, len);
-    publish(off, need, (seq & kSeqMask) << kSeqShift | len);
+    uint64_t word = (seq & kSeqMask) << kSeqShift | len;
+    if (compact) {
+      const CompactHeader c{h.context, h.source, h.tag, 0};
+      std::memcpy(rec + sizeof(uint64_t), &c, sizeof c);
+      if (len > 0) std::memcpy(rec + kCompactOverhead, payload, len);
+      word |= kCompactKind;
+    } else {
+      std::memcpy(rec + sizeof(uint64_t), &h, sizeof h);
+      if (len > 0) std::memcpy(rec + kRecordOverhead, payload, len);
+    }
+    publish(off, need, word);
     tail_ += need;
     return true;
   }
@@ -176,16 +203,31 @@ class RingReader {
         if ((word >> kSeqShift & kSeqMask) != (*next & kSeqMask)) return n;
         ++*next;
       }
+      const bool compact = (word & kCompactKind) != 0;
+      const size_t overhead = compact ? kCompactOverhead : kRecordOverhead;
       // The payload's other lines start coming while fn matches the header: a payload past the
-      // first line's 16 bytes cost a second transfer, after the first, before.
-      for (uint64_t at = kLine; at < kRecordOverhead + len && at <= kPrefetchLines * kLine;
-           at += kLine) {
+      // first line cost a second transfer, after the first, before.
+      for (uint64_t at = kLine; at < overhead + len && at <= kPrefetchLines * kLine; at += kLine) {
         __builtin_prefetch(rec + at);
       }
       FragHeader h;
-      std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
-      fn(h, rec + kRecordOverhead, len);
-      head_ += record_bytes(len);
+      if (compact) {
+        CompactHeader c;
+        std::memcpy(&c, rec + sizeof(uint64_t), sizeof c);
+        h.type = FragType::kEager;
+        h.flags = 0;
+        h.reserved = 0;
+        h.context = c.context;
+        h.source = c.source;
+        h.tag = c.tag;
+        h.size = len;
+        h.sreq = 0;
+        h.rreq = 0;
+      } else {
+        std::memcpy(&h, rec + sizeof(uint64_t), sizeof h);
+      }
+      fn(h, rec + overhead, len);
+      head_ += record_bytes(len, compact);
       // Freed record by record: a writer waiting for room starts as early as possible.
       ctl_->head.store(head_, std::memory_order_release);
       ++n;
@@ -205,13 +247,15 @@ class RingReader {
   // ring_max_payload() and never straddles the end.
   const char* record_fault(uint64_t off, uint64_t word) const {
     const uint64_t len = word & 0xffffffffu;
-    if ((word & ~(kValid | kSeqMask << kSeqShift | kSkipKind | 0xffffffffu)) != 0) {
+    if ((word & ~(kValid | kSeqMask << kSeqShift | kSkipKind | kCompactKind | 0xffffffffu)) != 0 ||
+        (word & kSkipKind && word & kCompactKind)) {
       return "a record of unknown kind";
     }
     if (word & kSkipKind) {
       return off != 0 && len == cap_ - off ? nullptr : "a skip that does not end the ring";
     }
-    if (len > ring_max_payload(cap_) || record_bytes(len) > cap_ - off) {
+    if (len > ring_max_payload(cap_) ||
+        record_bytes(len, (word & kCompactKind) != 0) > cap_ - off) {
       return "a record longer than the ring allows";
     }
     return nullptr;

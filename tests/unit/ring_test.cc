@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -184,6 +185,47 @@ TEST(Ring, DrainsNoMoreThanItsLimit) {
   EXPECT_EQ(r.reader.drain(take), 2);
   EXPECT_EQ(seen, 3);
   EXPECT_TRUE(r.reader.empty());
+}
+
+// An eager message with no request to answer travels in a compact record, whose header the
+// reader gives back whole; anything else keeps its full header. Up to 40 payload bytes fit a
+// compact record's one cache line.
+TEST(Ring, CompactRecordsGiveBackTheWholeHeader) {
+  EXPECT_EQ(record_bytes(40, true), 64u);
+  EXPECT_EQ(record_bytes(41, true), 128u);
+  EXPECT_EQ(record_bytes(17, false), 128u);
+  TestRing r(4096);
+  const char payload[40] = "forty bytes of payload, in one line";
+  FragHeader compact = header(-7, sizeof payload);
+  compact.context = 65535;
+  compact.source = 1234567;
+  FragHeader full = compact;
+  full.sreq = 0xfeedface;
+  FragHeader sync = compact;
+  sync.flags = 1;
+  for (const FragHeader* h : {&compact, &full, &sync}) {
+    ASSERT_TRUE(r.writer.push(*h, payload, sizeof payload));
+  }
+  std::vector<FragHeader> got;
+  r.reader.drain([&](const FragHeader& h, const uint8_t* p, size_t len) {
+    got.push_back(h);
+    ASSERT_EQ(len, sizeof payload);
+    EXPECT_EQ(std::memcmp(p, payload, len), 0);
+  });
+  ASSERT_EQ(got.size(), 3u);
+  const FragHeader* want[] = {&compact, &full, &sync};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(std::memcmp(&got[i], want[i], sizeof(FragHeader)), 0) << "record " << i;
+  }
+  // A ring holds as many 40-byte compact records as 16-byte full ones: a line each.
+  TestRing a(4096), b(4096);
+  FragHeader answered = header(0, 16);
+  answered.sreq = 1;
+  int compact_records = 0, full_records = 0;
+  while (a.writer.push(compact, payload, sizeof payload)) ++compact_records;
+  while (b.writer.push(answered, payload, 16)) ++full_records;
+  EXPECT_EQ(compact_records, full_records);
+  EXPECT_GT(compact_records, 0);
 }
 
 }  // namespace
