@@ -30,10 +30,13 @@ int64_t g_next_look_ns = 0;
 uint64_t g_discount_index = 0;
 int64_t g_discount_ns = 0;
 int64_t g_last_look_ns = 0;
-// The call text of the newest record as the caller passed it (a literal: same text, same
-// pointer), so that a loop of one call folds without comparing its text; and when that record
+// The call text of the newest record as the caller passed it (always a literal: same text, same
+// pointer), so that a loop of one call folds by comparing pointers; and when that record
 // began, which a nonblocking call that returns at once also ends with.
 const char* g_last_call = nullptr;
+// The call text each record holds, as the caller passed it: a record that gets the text it
+// already holds (a ping-pong of MPI_Send and MPI_Recv wraps around the book) is not copied again.
+const char* g_call_at[kDepth] = {};
 int64_t g_last_begin_ns = 0;
 int g_last_begin_slot = -1;
 // A gap this long between two looks means the process was not running.
@@ -72,7 +75,9 @@ bool folds_into_last(const char* call, uint32_t context, uint32_t comm_seq, int3
   if (last.state == State::kActive || last.state == State::kFree) return false;
   const uint32_t seq_after = last.comm_seq == 0 ? 0 : last.comm_seq + 1;
   if (last.context != context || seq_after != comm_seq || last.peer != peer) return false;
-  if (call != g_last_call && std::strncmp(last.call, call, sizeof last.call) != 0) return false;
+  // The same literal, the same pointer: another pointer may hold the same text (it would only
+  // write a record of its own), but comparing texts would cost more than the fold saves.
+  if (call != g_last_call) return false;
   *slot = s;
   return true;
 }
@@ -257,6 +262,7 @@ void close() {
   }
   g_book = nullptr;
   g_last_call = nullptr;
+  std::fill(std::begin(g_call_at), std::end(g_call_at), nullptr);
   g_last_begin_slot = -1;
   g_waiting_for = nullptr;
   g_on_timeout = nullptr;
@@ -302,7 +308,8 @@ int record(const char* call, uint32_t context, const char* comm, uint32_t comm_s
     op.peer = peer;
     op.step = 0;
     op.steps = 0;
-    copy_text(op.call, sizeof op.call, call);
+    if (g_call_at[slot] != call) copy_text(op.call, sizeof op.call, call);
+    g_call_at[slot] = call;
     copy_text(op.comm, sizeof op.comm, comm);
     close_write(op);
   }
