@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One-sided communication within a node (tests/progs/rma.c): every window flavor (MPI_Win_create,
+# MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic), fence, lock/unlock,
+# lock_all, flushes and post/start/complete/wait epochs, put, get, every predefined op of the
+# accumulates on integers against a computed reference, fetch-and-op, compare-and-swap, the
+# request forms, vector datatypes, exclusive-lock increments of one counter by every rank (none
+# lost), MPI_Win_shared_query with direct loads and stores, and the error classes under
+# MPI_ERRORS_RETURN. First on Open MPI itself (the reference: where it checks less, its answers are
+# "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
+# LD_LIBRARY_PATH, with named segments (TORUSMPI_SHM_NAMED=1), and the clang build. A window
+# whose group spans two emulated instances is refused with MPI_ERR_UNSUPPORTED_OPERATION; a rank
+# killed while windows are live leaves nothing in /dev/shm.
+. "$(dirname "$0")/lib.sh"
+
+bin=$TM_PROGS/rma
+
+run_job 180 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 "$bin.gcc"
+check "rma.gcc on Open MPI itself (the reference), np=3" ranks_done 3 || diag_job
+
+passed() {
+  ranks_done "$1" || return 1
+  if grep -q '^skip' "$job_out"; then
+    echo "# the program took its path for reference libraries:"
+    grep '^skip' "$job_out" | head -n 3 | sed 's/^/#   /'
+    return 1
+  fi
+}
+for np in 1 2 3 4; do
+  run_job 180 "${mpirun[@]}" -np "$np" "${via_preload[@]}" "$bin.gcc"
+  check "rma.gcc, LD_PRELOAD, np=$np" passed "$np" || diag_job
+done
+run_job 180 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang"
+check "rma.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
+# Named segments: in /dev/shm only until every rank has mapped them (check_shm below).
+run_job 180 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc"
+check "rma.gcc, named segments (TORUSMPI_SHM_NAMED=1), np=3" passed 3 || diag_job
+
+# Two emulated instances: windows over both are refused, windows within one work.
+run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x2:cores=1 \
+  -x TORUSMPI_INSTANCES=2 -x TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo \
+  "$bin.gcc" multinode
+if grep -q 'built without it' "$job_err"; then
+  skip "rma.gcc multinode" "this build has no ofi transport"
+else
+  check "rma.gcc multinode, two instances, np=4: MPI_ERR_UNSUPPORTED_OPERATION across them" \
+    passed 4 || diag_job
+  grep -m1 '^message 0' "$job_out" | sed 's/^message 0/#/'
+fi
+
+# A rank that dies with windows live (named segments) leaves no segment behind, and the job ends.
+run_job 120 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc" crash
+check "rma.gcc crash, np=3: the job ends (exit status not 0)" test "$job_rc" -ne 0 -a \
+  "$job_rc" -ne 124 || diag_job
+procs_left() {
+  local left
+  left=$(pgrep -f "$bin.gcc" || true)
+  [ -z "$left" ] || { echo "# processes left: $left"; return 1; }
+}
+sleep 1
+check "no rma process left" procs_left
+
+check_shm
+tap_done
