@@ -125,6 +125,17 @@ void lock_shared(std::atomic<uint32_t>* word) {
   }
 }
 
+bool try_lock_shared(std::atomic<uint32_t>* word) {
+  uint32_t v = word->load(std::memory_order_relaxed);
+  while ((v & kExclusive) == 0) {
+    if (word->compare_exchange_weak(v, v + 1, std::memory_order_acquire,
+                                    std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void unlock_exclusive(std::atomic<uint32_t>* word) { word->store(0, std::memory_order_release); }
 
 void unlock_shared(std::atomic<uint32_t>* word) { word->fetch_sub(1, std::memory_order_release); }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/progress.h"
+#include "device/device.h"
 #include "mpi/attr.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
@@ -131,6 +132,11 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
   if (baseptr == nullptr && (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED))
     return raise_error(comm, MPI_ERR_ARG, fn, "baseptr argument is NULL");
+  if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && device::in_device_range(base)) {
+    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                       "base argument is device memory: windows on device memory are not "
+                       "implemented yet (host memory only)");
+  }
   std::vector<int> members = comm_members(*c);
   int far = -1;
   if (!all_on_this_node(members, &far)) {

@@ -157,7 +157,16 @@ int PMPI_Win_lock_all(int assert_arg, MPI_Win win) {
   }
   w->lock_all_nocheck = (assert_arg & MPI_MODE_NOCHECK) != 0;
   if (!w->lock_all_nocheck) {
-    for (int r = 0; r < w->size; ++r) rma::lock_shared(&w->block(r)->lock);
+    // All or none: holding some while waiting for the next could deadlock with a process that
+    // holds that one exclusively and waits for one of these.
+    torusmpi::progress::Backoff backoff(true);
+    for (;;) {
+      int r = 0;
+      while (r < w->size && rma::try_lock_shared(&w->block(r)->lock)) ++r;
+      if (r == w->size) break;
+      while (r-- > 0) rma::unlock_shared(&w->block(r)->lock);
+      backoff.pause();
+    }
   }
   w->lock_all = true;
   return MPI_SUCCESS;

@@ -94,6 +94,50 @@ static void fill(Win* w, int v) {
   for (int i = 0; i < win_ints(); ++i) w->mem[i] = v;
 }
 
+static int g_deleted, g_handled, g_handled_code;
+static MPI_Win g_handled_win = MPI_WIN_NULL;
+static int delete_fn(MPI_Win win, int keyval, void* value, void* extra) {
+  (void)win, (void)keyval, (void)value, (void)extra;
+  ++g_deleted;
+  return MPI_SUCCESS;
+}
+static void win_handler(MPI_Win* win, int* code, ...) {
+  ++g_handled;
+  g_handled_win = *win;
+  g_handled_code = *code;
+}
+
+/* A user keyval's attribute is deleted by MPI_Win_free (the caller checks g_deleted); a user
+ * error handler gets the window and the code; the Fortran number converts back. */
+static void check_user_objects(const Win* w, const char* fl) {
+  char what[96];
+  int keyval = MPI_KEYVAL_INVALID, flag = 0;
+  void* got = NULL;
+  static int value;
+  MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_fn, &keyval, NULL);
+  MPI_Win_set_attr(w->win, keyval, &value);
+  MPI_Win_get_attr(w->win, keyval, &got, &flag);
+  snprintf(what, sizeof what, "%s: user attribute set and got", fl);
+  check(flag && got == &value, what, "flag %d", flag);
+  MPI_Win_free_keyval(&keyval);
+
+  MPI_Errhandler h;
+  MPI_Win_create_errhandler(win_handler, &h);
+  MPI_Win_set_errhandler(w->win, h);
+  MPI_Errhandler_free(&h);
+  g_handled = 0;
+  int v = 0;
+  MPI_Put(&v, 1, MPI_INT, g_size, 0, 1, MPI_INT, w->win); /* no epoch, bad rank: an error */
+  snprintf(what, sizeof what, "%s: user error handler called with the window", fl);
+  check(g_handled == 1 && g_handled_win == w->win && g_handled_code != MPI_SUCCESS, what,
+        "calls %d, same window %d, code %d", g_handled, g_handled_win == w->win, g_handled_code);
+  MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
+
+  MPI_Fint f = MPI_Win_c2f(w->win);
+  snprintf(what, sizeof what, "%s: MPI_Win_c2f/MPI_Win_f2c", fl);
+  check(f > 0 && MPI_Win_f2c(f) == w->win, what, "number %d", (int)f);
+}
+
 /* Checks the window's attributes, name, group and info. */
 static void check_description(const Win* w, const char* fl) {
   char what[96];
@@ -315,6 +359,8 @@ static void check_passive(Win* w, const char* fl) {
     rc |= MPI_Win_flush(0, w->win);
     ++v;
     rc |= MPI_Put(&v, 1, MPI_INT, 0, disp(w, 0, 0), 1, MPI_INT, w->win);
+    const int two = 2;
+    rc |= MPI_Accumulate(&two, 1, MPI_INT, 0, disp(w, 0, 6), 1, MPI_INT, MPI_SUM, w->win);
     rc |= MPI_Win_unlock(0, w->win);
     if (rc != MPI_SUCCESS) rcs = rc;
   }
@@ -393,6 +439,8 @@ static void check_passive(Win* w, const char* fl) {
     snprintf(what, sizeof what, "%s: exclusive-lock increments by %d ranks: none lost", fl, p);
     check(rcs == MPI_SUCCESS && w->mem[0] == p * iters, what, "rc %d, counter %d, want %d", rcs,
           w->mem[0], p * iters);
+    snprintf(what, sizeof what, "%s: exclusive-lock accumulates by %d ranks: none lost", fl, p);
+    check(w->mem[6] == 2 * p * iters, what, "counter %d, want %d", w->mem[6], 2 * p * iters);
     snprintf(what, sizeof what, "%s: shared-lock accumulates by %d ranks: none lost", fl, p);
     check(w->mem[1] == p * iters, what, "counter %d, want %d", w->mem[1], p * iters);
     snprintf(what, sizeof what, "%s: fetch_and_op total", fl);
@@ -538,13 +586,18 @@ static void run_flavor(int flavor) {
   const char* fl = kFlavorNames[flavor];
   win_make(flavor, &w);
   check_description(&w, fl);
+  check_user_objects(&w, fl);
   check_fence(&w, fl);
   check_accumulate_ops(&w, fl);
   check_passive(&w, fl);
   check_pscw(&w, fl);
   if (flavor == 2) check_shared(&w);
   check_errors(&w, fl);
+  g_deleted = 0;
   win_free(&w);
+  char what[96];
+  snprintf(what, sizeof what, "%s: MPI_Win_free deletes the attributes", fl);
+  check(g_deleted == 1, what, "delete callback called %d times", g_deleted);
 }
 
 /* Ranks of two emulated nodes: the creation is refused, clearly. */
