@@ -195,7 +195,6 @@ namespace {
 
 // MPI_Win_flush(_local) of one target: the target must be locked.
 int flush_one(const char* fn, int rank, MPI_Win win) {
-  torusmpi::progress::Lock lock;
   Win* w = nullptr;
   if (int err = mpi::check_win(fn, win, &w)) return err;
   if (int err = mpi::check_target_rank(fn, win, *w, rank)) return err;
@@ -209,7 +208,6 @@ int flush_one(const char* fn, int rank, MPI_Win win) {
 
 // MPI_Win_flush(_local)_all: some target must be locked.
 int flush_all(const char* fn, MPI_Win win) {
-  torusmpi::progress::Lock lock;
   Win* w = nullptr;
   if (int err = mpi::check_win(fn, win, &w)) return err;
   if (!w->lock_all && w->held_count == 0) {
@@ -222,18 +220,28 @@ int flush_all(const char* fn, MPI_Win win) {
 
 }  // namespace
 
-int PMPI_Win_flush(int rank, MPI_Win win) { return flush_one("MPI_Win_flush", rank, win); }
+int PMPI_Win_flush(int rank, MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return flush_one("MPI_Win_flush", rank, win);
+}
 TORUSMPI_WEAK_ALIAS(MPI_Win_flush);
 
 int PMPI_Win_flush_local(int rank, MPI_Win win) {
+  torusmpi::progress::Lock lock;
   return flush_one("MPI_Win_flush_local", rank, win);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_flush_local);
 
-int PMPI_Win_flush_all(MPI_Win win) { return flush_all("MPI_Win_flush_all", win); }
+int PMPI_Win_flush_all(MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return flush_all("MPI_Win_flush_all", win);
+}
 TORUSMPI_WEAK_ALIAS(MPI_Win_flush_all);
 
-int PMPI_Win_flush_local_all(MPI_Win win) { return flush_all("MPI_Win_flush_local_all", win); }
+int PMPI_Win_flush_local_all(MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return flush_all("MPI_Win_flush_local_all", win);
+}
 TORUSMPI_WEAK_ALIAS(MPI_Win_flush_local_all);
 
 int PMPI_Win_sync(MPI_Win win) {

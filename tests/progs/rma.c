@@ -600,6 +600,51 @@ static void run_flavor(int flavor) {
   check(g_deleted == 1, what, "delete callback called %d times", g_deleted);
 }
 
+/* Many blocks (more than a process_vm_writev takes in one call) and a large contiguous transfer:
+ * a vector of 5000 ints at stride 3 into the right neighbour, and all of it back. */
+static void check_large(int flavor) {
+  enum { kBlocks = 5000, kStride = 3, kInts = kBlocks * kStride };
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  int* mem = NULL;
+  MPI_Win win;
+  const MPI_Aint bytes = (MPI_Aint)kInts * (MPI_Aint)sizeof(int);
+  int* own = NULL;
+  if (flavor == 0) {
+    own = mem = malloc((size_t)bytes);
+    MPI_Win_create(mem, bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  } else {
+    MPI_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+  }
+  for (int i = 0; i < kInts; ++i) mem[i] = -1;
+  int* src = malloc(sizeof(int) * kBlocks);
+  int* back = malloc(sizeof(int) * kInts);
+  for (int i = 0; i < kBlocks; ++i) src[i] = g_rank * 100000 + i;
+  MPI_Datatype strided;
+  MPI_Type_vector(kBlocks, 1, kStride, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  MPI_Win_fence(0, win);
+  int rc = MPI_Put(src, kBlocks, MPI_INT, right, 1, 1, strided, win);
+  MPI_Win_fence(0, win);
+  int rc2 = MPI_Get(back, kInts, MPI_INT, right, 0, kInts, MPI_INT, win);
+  MPI_Win_fence(0, win);
+  int bad = -1;
+  for (int i = 0; i < kInts && bad < 0; ++i) {
+    int want = i % kStride == 1 ? left * 100000 + i / kStride : -1;
+    int want_back = i % kStride == 1 ? g_rank * 100000 + i / kStride : -1;
+    if (mem[i] != want || back[i] != want_back) bad = i;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%s: %d-block vector put, %d-int get", kFlavorNames[flavor], kBlocks,
+           kInts);
+  check(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && bad < 0, what, "rc %d %d, first bad int %d", rc,
+        rc2, bad);
+  MPI_Type_free(&strided);
+  MPI_Win_free(&win);
+  free(src);
+  free(back);
+  free(own);
+}
+
 /* Ranks of two emulated nodes: the creation is refused, clearly. */
 static int run_multinode(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -663,6 +708,8 @@ int main(int argc, char** argv) {
     run_crash();
   } else {
     for (int f = 0; f < kFlavors; ++f) run_flavor(f);
+    check_large(0);
+    check_large(1);
   }
   int rc = check_done(g_size);
   MPI_Finalize();
