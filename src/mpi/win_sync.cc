@@ -9,9 +9,11 @@
 #include <atomic>
 #include <vector>
 
+#include "core/flight.h"
 #include "core/progress.h"
 #include "mpi/errors.h"
 #include "mpi/group.h"
+#include "mpi/runtime.h"
 #include "mpi/win.h"
 
 namespace torusmpi::mpi {
@@ -33,6 +35,15 @@ int check_target_rank(const char* fn, MPI_Win win, const Win& w, int rank) {
                          "rank argument is %d, not a rank of the window's group (size %d)", rank,
                          w.size);
 }
+
+// The flight recorder's record of a call that may wait for another process (a lock, a post, the
+// completes): with TORUSMPI_TIMEOUT a wait that lasts is diagnosed like any other.
+struct WaitRecord {
+  WaitRecord(const char* fn, const Win& w, int target)
+      : scope(fn, comm_impl(w.comm)->context, w.name.empty() ? "window" : w.name.c_str(), 0, -1,
+              target >= 0 ? w.members[target] : flight::kNoPeer) {}
+  flight::Scope scope;
+};
 
 void release(Win* w, int r, Held h) {
   switch (h) {
@@ -115,6 +126,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert_arg, MPI_Win win) {
                            w->lock_all ? " (MPI_Win_lock_all)" : "");
   }
   const bool nocheck = (assert_arg & MPI_MODE_NOCHECK) != 0;
+  mpi::WaitRecord record(kFn, *w, rank);
   if (lock_type == MPI_LOCK_EXCLUSIVE) {
     if (!nocheck) rma::lock_exclusive(&w->block(rank)->lock);
     w->held[rank] = nocheck ? Held::kExclusiveNoCheck : Held::kExclusive;
@@ -156,6 +168,7 @@ int PMPI_Win_lock_all(int assert_arg, MPI_Win win) {
                            w->lock_all ? "MPI_Win_lock_all" : "a lock of the window");
   }
   w->lock_all_nocheck = (assert_arg & MPI_MODE_NOCHECK) != 0;
+  mpi::WaitRecord record(kFn, *w, -1);
   if (!w->lock_all_nocheck) {
     // All or none: holding some while waiting for the next could deadlock with a process that
     // holds that one exclusively and waits for one of these.
@@ -292,6 +305,7 @@ int PMPI_Win_start(MPI_Group group, int assert_arg, MPI_Win win) {
   }
   std::vector<int> targets;
   if (int err = mpi::window_ranks(kFn, win, *w, group, &targets)) return err;
+  mpi::WaitRecord record(kFn, *w, targets.size() == 1 ? targets[0] : -1);
   for (int t : targets) {
     rma::wait_at_least(w->posts(t, w->rank), w->started[t] + 1);
     ++w->started[t];
@@ -332,6 +346,7 @@ int wait_or_test(const char* fn, MPI_Win win, int* flag) {
                                  w->completes_expected) >= 0;
     if (!*flag) return MPI_SUCCESS;
   } else {
+    mpi::WaitRecord record(fn, *w, w->exposure.size() == 1 ? w->exposure[0] : -1);
     rma::wait_at_least(completes, w->completes_expected);
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);

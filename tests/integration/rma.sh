@@ -8,8 +8,9 @@
 # MPI_ERRORS_RETURN. First on Open MPI itself (the reference: where it checks less, its answers are
 # "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
 # LD_LIBRARY_PATH, with named segments (TORUSMPI_SHM_NAMED=1), and the clang build. A window
-# whose group spans two emulated instances is refused with MPI_ERR_UNSUPPORTED_OPERATION; a rank
-# killed while windows are live leaves nothing in /dev/shm.
+# whose group spans two emulated instances is refused with MPI_ERR_UNSUPPORTED_OPERATION; a lock
+# never given back is diagnosed by TORUSMPI_TIMEOUT; a rank killed while windows are live leaves
+# nothing in /dev/shm.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -46,6 +47,13 @@ else
     passed 4 || diag_job
   grep -m1 '^message 0' "$job_out" | sed 's/^message 0/#/'
 fi
+
+# A lock that is never given back: TORUSMPI_TIMEOUT reports the waiting rank in MPI_Win_lock
+# (exit status 110, the hung job's) instead of a silent hang.
+run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_TIMEOUT=3 "$bin.gcc" hang
+check "rma.gcc hang, np=2: TORUSMPI_TIMEOUT names the rank waiting in MPI_Win_lock" \
+  eval '[ "$job_rc" -eq 110 ] && grep -q "rank 1 is in MPI_Win_lock on window to rank 0" "$job_err"' ||
+  diag_job
 
 # A rank that dies with windows live (named segments) leaves no segment behind, and the job ends.
 run_job 120 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc" crash

@@ -12,6 +12,7 @@
  *   rma            the checks above
  *   rma multinode  a window over ranks of two nodes must be refused (MPI_ERR_UNSUPPORTED_OPERATION)
  *   rma crash      the last rank dies while windows are live
+ *   rma hang       rank 1 waits forever for rank 0's exclusive lock
  */
 #include <signal.h>
 #include <stdint.h>
@@ -694,6 +695,18 @@ static int run_crash(void) {
   return 1;
 }
 
+/* Rank 0 keeps an exclusive lock of itself; rank 1 waits for it (TORUSMPI_TIMEOUT must end the
+ * job with a report naming MPI_Win_lock). */
+static int run_hang(void) {
+  Win w;
+  win_make(1, &w);
+  if (g_rank == 0) MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w.win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w.win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -704,6 +717,8 @@ int main(int argc, char** argv) {
   g_torusmpi = strstr(version, "torusmpi") != NULL;
   if (argc > 1 && strcmp(argv[1], "multinode") == 0) {
     run_multinode();
+  } else if (argc > 1 && strcmp(argv[1], "hang") == 0) {
+    run_hang();
   } else if (argc > 1 && strcmp(argv[1], "crash") == 0) {
     run_crash();
   } else {
