@@ -36,6 +36,52 @@ check "rma.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
 run_job 180 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc"
 check "rma.gcc, named segments (TORUSMPI_SHM_NAMED=1), np=3" passed 3 || diag_job
 
+# --- From Fortran (Open MPI's libmpi_mpifh, compiled here with its mpifort): a window's
+# attributes as INTEGER(KIND=MPI_ADDRESS_KIND) values, and an accumulate in fence epochs; the
+# same line on both libraries.
+cat >"$work/wf.f90" <<'EOF_F90'
+program wf
+  use mpi
+  implicit none
+  integer :: ierr, win, rank, np, disp, flavor, model
+  integer(kind=MPI_ADDRESS_KIND) :: sz, val, base
+  logical :: flag
+  integer :: buf(4), one
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  buf = 0
+  sz = 16
+  call MPI_Win_create(buf, sz, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_SIZE, val, flag, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, base, flag, ierr)
+  disp = int(base)
+  call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, base, flag, ierr)
+  flavor = int(base)
+  call MPI_Win_get_attr(win, MPI_WIN_MODEL, base, flag, ierr)
+  model = int(base)
+  call MPI_Win_fence(0, win, ierr)
+  one = rank + 1
+  base = 0
+  call MPI_Accumulate(one, 1, MPI_INTEGER, 0, base, 1, MPI_INTEGER, MPI_SUM, win, ierr)
+  call MPI_Win_fence(0, win, ierr)
+  if (rank == 0) print '(a,6i6)', 'fortran', int(val), disp, flavor, model, buf(1), ierr
+  call MPI_Win_free(win, ierr)
+  call MPI_Finalize(ierr)
+end program
+EOF_F90
+if "$TM_OMPI_MPIFORT" -o "$work/wf" "$work/wf.f90" -J "$work" >"$work/wf.log" 2>&1; then
+  # Size 16, disp_unit 4, MPI_WIN_FLAVOR_CREATE, MPI_WIN_UNIFIED, 1+2+3 accumulated, no error.
+  want='fortran    16     4     1     0     6     0'
+  run_job 60 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 "$work/wf"
+  check "Fortran window on Open MPI (the reference), np=3" grep -qx "$want" "$job_out" || diag_job
+  run_job 60 "${mpirun[@]}" -np 3 "${via_preload[@]}" "$work/wf"
+  check "Fortran window on torusmpi, LD_PRELOAD, np=3: attributes and accumulate" \
+    grep -qx "$want" "$job_out" || diag_job
+else
+  skip "Fortran windows" "mpifort failed: $(head -n 1 "$work/wf.log")"
+fi
+
 # Two emulated instances: windows over both are refused, windows within one work.
 run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x2:cores=1 \
   -x TORUSMPI_INSTANCES=2 -x TORUSMPI_NET=ofi -x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo \
