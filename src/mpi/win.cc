@@ -52,6 +52,8 @@ Win* win_new() {
 // Gives back what a window holds and marks its handle freed.
 void win_delete(Win* w) {
   rma::segment_close(&w->control);
+  delete w->attached;
+  w->attached = nullptr;
   if (w->comm != MPI_COMM_NULL) PMPI_Comm_free(&w->comm);
   info_free(w->info);
   errhandler_release(w->handle.error_handler);
@@ -85,6 +87,7 @@ bool all_on_this_node(const std::vector<int>& members, int* far) {
 struct Card {
   int64_t size;
   int64_t base;
+  int64_t attached;  // dynamic windows: the AttachTable's address
   int32_t disp_unit;
   int32_t pid;
 };
@@ -165,8 +168,10 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
     rma::allow_peer_access();
   }
 
+  if (flavor == MPI_WIN_FLAVOR_DYNAMIC) w->attached = new AttachTable;
   Card mine{static_cast<int64_t>(size), static_cast<int64_t>(reinterpret_cast<uintptr_t>(base)),
-            disp_unit, static_cast<int32_t>(getpid())};
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(w->attached)), disp_unit,
+            static_cast<int32_t>(getpid())};
   std::vector<Card> cards(static_cast<size_t>(w->size));
   int rc =
       PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE, w->comm);
@@ -204,6 +209,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
       t.pid = cards[r].pid;
       t.size = static_cast<MPI_Aint>(cards[r].size);
       t.disp_unit = cards[r].disp_unit;
+      t.attached = static_cast<uintptr_t>(cards[r].attached);
       if (allocates) {
         t.local = data + offsets[r];
         t.base = reinterpret_cast<uintptr_t>(t.local);
@@ -319,8 +325,17 @@ int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   if (size < 0) return raise_error_win(win, MPI_ERR_SIZE, kFn, "size argument is negative");
   if (base == nullptr && size > 0)
     return raise_error_win(win, MPI_ERR_ARG, kFn, "base argument is NULL");
-  // Other processes reach the memory by its address (process_vm_readv/writev): nothing to
-  // publish; the kernel refuses an address that is not mapped.
+  mpi::AttachTable* t = w->attached;
+  if (t->count == mpi::AttachTable::kMax) {
+    return raise_error_win(win, MPI_ERR_RMA_ATTACH, kFn,
+                           "this process has attached %d regions to the window already (the most "
+                           "torusmpi keeps)",
+                           mpi::AttachTable::kMax);
+  }
+  // Other processes reach the memory by its address (process_vm_readv/writev) and read this
+  // table to check it: MPI has the application synchronize between attach and access.
+  t->regions[t->count] = {reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(size)};
+  __atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELEASE);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_attach);
@@ -334,8 +349,17 @@ int PMPI_Win_detach(MPI_Win win, const void* base) {
     return raise_error_win(win, MPI_ERR_RMA_FLAVOR, kFn,
                            "win argument was not made by MPI_Win_create_dynamic");
   }
-  (void)base;
-  return MPI_SUCCESS;
+  mpi::AttachTable* t = w->attached;
+  for (uint64_t i = 0; i < t->count; ++i) {
+    if (t->regions[i].base == reinterpret_cast<uint64_t>(base)) {
+      t->regions[i] = t->regions[t->count - 1];
+      __atomic_store_n(&t->count, t->count - 1, __ATOMIC_RELEASE);
+      return MPI_SUCCESS;
+    }
+  }
+  return raise_error_win(win, MPI_ERR_ARG, kFn,
+                         "base argument %p is not memory this process attached to the window",
+                         base);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_detach);
 

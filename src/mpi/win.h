@@ -34,6 +34,19 @@ struct WinTarget {
   char* local = nullptr;  // the same memory mapped here (shared segment, or this process's own)
   MPI_Aint size = 0;
   int disp_unit = 1;
+  uintptr_t attached = 0;  // dynamic windows: its AttachTable, in that process
+};
+
+// The memory a process attached to a dynamic window (MPI_Win_attach), where other processes read
+// it (process_vm_readv) to check that an access falls inside attached memory.
+struct AttachTable {
+  static constexpr int kMax = 64;
+  struct Region {
+    uint64_t base;
+    uint64_t size;
+  };
+  uint64_t count = 0;
+  Region regions[kMax] = {};
 };
 
 // A passive target epoch this process holds on one target.
@@ -47,8 +60,9 @@ struct Win {
   int size = 0;
   int flavor = MPI_WIN_FLAVOR_CREATE;
   std::vector<WinTarget> targets;
-  rma::Segment control;  // lock words and counters (rma.h)
-  rma::Segment data;     // MPI_Win_allocate(_shared): every process's memory
+  rma::Segment control;             // lock words and counters (rma.h)
+  AttachTable* attached = nullptr;  // dynamic windows: this process's attached memory
+  rma::Segment data;                // MPI_Win_allocate(_shared): every process's memory
   std::string name;
   MPI_Info info = MPI_INFO_NULL;  // the hints given (a copy)
   // The predefined attributes' values (MPI hands out pointers to them).

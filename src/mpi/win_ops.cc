@@ -74,6 +74,40 @@ bool in_access_epoch(const Win& w, int rank) {
   return false;
 }
 
+// A dynamic window's access [disp + true lb, ... + true ub) lies in one region the target
+// attached, or MPI_ERR_RMA_RANGE.
+int check_attached(const char* fn, MPI_Win win, const Win& w, int rank, MPI_Aint disp, int count,
+                   const dtype::Type& t) {
+  if (count == 0) return MPI_SUCCESS;
+  const int64_t lo = static_cast<int64_t>(disp) + t.true_lb();
+  const int64_t hi = static_cast<int64_t>(disp) + (count - 1) * t.extent() + t.true_ub();
+  AttachTable table;
+  const WinTarget& target = w.targets[rank];
+  if (rank == w.rank) {
+    table.count = __atomic_load_n(&w.attached->count, __ATOMIC_ACQUIRE);
+    std::memcpy(table.regions, w.attached->regions, sizeof table.regions);
+  } else {
+    std::string error;
+    std::vector<rma::Block> whole{{target.attached, sizeof table}};
+    if (rma::peer_read(target.pid, whole, &table, &error) != Status::kOk) {
+      return raise_error_win(win, MPI_ERR_RMA_RANGE, fn, "%s", error.c_str());
+    }
+  }
+  const uint64_t n = table.count < AttachTable::kMax ? table.count : AttachTable::kMax;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& r = table.regions[i];
+    if (lo >= static_cast<int64_t>(r.base) && hi <= static_cast<int64_t>(r.base + r.size)) {
+      return MPI_SUCCESS;
+    }
+  }
+  return raise_error_win(win, MPI_ERR_RMA_RANGE, fn,
+                         "target_disp %#llx with target_count %d reaches addresses [%#llx, %#llx) "
+                         "of rank %d, which are not in memory it attached to the window",
+                         static_cast<unsigned long long>(disp), count,
+                         static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                         rank);
+}
+
 // Checks the target arguments; *skip for MPI_PROC_NULL (nothing to do).
 int check_target(const char* fn, MPI_Win win, Win* w, int rank, MPI_Aint disp, int count,
                  MPI_Datatype type, Access* a, bool* skip) {
@@ -97,10 +131,10 @@ int check_target(const char* fn, MPI_Win win, Win* w, int rank, MPI_Aint disp, i
   a->t = &w->targets[rank];
   const dtype::Type& t = *a->side.t;
   if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-    // The displacement is an address in the target (MPI_Get_address); the kernel refuses one
-    // that is not mapped there.
+    // The displacement is an address in the target (MPI_Get_address), inside memory the target
+    // attached: its table says (read from that process, or here for this one).
     a->address = static_cast<uintptr_t>(disp);
-    return MPI_SUCCESS;
+    return check_attached(fn, win, *w, rank, disp, count, t);
   }
   const int64_t off = static_cast<int64_t>(disp) * a->t->disp_unit;
   if (count > 0) {

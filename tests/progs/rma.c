@@ -67,7 +67,8 @@ static void win_make(int flavor, Win* w) {
                                    &w->win);
       break;
     case 3: {
-      w->own = w->mem = malloc((size_t)bytes);
+      /* Room past the attached part: Open MPI does not refuse the error check's put past it. */
+      w->own = w->mem = malloc((size_t)bytes + 64);
       rc = MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
       if (rc == MPI_SUCCESS) rc = MPI_Win_attach(w->win, w->mem, bytes);
       MPI_Aint mine;
@@ -507,7 +508,7 @@ static void expect(int rc, int cls, const char* what) {
 
 static void check_errors(Win* w, const char* fl) {
   char what[96];
-  int v = 1;
+  int v = 1, v2[2] = {1, 2};
   /* Outside any epoch: the last fence said MPI_MODE_NOSUCCEED. */
   MPI_Win_fence(MPI_MODE_NOSUCCEED, w->win);
   snprintf(what, sizeof what, "%s: MPI_Put outside an epoch is MPI_ERR_RMA_SYNC", fl);
@@ -517,7 +518,11 @@ static void check_errors(Win* w, const char* fl) {
   MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w->win);
   snprintf(what, sizeof what, "%s: target rank %d is MPI_ERR_RANK", fl, g_size);
   expect(MPI_Put(&v, 1, MPI_INT, g_size, 0, 1, MPI_INT, w->win), MPI_ERR_RANK, what);
-  if (w->flavor != 3) {
+  if (w->flavor == 3) {
+    snprintf(what, sizeof what, "%s: an address past the attached memory is MPI_ERR_RMA_RANGE", fl);
+    expect(MPI_Put(v2, 2, MPI_INT, 0, disp(w, 0, win_ints() - 1), 2, MPI_INT, w->win),
+           MPI_ERR_RMA_RANGE, what);
+  } else {
     snprintf(what, sizeof what, "%s: displacement past the window is MPI_ERR_RMA_RANGE", fl);
     expect(MPI_Put(&v, 1, MPI_INT, 0, win_ints(), 1, MPI_INT, w->win), MPI_ERR_RMA_RANGE, what);
     snprintf(what, sizeof what, "%s: MPI_Get past the window is MPI_ERR_RMA_RANGE", fl);
