@@ -24,14 +24,18 @@
 namespace torusmpi::mpi {
 namespace {
 
-// Freed windows' objects, for the next creation: a stale handle keeps reading "freed".
-std::vector<Win*> g_free_wins;
+// Freed windows' objects, for the next creation: a stale handle keeps reading "freed". Never
+// destroyed (nor its objects), like the handle tables: a handle may be looked at during exit.
+std::vector<Win*>& free_wins() {
+  static auto* const wins = new std::vector<Win*>;
+  return *wins;
+}
 
 Win* win_new() {
   Win* w;
-  if (!g_free_wins.empty()) {
-    w = g_free_wins.back();
-    g_free_wins.pop_back();
+  if (!free_wins().empty()) {
+    w = free_wins().back();
+    free_wins().pop_back();
     *w = Win{};
   } else {
     w = new Win{};
@@ -62,7 +66,7 @@ void win_delete(Win* w) {
   w->handle.impl = nullptr;
   w->targets.clear();
   w->members.clear();
-  g_free_wins.push_back(w);
+  free_wins().push_back(w);
 }
 
 // Whether every member of the communicator can reach this process's memory through shared

@@ -7,7 +7,8 @@
 # lost), MPI_Win_shared_query with direct loads and stores, and the error classes under
 # MPI_ERRORS_RETURN. First on Open MPI itself (the reference: where it checks less, its answers are
 # "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
-# LD_LIBRARY_PATH, with named segments (TORUSMPI_SHM_NAMED=1), and the clang build. A window
+# LD_LIBRARY_PATH, under valgrind's memcheck, with named segments (TORUSMPI_SHM_NAMED=1), and the
+# clang build; a Fortran program's window gives Open MPI's answers. A window
 # whose group spans two emulated instances is refused with MPI_ERR_UNSUPPORTED_OPERATION; a lock
 # never given back is diagnosed by TORUSMPI_TIMEOUT; a rank killed while windows are live leaves
 # nothing in /dev/shm.
@@ -32,6 +33,19 @@ for np in 1 2 3 4; do
 done
 run_job 180 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang"
 check "rma.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
+# Memory errors and leaks of torusmpi's windows under valgrind's memcheck (as valgrind.sh runs it).
+if command -v valgrind >/dev/null; then
+  memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --suppressions="$TM_SRCDIR/integration/pmix.supp"
+    --log-file="$work/memcheck.%p.log")
+  run_job 300 "${mpirun[@]}" -np 2 "${via_preload[@]}" "${memcheck[@]}" "$bin.gcc"
+  check "rma.gcc np=2 under memcheck: no error, no leak" passed 2 ||
+    { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
+  check "memcheck really ran both rma ranks" \
+    test "$(grep -ls Memcheck "$work"/memcheck.*.log | wc -l)" -eq 2
+else
+  skip "rma.gcc under memcheck" "valgrind is not installed"
+fi
 # Named segments: in /dev/shm only until every rank has mapped them (check_shm below).
 run_job 180 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc"
 check "rma.gcc, named segments (TORUSMPI_SHM_NAMED=1), np=3" passed 3 || diag_job
