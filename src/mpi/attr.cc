@@ -24,6 +24,7 @@
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
 #include "mpi/runtime.h"
+#include "mpi/win.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -405,6 +406,15 @@ int get_value(const char* fn, const Target& t, const char* arg, int keyval, Valu
     if (t.kind == AttrKind::kComm) {
       return predefined_value(fn, static_cast<MPI_Comm>(t.handle), arg, keyval, out, flag);
     }
+    int kind = 0;
+    void* value = nullptr;
+    if (t.kind == AttrKind::kWin &&
+        win_predefined_attr(static_cast<MPI_Win>(t.handle), keyval, &kind, &value)) {
+      // MPI_WIN_BASE is the pointer itself; the others point at the window's copy of the value.
+      *out = Value{kind == 0 ? From::kC : kind == 1 ? From::kAint : From::kInt, value};
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
     return raise_error(t.raise_on, MPI_ERR_KEYVAL, fn,
                        "%s %d is a predefined keyval, which no %s has", arg, keyval,
                        kind_noun(t.kind));
@@ -466,19 +476,17 @@ bool datatype_valid(MPI_Datatype type) {
   }                                                                                  \
   const Target var { AttrKind::kType, type, nullptr }
 
-// A window is live when its handle points to an implementation; torusmpi makes none yet, so every
-// window call gets MPI_ERR_WIN.
+// A window is live when its handle points to an implementation (win.cc makes them).
 bool win_valid(MPI_Win win) {
   return win != nullptr && win->magic == kMagicWin && win->impl != nullptr;
 }
 
-#define TORUSMPI_WIN_TARGET(var, win, fn)                                                         \
-  if (int err = require_active(fn)) return err;                                                   \
-  if (!win_valid(win)) {                                                                          \
-    return raise_error(                                                                           \
-        nullptr, MPI_ERR_WIN, fn, "win argument is %s",                                           \
-        (win) == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window (torusmpi has no windows)"); \
-  }                                                                                               \
+#define TORUSMPI_WIN_TARGET(var, win, fn)                                              \
+  if (int err = require_active(fn)) return err;                                        \
+  if (!win_valid(win)) {                                                               \
+    return raise_error(nullptr, MPI_ERR_WIN, fn, "win argument is %s",                 \
+                       (win) == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window"); \
+  }                                                                                    \
   const Target var { AttrKind::kWin, win, nullptr }
 
 int comm_get_attr(const char* fn, MPI_Comm comm, const char* arg, int keyval, void* attribute_val,

@@ -17,6 +17,7 @@
 #include "mpi/fortran.h"
 #include "mpi/group.h"
 #include "mpi/runtime.h"
+#include "mpi/win.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -307,6 +308,32 @@ int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...) {
   return invoke_errhandler(impl->errhandler, ompi::kTypeComm, comm, cls, fn);
 }
 
+int raise_error_win(MPI_Win win, int cls, const char* fn, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  remember(cls, fn, fmt, ap);
+  va_end(ap);
+  if (win_impl(win) == nullptr) {
+    // No window to take it (a creation that failed): MPI_COMM_WORLD's handler does.
+    Comm* world = comm_impl(MPI_COMM_WORLD);
+    if (world == nullptr || runtime().phase != Phase::kActive) {
+      fatal(cls, "MPI is not active, so no error handler can take this: aborting");
+    }
+    return invoke_errhandler(world->errhandler, ompi::kTypeComm, MPI_COMM_WORLD, cls, fn);
+  }
+  return invoke_errhandler(win->error_handler, ompi::kTypeWin, win, cls, fn);
+}
+
+int check_win(const char* fn, MPI_Win win, Win** out) {
+  if (int err = require_active(fn)) return err;
+  *out = win_impl(win);
+  if (*out != nullptr) return MPI_SUCCESS;
+  return raise_error(nullptr, MPI_ERR_WIN, fn, "win argument is %s",
+                     win == MPI_WIN_NULL                           ? "MPI_WIN_NULL"
+                     : win != nullptr && win->magic == kMagicFreed ? "a freed window"
+                                                                   : "not a window");
+}
+
 int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -573,13 +600,6 @@ int comm_get_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler* errhandle
   return MPI_SUCCESS;
 }
 
-// torusmpi has no windows yet: a live window would have an implementation behind its handle.
-int no_window(const char* fn, MPI_Win win) {
-  return raise_error(
-      nullptr, MPI_ERR_WIN, fn, "win argument is %s",
-      win == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window (torusmpi has no windows)");
-}
-
 // Nor files: MPI_FILE_NULL stands for the default of files to come, everything else is wrong.
 int no_file(const char* fn, MPI_File file) {
   return raise_error_file(
@@ -641,7 +661,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_call_errhandler);
 
-// Windows: handlers can be made and freed; there is no window to attach one to yet.
+// Windows: a window's handler is in its handle (error_handler), where Open MPI's bindings read it.
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
   torusmpi::progress::Lock lock;
@@ -653,27 +673,41 @@ TORUSMPI_WEAK_ALIAS(MPI_Win_create_errhandler);
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_set_errhandler";
-  (void)errhandler;
-  if (int err = require_active(kFn)) return err;
-  return torusmpi::mpi::no_window(kFn, win);
+  torusmpi::mpi::Win* w = nullptr;
+  if (int err = torusmpi::mpi::check_win(kFn, win, &w)) return err;
+  std::string why = torusmpi::mpi::unattachable(errhandler, ompi::kTypeWin);
+  if (!why.empty()) return torusmpi::mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "%s", why.c_str());
+  torusmpi::mpi::errhandler_retain(errhandler);
+  torusmpi::mpi::errhandler_release(win->error_handler);
+  win->error_handler = errhandler;
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_set_errhandler);
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_get_errhandler";
-  (void)errhandler;
-  if (int err = require_active(kFn)) return err;
-  return torusmpi::mpi::no_window(kFn, win);
+  torusmpi::mpi::Win* w = nullptr;
+  if (int err = torusmpi::mpi::check_win(kFn, win, &w)) return err;
+  if (errhandler == nullptr) {
+    return torusmpi::mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "errhandler argument is NULL");
+  }
+  // The caller gets a new reference, released by MPI_Errhandler_free.
+  torusmpi::mpi::errhandler_retain(win->error_handler);
+  *errhandler = win->error_handler;
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_get_errhandler);
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Win_call_errhandler";
-  (void)errorcode;
-  if (int err = require_active(kFn)) return err;
-  return torusmpi::mpi::no_window(kFn, win);
+  torusmpi::mpi::Win* w = nullptr;
+  if (int err = torusmpi::mpi::check_win(kFn, win, &w)) return err;
+  torusmpi::mpi::raise_error_win(win, errorcode, kFn,
+                                 "called by the application with error code %d", errorcode);
+  // MPI: returns MPI_SUCCESS when the handler returns.
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_call_errhandler);
 

@@ -17,9 +17,9 @@ for build in "${builds[@]}"; do
   run_job 30 "${mpirun[@]}" -np 2 "${via_path[@]}" "$bin" fatal
   check "errors.$build fatal, np=2: the job fails" \
     test "$job_rc" -ne 0 -a "$job_rc" -ne 124 || diag_job
-  check "errors.$build fatal: stderr names MPI_Win_create" grep -q MPI_Win_create "$job_err" ||
-    diag_job
-  check "errors.$build fatal: MPI_Win_create did not return" not grep -q '^FAIL' "$job_out" ||
+  check "errors.$build fatal: stderr names MPIX_Barrier_init" grep -q MPIX_Barrier_init \
+    "$job_err" || diag_job
+  check "errors.$build fatal: MPIX_Barrier_init did not return" not grep -q '^FAIL' "$job_out" ||
     diag_job
 done
 

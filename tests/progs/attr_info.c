@@ -15,7 +15,7 @@
  * - the MPI-1 forms MPI_Keyval_create, MPI_Keyval_free, MPI_Attr_put, MPI_Attr_get,
  *   MPI_Attr_delete; the predefined callback functions, called directly;
  * - datatype keyvals and attributes (copied by MPI_Type_dup, deleted by MPI_Type_free); window
- *   keyvals (there is no window: every MPI_Win is MPI_ERR_WIN on torusmpi);
+ *   keyvals on MPI_WIN_NULL (MPI_ERR_WIN; tests/progs/rma.c checks them on live windows);
  * - MPI_Add_error_class, MPI_Add_error_code, MPI_Add_error_string with MPI_Error_class,
  *   MPI_Error_string and MPI_LASTUSEDCODE;
  * - error handlers: communicator handlers (and the MPI-1 MPI_Errhandler_create/set/get), window

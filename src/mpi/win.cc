@@ -1,0 +1,493 @@
+// Windows: their creation (MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared,
+// MPI_Win_create_dynamic), MPI_Win_free, and what describes them: group, name, info, the
+// predefined attributes, MPI_Win_shared_query, MPI_Win_attach/detach. See win.h for the design.
+#include "mpi/win.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/progress.h"
+#include "device/device.h"
+#include "mpi/attr.h"
+#include "mpi/errors.h"
+#include "mpi/fortran.h"
+#include "mpi/group.h"
+#include "mpi/info.h"
+#include "mpi/runtime.h"
+#include "topo/machine.h"
+
+namespace torusmpi::mpi {
+namespace {
+
+// Freed windows' objects, for the next creation: a stale handle keeps reading "freed". Never
+// destroyed (nor its objects), like the handle tables: a handle may be looked at during exit.
+std::vector<Win*>& free_wins() {
+  static auto* const wins = new std::vector<Win*>;
+  return *wins;
+}
+
+Win* win_new() {
+  Win* w;
+  if (!free_wins().empty()) {
+    w = free_wins().back();
+    free_wins().pop_back();
+    *w = Win{};
+  } else {
+    w = new Win{};
+  }
+  w->handle.magic = kMagicWin;
+  w->handle.impl = w;
+  // Open MPI's Fortran bindings pass this back to the attribute calls: the handle itself, as for
+  // communicators.
+  w->handle.w_keyhash = &w->handle;
+  w->handle.w_f_to_c_index = kNoFortranIndex;
+  // MPI: a window starts with MPI_ERRORS_ARE_FATAL.
+  w->handle.error_handler = MPI_ERRORS_ARE_FATAL;
+  w->handle.errhandler_type = ompi::kTypeWin;
+  errhandler_retain(MPI_ERRORS_ARE_FATAL);
+  return w;
+}
+
+// Gives back what a window holds and marks its handle freed.
+void win_delete(Win* w) {
+  rma::segment_close(&w->control);
+  delete w->attached;
+  w->attached = nullptr;
+  if (w->comm != MPI_COMM_NULL) PMPI_Comm_free(&w->comm);
+  info_free(w->info);
+  errhandler_release(w->handle.error_handler);
+  fortran_forget(HandleKind::kWin, &w->handle);
+  w->handle.magic = kMagicFreed;
+  w->handle.impl = nullptr;
+  w->targets.clear();
+  w->members.clear();
+  free_wins().push_back(w);
+}
+
+// Whether every member of the communicator can reach this process's memory through shared
+// memory: the same node, and the same emulated instance (ranks of different instances talk only
+// through the network, as they would on the hardware).
+bool all_on_this_node(const std::vector<int>& members, int* far) {
+  const Runtime& rt = runtime();
+  const topo::Machine& m = topo::machine();
+  const int mine = topo::place(m, rt.job.rank).instance;
+  for (int r : members) {
+    bool local = std::binary_search(rt.job.local_peers.begin(), rt.job.local_peers.end(), r) ||
+                 r == rt.job.rank;
+    if (!local || topo::place(m, r).instance != mine) {
+      *far = r;
+      return false;
+    }
+  }
+  return true;
+}
+
+// What each process tells the others when a window is made.
+struct Card {
+  int64_t size;
+  int64_t base;
+  int64_t attached;  // dynamic windows: the AttachTable's address
+  int32_t disp_unit;
+  int32_t pid;
+};
+
+constexpr size_t kPage = 4096;
+
+// Reads `probe` bytes of each peer's part through process_vm_readv: the kernel's ptrace rules
+// must let this process in, or the window cannot work.
+bool probe_peers(Win* w, std::string* error) {
+  char byte;
+  for (int r = 0; r < w->size; ++r) {
+    const WinTarget& t = w->targets[r];
+    if (r == w->rank || t.size == 0) continue;
+    std::vector<rma::Block> one{{t.base, 1}};
+    if (rma::peer_read(t.pid, one, &byte, error) != Status::kOk) return false;
+  }
+  return true;
+}
+
+// The common part of the four creations; `size` and `disp_unit` are checked, *baseptr gets the
+// memory of the allocating flavors.
+int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_unit, MPI_Info info,
+             void* base, void* baseptr, MPI_Win* win) {
+  if (int err = require_active(fn)) return err;
+  Comm* c = comm_impl(comm);
+  if (c == nullptr) {
+    return raise_error(nullptr, MPI_ERR_COMM, fn, "comm argument is %s",
+                       comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a valid communicator");
+  }
+  if (c->is_inter()) {
+    return raise_error(comm, MPI_ERR_COMM, fn,
+                       "comm argument is an intercommunicator (windows need an intracommunicator)");
+  }
+  if (win == nullptr) return raise_error(comm, MPI_ERR_ARG, fn, "win argument is NULL");
+  if (size < 0) {
+    return raise_error(comm, MPI_ERR_SIZE, fn, "size argument is negative (%lld)",
+                       static_cast<long long>(size));
+  }
+  if (disp_unit <= 0) {
+    return raise_error(comm, MPI_ERR_DISP, fn, "disp_unit argument is %d (must be positive)",
+                       disp_unit);
+  }
+  if (info != MPI_INFO_NULL && info_impl(info) == nullptr) {
+    return raise_error(comm, MPI_ERR_INFO, fn, "info argument is not a valid info");
+  }
+  if (baseptr == nullptr && (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED))
+    return raise_error(comm, MPI_ERR_ARG, fn, "baseptr argument is NULL");
+  if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && device::in_device_range(base)) {
+    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                       "base argument is device memory: windows on device memory are not "
+                       "implemented yet (host memory only)");
+  }
+  std::vector<int> members = comm_members(*c);
+  int far = -1;
+  if (!all_on_this_node(members, &far)) {
+    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                       "the group of comm spans more than one node (job rank %d is on another "
+                       "node or emulated instance): one-sided communication between nodes is not "
+                       "implemented yet",
+                       far);
+  }
+
+  Win* w = win_new();
+  w->members = members;
+  w->rank = c->rank;
+  w->size = c->size;
+  w->flavor = flavor;
+  // The window's own communicator: its fences and its creation's exchanges never meet the
+  // application's messages. A split copies no attribute (a dup would run the copy callbacks).
+  if (PMPI_Comm_split(comm, 0, c->rank, &w->comm) != MPI_SUCCESS) {
+    win_delete(w);
+    return raise_error(comm, MPI_ERR_INTERN, fn, "cannot make the window's communicator");
+  }
+  PMPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
+  comm_impl(w->comm)->name = "window of " + c->label();
+  const bool allocates = flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
+  if (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    rma::allow_peer_access();
+  }
+
+  if (flavor == MPI_WIN_FLAVOR_DYNAMIC) w->attached = new AttachTable;
+  Card mine{static_cast<int64_t>(size), static_cast<int64_t>(reinterpret_cast<uintptr_t>(base)),
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(w->attached)), disp_unit,
+            static_cast<int32_t>(getpid())};
+  std::vector<Card> cards(static_cast<size_t>(w->size));
+  int rc =
+      PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE, w->comm);
+  // Where each process's memory goes in the segment: one after the other (MPI's default for
+  // MPI_Win_allocate_shared), or each on pages of its own with alloc_shared_noncontig.
+  std::string hint;
+  const bool noncontig =
+      info_value(info, "alloc_shared_noncontig", &hint) && (hint == "true" || hint == "1");
+  std::vector<size_t> offsets(static_cast<size_t>(w->size));
+  size_t data_bytes = 0;
+  for (int r = 0; r < w->size && allocates; ++r) {
+    offsets[r] = data_bytes;
+    size_t s = static_cast<size_t>(cards[r].size);
+    data_bytes += noncontig ? (s + kPage - 1) / kPage * kPage : s;
+  }
+  const size_t control_bytes = rma::control_bytes(w->size);
+
+  // The first process makes the segment; the others map it; it loses its name (or its maker's
+  // fd) once all have it: the allreduce below is that "all".
+  std::string error;
+  rma::SegmentCard card{};
+  if (rc == MPI_SUCCESS && w->rank == 0 &&
+      rma::segment_create(runtime().job.nspace, control_bytes + data_bytes, &w->control, &card,
+                          &error) != Status::kOk) {
+    card.bytes = 0;  // tells the others
+  }
+  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(&card, sizeof card, MPI_BYTE, 0, w->comm);
+  int ok = rc == MPI_SUCCESS && card.bytes != 0;
+  if (ok && w->rank != 0 && rma::segment_open(card, &w->control, &error) != Status::kOk) ok = 0;
+  if (ok) {
+    char* data = static_cast<char*>(w->control.base) + control_bytes;
+    w->targets.resize(static_cast<size_t>(w->size));
+    for (int r = 0; r < w->size; ++r) {
+      WinTarget& t = w->targets[r];
+      t.pid = cards[r].pid;
+      t.size = static_cast<MPI_Aint>(cards[r].size);
+      t.disp_unit = cards[r].disp_unit;
+      t.attached = static_cast<uintptr_t>(cards[r].attached);
+      if (allocates) {
+        t.local = data + offsets[r];
+        t.base = reinterpret_cast<uintptr_t>(t.local);
+      } else {
+        t.base = static_cast<uintptr_t>(cards[r].base);
+        t.local =
+            r == w->rank && flavor == MPI_WIN_FLAVOR_CREATE ? static_cast<char*>(base) : nullptr;
+      }
+    }
+    if (flavor == MPI_WIN_FLAVOR_CREATE && !probe_peers(w, &error)) ok = 0;
+  }
+  int all_ok = 0;
+  if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w->comm);
+  if (w->rank == 0) rma::segment_release_name(&w->control);
+  if (rc != MPI_SUCCESS || !all_ok) {
+    win_delete(w);
+    if (error.empty()) error = "another process of the window could not map it (see its message)";
+    return raise_error(comm, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM, fn, "%s", error.c_str());
+  }
+
+  w->held.assign(static_cast<size_t>(w->size), Held::kNone);
+  w->started.assign(static_cast<size_t>(w->size), 0);
+  if (info != MPI_INFO_NULL) w->info = info_new(info_impl(info));
+  const WinTarget& me = w->targets[w->rank];
+  w->attr_base = allocates ? static_cast<void*>(me.local) : base;
+  w->attr_size = size;
+  w->attr_disp_unit = disp_unit;
+  w->attr_flavor = flavor;
+  w->attr_model = MPI_WIN_UNIFIED;
+  if (allocates) *static_cast<void**>(baseptr) = me.local;
+  *win = &w->handle;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+bool win_predefined_attr(MPI_Win win, int keyval, int* kind, void** value) {
+  Win* w = win_impl(win);
+  if (w == nullptr) return false;
+  switch (keyval) {
+    case MPI_WIN_BASE:
+      *kind = 0;
+      *value = w->attr_base;
+      return true;
+    case MPI_WIN_SIZE:
+      *kind = 1;
+      *value = &w->attr_size;
+      return true;
+    case MPI_WIN_DISP_UNIT:
+      *kind = 2;
+      *value = &w->attr_disp_unit;
+      return true;
+    case MPI_WIN_CREATE_FLAVOR:
+      *kind = 2;
+      *value = &w->attr_flavor;
+      return true;
+    case MPI_WIN_MODEL:
+      *kind = 2;
+      *value = &w->attr_model;
+      return true;
+  }
+  return false;
+}
+
+}  // namespace torusmpi::mpi
+
+using torusmpi::mpi::raise_error;
+using torusmpi::mpi::raise_error_win;
+using torusmpi::mpi::Win;
+namespace mpi = torusmpi::mpi;
+
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win* win) {
+  torusmpi::progress::Lock lock;
+  return mpi::win_make("MPI_Win_create", comm, MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, base,
+                       nullptr, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_create);
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                      MPI_Win* win) {
+  torusmpi::progress::Lock lock;
+  return mpi::win_make("MPI_Win_allocate", comm, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info,
+                       nullptr, baseptr, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_allocate);
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void* baseptr, MPI_Win* win) {
+  torusmpi::progress::Lock lock;
+  return mpi::win_make("MPI_Win_allocate_shared", comm, MPI_WIN_FLAVOR_SHARED, size, disp_unit,
+                       info, nullptr, baseptr, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_allocate_shared);
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  torusmpi::progress::Lock lock;
+  // MPI: size 0, disp_unit 1, base MPI_BOTTOM; target displacements are addresses.
+  return mpi::win_make("MPI_Win_create_dynamic", comm, MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info,
+                       MPI_BOTTOM, nullptr, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_create_dynamic);
+
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_attach";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    return raise_error_win(win, MPI_ERR_RMA_FLAVOR, kFn,
+                           "win argument was not made by MPI_Win_create_dynamic");
+  }
+  if (size < 0) return raise_error_win(win, MPI_ERR_SIZE, kFn, "size argument is negative");
+  if (base == nullptr && size > 0)
+    return raise_error_win(win, MPI_ERR_ARG, kFn, "base argument is NULL");
+  mpi::AttachTable* t = w->attached;
+  if (t->count == mpi::AttachTable::kMax) {
+    return raise_error_win(win, MPI_ERR_RMA_ATTACH, kFn,
+                           "this process has attached %d regions to the window already (the most "
+                           "torusmpi keeps)",
+                           mpi::AttachTable::kMax);
+  }
+  // Other processes reach the memory by its address (process_vm_readv/writev) and read this
+  // table to check it: MPI has the application synchronize between attach and access.
+  t->regions[t->count] = {reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(size)};
+  __atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELEASE);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_attach);
+
+int PMPI_Win_detach(MPI_Win win, const void* base) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_detach";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    return raise_error_win(win, MPI_ERR_RMA_FLAVOR, kFn,
+                           "win argument was not made by MPI_Win_create_dynamic");
+  }
+  mpi::AttachTable* t = w->attached;
+  for (uint64_t i = 0; i < t->count; ++i) {
+    if (t->regions[i].base == reinterpret_cast<uint64_t>(base)) {
+      t->regions[i] = t->regions[t->count - 1];
+      __atomic_store_n(&t->count, t->count - 1, __ATOMIC_RELEASE);
+      return MPI_SUCCESS;
+    }
+  }
+  return raise_error_win(win, MPI_ERR_ARG, kFn,
+                         "base argument %p is not memory this process attached to the window",
+                         base);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_detach);
+
+int PMPI_Win_free(MPI_Win* win) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_free";
+  if (int err = mpi::require_active(kFn)) return err;
+  if (win == nullptr) return raise_error(nullptr, MPI_ERR_ARG, kFn, "win argument is NULL");
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, *win, &w)) return err;
+  if (w->held_count > 0 || w->lock_all || w->access_open || w->exposure_open) {
+    return raise_error_win(*win, MPI_ERR_RMA_SYNC, kFn, "an epoch is still open on the window (%s)",
+                           w->exposure_open ? "MPI_Win_post without MPI_Win_wait"
+                           : w->access_open ? "MPI_Win_start without MPI_Win_complete"
+                                            : "a lock is held");
+  }
+  // MPI: attributes go first, through their delete callbacks.
+  int rc = mpi::attr_delete_all(mpi::AttrKind::kWin, *win);
+  // Nobody reaches the memory once every process is here: the segment can go.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  PMPI_Barrier(w->comm);
+  mpi::win_delete(w);
+  *win = MPI_WIN_NULL;
+  return rc;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_free);
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_get_group";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (group == nullptr) return raise_error_win(win, MPI_ERR_ARG, kFn, "group argument is NULL");
+  *group = mpi::group_new(w->members);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_get_group);
+
+int PMPI_Win_set_name(MPI_Win win, const char* win_name) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_set_name";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (win_name == nullptr)
+    return raise_error_win(win, MPI_ERR_ARG, kFn, "win_name argument is NULL");
+  // MPI truncates names to MPI_MAX_OBJECT_NAME - 1 characters.
+  w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_set_name);
+
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_get_name";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (win_name == nullptr || resultlen == nullptr) {
+    return raise_error_win(win, MPI_ERR_ARG, kFn, "%s argument is NULL",
+                           win_name == nullptr ? "win_name" : "resultlen");
+  }
+  *resultlen = mpi::copy_out(w->name, win_name, MPI_MAX_OBJECT_NAME);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_get_name);
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_set_info";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  mpi::Info* in = mpi::info_impl(info);
+  if (info != MPI_INFO_NULL && in == nullptr)
+    return raise_error_win(win, MPI_ERR_INFO, kFn, "info argument is not a valid info");
+  if (in == nullptr) return MPI_SUCCESS;
+  // The hints are kept as given (no_locks, accumulate_ordering, accumulate_ops, same_size,
+  // same_disp_unit...): every one is correct to ignore here, where operations complete at once.
+  if (w->info == MPI_INFO_NULL) w->info = mpi::info_new(nullptr);
+  mpi::Info* kept = mpi::info_impl(w->info);
+  for (int i = 0; i < in->size(); ++i) kept->set(in->key(i), *in->find(in->key(i)));
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_set_info);
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_get_info";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (info_used == nullptr)
+    return raise_error_win(win, MPI_ERR_ARG, kFn, "info_used argument is NULL");
+  *info_used = mpi::info_new(mpi::info_impl(w->info));
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_get_info);
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Win_shared_query";
+  Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->flavor != MPI_WIN_FLAVOR_ALLOCATE) {
+    return raise_error_win(
+        win, MPI_ERR_RMA_FLAVOR, kFn, "win argument's memory is not shared (made by %s)",
+        w->flavor == MPI_WIN_FLAVOR_CREATE ? "MPI_Win_create" : "MPI_Win_create_dynamic");
+  }
+  if (size == nullptr || disp_unit == nullptr || baseptr == nullptr) {
+    return raise_error_win(win, MPI_ERR_ARG, kFn, "%s argument is NULL",
+                           size == nullptr        ? "size"
+                           : disp_unit == nullptr ? "disp_unit"
+                                                  : "baseptr");
+  }
+  if (rank == MPI_PROC_NULL) {
+    // MPI: the memory of the lowest rank that has some.
+    rank = 0;
+    while (rank < w->size - 1 && w->targets[rank].size == 0) ++rank;
+  } else if (rank < 0 || rank >= w->size) {
+    return raise_error_win(win, MPI_ERR_RANK, kFn,
+                           "rank argument is %d, not a rank of the window's group (size %d)", rank,
+                           w->size);
+  }
+  const mpi::WinTarget& t = w->targets[rank];
+  *size = t.size;
+  *disp_unit = t.disp_unit;
+  *static_cast<void**>(baseptr) = t.local;
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Win_shared_query);

@@ -1,0 +1,111 @@
+// Windows of one-sided communication (MPI_Win): the object behind a window handle, and what the
+// three files of windows share (win.cc: creation, freeing, attributes, info, names, error
+// handlers; win_sync.cc: epochs; win_ops.cc: put, get and the accumulates).
+//
+// This slice serves windows whose processes share a node (and an emulated instance). Every
+// operation completes in the call that starts it, by direct load/store or a single copy:
+// - MPI_Win_allocate and MPI_Win_allocate_shared put every process's memory in one shared segment
+//   (pml/shm/rma.h), mapped by all: a put is a copy into the mapping.
+// - MPI_Win_create leaves the memory where the application has it; other processes reach it with
+//   process_vm_readv/writev.
+// Each window also has a control segment: per process a lock word (passive target), an update
+// lock (accumulates are atomic per element with respect to each other) and counters for
+// post/start/complete/wait. So passive target needs nothing from the target process.
+#ifndef TORUSMPI_MPI_WIN_H_
+#define TORUSMPI_MPI_WIN_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mpi/ompi_abi.h"
+#include "pml/shm/rma.h"
+
+namespace torusmpi::mpi {
+
+namespace rma = pml::shm::rma;
+
+// Where a process's part of the window is.
+struct WinTarget {
+  pid_t pid = 0;
+  uintptr_t base = 0;     // its address in that process
+  char* local = nullptr;  // the same memory mapped here (shared segment, or this process's own)
+  MPI_Aint size = 0;
+  int disp_unit = 1;
+  uintptr_t attached = 0;  // dynamic windows: its AttachTable, in that process
+};
+
+// The memory a process attached to a dynamic window (MPI_Win_attach), where other processes read
+// it (process_vm_readv) to check that an access falls inside attached memory.
+struct AttachTable {
+  static constexpr int kMax = 64;
+  struct Region {
+    uint64_t base;
+    uint64_t size;
+  };
+  uint64_t count = 0;
+  Region regions[kMax] = {};
+};
+
+// A passive target epoch this process holds on one target.
+enum class Held : uint8_t { kNone, kShared, kExclusive, kSharedNoCheck, kExclusiveNoCheck };
+
+struct Win {
+  ompi_win_t handle;              // MPI_Win is &handle; handle.impl == this
+  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the creating communicator: fences, frees
+  std::vector<int> members;       // job ranks, in window rank order
+  int rank = 0;
+  int size = 0;
+  int flavor = MPI_WIN_FLAVOR_CREATE;
+  std::vector<WinTarget> targets;
+  rma::Segment control;             // lock words and counters (rma.h)
+  AttachTable* attached = nullptr;  // dynamic windows: this process's attached memory
+  rma::Segment data;                // MPI_Win_allocate(_shared): every process's memory
+  std::string name;
+  MPI_Info info = MPI_INFO_NULL;  // the hints given (a copy)
+  // The predefined attributes' values (MPI hands out pointers to them).
+  void* attr_base = nullptr;
+  MPI_Aint attr_size = 0;
+  int attr_disp_unit = 1;
+  int attr_flavor = MPI_WIN_FLAVOR_CREATE;
+  int attr_model = MPI_WIN_UNIFIED;
+  // Epochs of this process as an origin and as a target.
+  bool fence_open = false;  // between fences (not closed by MPI_MODE_NOSUCCEED)
+  bool lock_all = false;
+  bool lock_all_nocheck = false;
+  std::vector<Held> held;  // per target
+  int held_count = 0;
+  std::vector<int> access;  // MPI_Win_start's group (window ranks); empty outside
+  bool access_open = false;
+  std::vector<int> exposure;  // MPI_Win_post's group
+  bool exposure_open = false;
+  std::vector<uint32_t> started;  // posts consumed from each target (MPI_Win_start)
+  uint32_t completes_expected = 0;
+
+  rma::ControlBlock* block(int r) { return rma::control_blocks(control.base) + r; }
+  std::atomic<uint32_t>* posts(int target, int origin) {
+    return rma::post_counts(control.base, size) + static_cast<size_t>(target) * size + origin;
+  }
+};
+
+// The window behind a handle; nullptr for MPI_WIN_NULL, a freed window or another kind of handle.
+inline Win* win_impl(MPI_Win win) {
+  return win != nullptr && win->magic == kMagicWin ? static_cast<Win*>(win->impl) : nullptr;
+}
+
+// Raises `cls` from fn on the window's error handler (errors.cc).
+int raise_error_win(MPI_Win win, int cls, const char* fn, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+// Resolves the win argument of fn, or raises MPI_ERR_WIN (on MPI_COMM_WORLD: there is no window).
+int check_win(const char* fn, MPI_Win win, Win** out);
+
+// The predefined attributes of windows (attr.cc asks): *kind 0 for a pointer value (MPI_WIN_BASE),
+// 1 for an MPI_Aint, 2 for an int; false for a keyval that is not a window's.
+bool win_predefined_attr(MPI_Win win, int keyval, int* kind, void** value);
+
+}  // namespace torusmpi::mpi
+
+#endif  // TORUSMPI_MPI_WIN_H_

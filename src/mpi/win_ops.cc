@@ -1,0 +1,547 @@
+// One-sided operations: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
+// MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h): the
+// target's memory is mapped here (MPI_Win_allocate(_shared), or this process's own) and is read
+// and written in place, or it is another process's private memory, read and written with one
+// process_vm_readv/writev over the target datatype's blocks.
+//
+// Data moves as the datatype engine's packed stream: the origin's bytes packed (or used in place
+// when contiguous), the target's blocks in type-map order. Accumulates hold the target's update
+// lock (in the control segment) while they read, combine and write, so concurrent accumulates to
+// one location lose nothing; the combining is the reduction kernels' (resolve_packed_reduction),
+// target = origin op target, as MPI_Reduce_local orders it.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/progress.h"
+#include "mpi/builtins.h"
+#include "mpi/datatype.h"
+#include "mpi/device_stage.h"
+#include "mpi/errors.h"
+#include "mpi/p2p.h"
+#include "mpi/reduction.h"
+#include "mpi/win.h"
+
+namespace torusmpi::mpi {
+namespace {
+
+// An origin-side buffer argument, checked: its engine type and bytes.
+struct Side {
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const dtype::Type* t = nullptr;
+  size_t bytes = 0;
+};
+
+int check_side(const char* fn, MPI_Win win, const char* what, const void* buf, int count,
+               MPI_Datatype type, Side* out) {
+  if (count < 0) {
+    return raise_error_win(win, MPI_ERR_COUNT, fn, "%s_count argument is negative (%d)", what,
+                           count);
+  }
+  if (const char* bad = bad_datatype(type)) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn, "%s_datatype argument is %s", what, bad);
+  }
+  const Datatype* d = derived_type(type);
+  if (d != nullptr && !d->committed) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn, "%s_datatype argument is not committed", what);
+  }
+  out->buf = buf;
+  out->count = count;
+  out->type = type;
+  out->t = engine_type(type);
+  out->bytes = static_cast<size_t>(count) * static_cast<size_t>(out->t->size());
+  if (buf == nullptr && out->bytes > 0 && std::strcmp(what, "target") != 0) {
+    return raise_error_win(win, MPI_ERR_BUFFER, fn, "%s_addr argument is NULL", what);
+  }
+  return MPI_SUCCESS;
+}
+
+// A checked target access: where, and how it is reached.
+struct Access {
+  WinTarget* t = nullptr;
+  uintptr_t address = 0;  // in the target process
+  Side side;
+};
+
+bool in_access_epoch(const Win& w, int rank) {
+  if (w.fence_open || w.lock_all || w.held[rank] != Held::kNone) return true;
+  if (!w.access_open) return false;
+  for (int r : w.access) {
+    if (r == rank) return true;
+  }
+  return false;
+}
+
+// A dynamic window's access [disp + true lb, ... + true ub) lies in one region the target
+// attached, or MPI_ERR_RMA_RANGE.
+int check_attached(const char* fn, MPI_Win win, const Win& w, int rank, MPI_Aint disp, int count,
+                   const dtype::Type& t) {
+  if (count == 0) return MPI_SUCCESS;
+  const int64_t lo = static_cast<int64_t>(disp) + t.true_lb();
+  const int64_t hi = static_cast<int64_t>(disp) + (count - 1) * t.extent() + t.true_ub();
+  AttachTable table;
+  const WinTarget& target = w.targets[rank];
+  if (rank == w.rank) {
+    table.count = __atomic_load_n(&w.attached->count, __ATOMIC_ACQUIRE);
+    std::memcpy(table.regions, w.attached->regions, sizeof table.regions);
+  } else {
+    std::string error;
+    std::vector<rma::Block> whole{{target.attached, sizeof table}};
+    if (rma::peer_read(target.pid, whole, &table, &error) != Status::kOk) {
+      return raise_error_win(win, MPI_ERR_RMA_RANGE, fn, "%s", error.c_str());
+    }
+  }
+  const uint64_t n = table.count < AttachTable::kMax ? table.count : AttachTable::kMax;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& r = table.regions[i];
+    if (lo >= static_cast<int64_t>(r.base) && hi <= static_cast<int64_t>(r.base + r.size)) {
+      return MPI_SUCCESS;
+    }
+  }
+  return raise_error_win(win, MPI_ERR_RMA_RANGE, fn,
+                         "target_disp %#llx with target_count %d reaches addresses [%#llx, %#llx) "
+                         "of rank %d, which are not in memory it attached to the window",
+                         static_cast<unsigned long long>(disp), count,
+                         static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                         rank);
+}
+
+// Checks the target arguments; *skip for MPI_PROC_NULL (nothing to do).
+int check_target(const char* fn, MPI_Win win, Win* w, int rank, MPI_Aint disp, int count,
+                 MPI_Datatype type, Access* a, bool* skip) {
+  *skip = false;
+  if (int err = check_side(fn, win, "target", nullptr, count, type, &a->side)) return err;
+  if (rank == MPI_PROC_NULL) {
+    *skip = true;
+    return MPI_SUCCESS;
+  }
+  if (rank < 0 || rank >= w->size) {
+    return raise_error_win(win, MPI_ERR_RANK, fn,
+                           "target_rank argument is %d, not a rank of the window's group (size %d)",
+                           rank, w->size);
+  }
+  if (!in_access_epoch(*w, rank)) {
+    return raise_error_win(win, MPI_ERR_RMA_SYNC, fn,
+                           "no access epoch to rank %d is open (MPI_Win_fence, MPI_Win_lock, "
+                           "MPI_Win_lock_all or MPI_Win_start first)",
+                           rank);
+  }
+  a->t = &w->targets[rank];
+  const dtype::Type& t = *a->side.t;
+  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    // The displacement is an address in the target (MPI_Get_address), inside memory the target
+    // attached: its table says (read from that process, or here for this one).
+    a->address = static_cast<uintptr_t>(disp);
+    return check_attached(fn, win, *w, rank, disp, count, t);
+  }
+  const int64_t off = static_cast<int64_t>(disp) * a->t->disp_unit;
+  if (count > 0) {
+    const int64_t lo = off + t.true_lb();
+    const int64_t hi = off + (count - 1) * t.extent() + t.true_ub();
+    if (disp < 0 || lo < 0 || hi > static_cast<int64_t>(a->t->size)) {
+      return raise_error_win(win, MPI_ERR_RMA_RANGE, fn,
+                             "target_disp %lld with target_count %d reaches bytes [%lld, %lld) of "
+                             "rank %d's part of the window, which has %lld bytes",
+                             static_cast<long long>(disp), count, static_cast<long long>(lo),
+                             static_cast<long long>(hi), rank, static_cast<long long>(a->t->size));
+    }
+  }
+  a->address = a->t->base + static_cast<uintptr_t>(off);
+  return MPI_SUCCESS;
+}
+
+void collect_block(void* ctx, char* address, size_t bytes) {
+  static_cast<std::vector<rma::Block>*>(ctx)->push_back(
+      {reinterpret_cast<uintptr_t>(address), bytes});
+}
+
+std::vector<rma::Block> blocks_of(const Access& a) {
+  std::vector<rma::Block> blocks;
+  a.side.t->for_each_block(reinterpret_cast<void*>(a.address), a.side.count, 0,
+                           static_cast<int64_t>(a.side.bytes), collect_block, &blocks);
+  return blocks;
+}
+
+// The target's data as a packed stream, into `packed` (a.side.bytes).
+int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
+  if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (a.t->local != nullptr) {
+    a.side.t->pack(a.t->local + (a.address - a.t->base), a.side.count, packed);
+    return MPI_SUCCESS;
+  }
+  std::string error;
+  if (rma::peer_read(a.t->pid, blocks_of(a), packed, &error) != Status::kOk) {
+    return raise_error_win(win, MPI_ERR_RMA_RANGE, fn, "%s", error.c_str());
+  }
+  return MPI_SUCCESS;
+}
+
+int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
+  if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (a.t->local != nullptr) {
+    a.side.t->unpack(packed, a.side.count, a.t->local + (a.address - a.t->base));
+    return MPI_SUCCESS;
+  }
+  std::string error;
+  if (rma::peer_write(a.t->pid, blocks_of(a), packed, &error) != Status::kOk) {
+    return raise_error_win(win, MPI_ERR_RMA_RANGE, fn, "%s", error.c_str());
+  }
+  return MPI_SUCCESS;
+}
+
+// The origin's bytes as a packed stream: in place when contiguous host memory, else packed into
+// scratch.
+const void* origin_packed(const Side& s, std::vector<char>* scratch) {
+  int64_t off = 0;
+  if (s.t->contiguous(s.count, &off) && !device::in_device_range(s.buf)) {
+    return static_cast<const char*>(s.buf) + off;
+  }
+  scratch->resize(s.bytes);
+  pack_any(*s.t, s.buf, s.count, scratch->data());
+  return scratch->data();
+}
+
+int sizes_differ(const char* fn, MPI_Win win, const char* what, const Side& s, const Access& a) {
+  return raise_error_win(win, MPI_ERR_TYPE, fn,
+                         "%s data (%zu bytes) and target data (%zu bytes) differ in size", what,
+                         s.bytes, a.side.bytes);
+}
+
+// The update lock of a target: accumulates to it are atomic with respect to each other.
+class UpdateLock {
+ public:
+  explicit UpdateLock(Win* w, const Access& a) : word_(&w->block(a.t - w->targets.data())->update) {
+    rma::lock_exclusive(word_);
+  }
+  ~UpdateLock() { rma::unlock_exclusive(word_); }
+  UpdateLock(const UpdateLock&) = delete;
+  UpdateLock& operator=(const UpdateLock&) = delete;
+
+ private:
+  std::atomic<uint32_t>* word_;
+};
+
+int op_index(MPI_Op op) { return op != nullptr && op->magic == kMagicOp ? op->builtin : -1; }
+
+// Checks an accumulate's op and resolves its reduction on the target datatype (*r unset for
+// MPI_REPLACE and MPI_NO_OP). Accumulates take predefined ops only, on one basic type.
+int resolve_acc(const char* fn, MPI_Win win, MPI_Op op, const Side& origin, const Access& a,
+                coll::Reduction* r, bool* replace, bool* no_op) {
+  const int k = op_index(op);
+  if (k < 0) {
+    return raise_error_win(win, MPI_ERR_OP, fn, "op argument is %s",
+                           op == MPI_OP_NULL ? "MPI_OP_NULL"
+                           : op != nullptr && op->magic == kMagicOp
+                               ? "a user-defined op (one-sided "
+                                 "accumulates take predefined "
+                                 "ops only)"
+                               : "not an op");
+  }
+  *replace = k == static_cast<int>(BuiltinOp::k_replace);
+  *no_op = k == static_cast<int>(BuiltinOp::k_no_op);
+  const dtype::Type& t = *a.side.t;
+  if (t.uniform_id() < 0 && a.side.bytes > 0) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn,
+                           "target_datatype argument's basic elements are not all one predefined "
+                           "type");
+  }
+  if (origin.t != nullptr && origin.bytes > 0 && origin.t->uniform_id() != t.uniform_id()) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn,
+                           "origin_datatype and target_datatype are built on different basic "
+                           "types");
+  }
+  if (*replace || *no_op || a.side.bytes == 0) return MPI_SUCCESS;
+  // The reduction's checks raise on a communicator: keep the message and raise it on the window.
+  bool commutative = true;
+  size_t elem = 0, per = 0;
+  int rc;
+  {
+    DeferErrors defer;
+    rc = resolve_packed_reduction(fn, MPI_COMM_SELF, op, a.side.type, t, r, &commutative, &elem,
+                                  &per);
+  }
+  if (rc != MPI_SUCCESS) {
+    const char* text = last_error_text();
+    const size_t skip = std::strlen(fn) + 2;  // "fn: "
+    return raise_error_win(win, rc, fn, "%s", std::strlen(text) > skip ? text + skip : text);
+  }
+  return MPI_SUCCESS;
+}
+
+// Combines origin into the target's packed bytes (`target`, a.side.bytes of them).
+void combine(const coll::Reduction& r, const Access& a, void* target, const void* origin) {
+  const dtype::Type& t = *a.side.t;
+  const size_t elems = static_cast<size_t>(a.side.count) * static_cast<size_t>(t.uniform_count());
+  r.apply(target, origin, elems);
+}
+
+// Completes at once: the request forms' handle.
+void completed_request(MPI_Request* request) {
+  Request* req = Request::make();
+  req->kind = Request::Kind::kSend;
+  req->immediate = true;
+  req->peer = MPI_PROC_NULL;
+  req->comm = MPI_COMM_SELF;
+  *request = &req->handle;
+}
+
+int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+        int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+        MPI_Win win) {
+  Win* w = nullptr;
+  if (int err = check_win(fn, win, &w)) return err;
+  Side o;
+  if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, &o))
+    return err;
+  Access a;
+  bool skip;
+  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype,
+                             &a, &skip))
+    return err;
+  if (skip) return MPI_SUCCESS;
+  if (o.bytes != a.side.bytes) return sizes_differ(fn, win, "origin", o, a);
+  thread_local std::vector<char> scratch;
+  return target_write(fn, win, a, origin_packed(o, &scratch));
+}
+
+int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+        int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+        MPI_Win win) {
+  Win* w = nullptr;
+  if (int err = check_win(fn, win, &w)) return err;
+  Side o;
+  if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, &o))
+    return err;
+  Access a;
+  bool skip;
+  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype,
+                             &a, &skip))
+    return err;
+  if (skip) return MPI_SUCCESS;
+  if (o.bytes != a.side.bytes) return sizes_differ(fn, win, "origin", o, a);
+  int64_t off = 0;
+  if (o.t->contiguous(o.count, &off) && !device::in_device_range(origin_addr)) {
+    return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+  }
+  thread_local std::vector<char> scratch;
+  scratch.resize(o.bytes);
+  if (int err = target_read(fn, win, a, scratch.data())) return err;
+  unpack_any(*o.t, scratch.data(), o.count, origin_addr);
+  return MPI_SUCCESS;
+}
+
+// MPI_Accumulate (result.t == nullptr) and MPI_Get_accumulate.
+int accumulate(const char* fn, const void* origin_addr, int origin_count,
+               MPI_Datatype origin_datatype, void* result_addr, int result_count,
+               MPI_Datatype result_datatype, bool fetch, int target_rank, MPI_Aint target_disp,
+               int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  Win* w = nullptr;
+  if (int err = check_win(fn, win, &w)) return err;
+  const bool no_op_given = op_index(op) == static_cast<int>(BuiltinOp::k_no_op);
+  Side o, res;
+  // MPI_NO_OP ignores the origin buffer (MPI_Get_accumulate).
+  if (!(fetch && no_op_given)) {
+    if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, &o))
+      return err;
+  }
+  if (fetch) {
+    if (int err = check_side(fn, win, "result", result_addr, result_count, result_datatype, &res))
+      return err;
+  }
+  Access a;
+  bool skip;
+  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype,
+                             &a, &skip))
+    return err;
+  coll::Reduction r;
+  bool replace = false, no_op = false;
+  if (int err = resolve_acc(fn, win, op, o, a, &r, &replace, &no_op)) return err;
+  if (skip) return MPI_SUCCESS;
+  if (o.t != nullptr && o.bytes != a.side.bytes) return sizes_differ(fn, win, "origin", o, a);
+  if (fetch && res.bytes != a.side.bytes) return sizes_differ(fn, win, "result", res, a);
+  if (a.side.bytes == 0) return MPI_SUCCESS;
+  thread_local std::vector<char> origin_scratch, target_scratch;
+  const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch) : nullptr;
+  target_scratch.resize(a.side.bytes);
+  UpdateLock update(w, a);
+  if (fetch || !replace) {
+    if (int err = target_read(fn, win, a, target_scratch.data())) return err;
+  }
+  if (fetch) unpack_any(*res.t, target_scratch.data(), res.count, result_addr);
+  if (no_op) return MPI_SUCCESS;
+  if (replace) return target_write(fn, win, a, in);
+  combine(r, a, target_scratch.data(), in);
+  return target_write(fn, win, a, target_scratch.data());
+}
+
+int predefined_only(const char* fn, MPI_Win win, MPI_Datatype type) {
+  if (const char* bad = bad_datatype(type)) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn, "datatype argument is %s", bad);
+  }
+  if (derived_type(type) != nullptr) {
+    return raise_error_win(win, MPI_ERR_TYPE, fn,
+                           "datatype argument is a derived datatype (this call takes a "
+                           "predefined one)");
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace torusmpi::mpi
+
+namespace mpi = torusmpi::mpi;
+
+int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return mpi::put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Put);
+
+int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              MPI_Win win, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Rput";
+  if (request == nullptr)
+    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
+  if (int err = mpi::put(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win))
+    return err;
+  mpi::completed_request(request);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Rput);
+
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return mpi::get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Get);
+
+int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Rget";
+  if (request == nullptr)
+    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
+  if (int err = mpi::get(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win))
+    return err;
+  mpi::completed_request(request);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Rget);
+
+int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return mpi::accumulate("MPI_Accumulate", origin_addr, origin_count, origin_datatype, nullptr, 0,
+                         MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
+                         target_datatype, op, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Accumulate);
+
+int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Raccumulate";
+  if (request == nullptr)
+    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
+  if (int err = mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                                MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
+                                target_datatype, op, win))
+    return err;
+  mpi::completed_request(request);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Raccumulate);
+
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void* result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  return mpi::accumulate("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype,
+                         result_addr, result_count, result_datatype, true, target_rank, target_disp,
+                         target_count, target_datatype, op, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Get_accumulate);
+
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         void* result_addr, int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                         MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Rget_accumulate";
+  if (request == nullptr)
+    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
+  if (int err = mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, result_addr,
+                                result_count, result_datatype, true, target_rank, target_disp,
+                                target_count, target_datatype, op, win))
+    return err;
+  mpi::completed_request(request);
+  return MPI_SUCCESS;
+}
+TORUSMPI_WEAK_ALIAS(MPI_Rget_accumulate);
+
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Fetch_and_op";
+  if (mpi::win_impl(win) == nullptr) {
+    mpi::Win* w = nullptr;
+    return mpi::check_win(kFn, win, &w);
+  }
+  if (int err = mpi::predefined_only(kFn, win, datatype)) return err;
+  return mpi::accumulate(kFn, origin_addr, 1, datatype, result_addr, 1, datatype, true, target_rank,
+                         target_disp, 1, datatype, op, win);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Fetch_and_op);
+
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win) {
+  torusmpi::progress::Lock lock;
+  constexpr const char* kFn = "MPI_Compare_and_swap";
+  mpi::Win* w = nullptr;
+  if (int err = mpi::check_win(kFn, win, &w)) return err;
+  if (int err = mpi::predefined_only(kFn, win, datatype)) return err;
+  const mpi::BuiltinTypeInfo* info = mpi::datatype_info(datatype);
+  using mpi::TypeClass;
+  if (info == nullptr ||
+      !(info->cls == TypeClass::kSignedInt || info->cls == TypeClass::kUnsignedInt ||
+        info->cls == TypeClass::kLogical || info->cls == TypeClass::kByte ||
+        info->cls == TypeClass::kBool)) {
+    return mpi::raise_error_win(win, MPI_ERR_TYPE, kFn,
+                                "datatype argument is %s: compare and swap takes an integer, "
+                                "logical or byte type",
+                                info != nullptr ? info->name : "not predefined");
+  }
+  mpi::Side o, cmp, res;
+  if (int err = mpi::check_side(kFn, win, "origin", origin_addr, 1, datatype, &o)) return err;
+  if (int err = mpi::check_side(kFn, win, "compare", compare_addr, 1, datatype, &cmp)) return err;
+  if (int err = mpi::check_side(kFn, win, "result", result_addr, 1, datatype, &res)) return err;
+  mpi::Access a;
+  bool skip;
+  if (int err = mpi::check_target(kFn, win, w, target_rank, target_disp, 1, datatype, &a, &skip))
+    return err;
+  if (skip) return MPI_SUCCESS;
+  alignas(16) unsigned char old[32];
+  mpi::UpdateLock update(w, a);
+  if (int err = mpi::target_read(kFn, win, a, old)) return err;
+  std::memcpy(result_addr, old, o.bytes);
+  if (std::memcmp(old, compare_addr, o.bytes) != 0) return MPI_SUCCESS;
+  return mpi::target_write(kFn, win, a, origin_addr);
+}
+TORUSMPI_WEAK_ALIAS(MPI_Compare_and_swap);
