@@ -146,7 +146,7 @@ struct RemoteRead {
 struct Peer {
   Transport* transport = nullptr;
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
-  size_t eager_limit = 0;      // TORUSMPI_EAGER_LIMIT, capped by the transport's fragment size
+  size_t eager_limit = 0;      // peer_eager_limit(transport)
   std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
 };
 
@@ -179,6 +179,12 @@ inline Engine& engine() { return g_engine; }
 std::vector<Transport*>& pending_transports() {
   static std::vector<Transport*> t;
   return t;
+}
+
+// TORUSMPI_EAGER_LIMIT, capped by what the transport carries in one fragment and by its own
+// preference.
+size_t peer_eager_limit(const Transport* t) {
+  return std::min({engine().eager_limit, t->max_payload(), t->eager_cap()});
 }
 
 Context& context(uint32_t id) {
@@ -544,7 +550,7 @@ Status init(int self, int size) {
   e.device_eager.init(std::min(e.eager_limit, static_cast<size_t>(params::device_eager_limit())),
                       complete);
   for (Peer& p : e.peers) {
-    if (p.transport != nullptr) p.eager_limit = std::min(e.eager_limit, p.transport->max_payload());
+    if (p.transport != nullptr) p.eager_limit = peer_eager_limit(p.transport);
   }
   e.poll_id = progress::add(poll_all, nullptr);
   update_sleeper();
@@ -564,7 +570,7 @@ int add_peer(Transport* t) {
   Peer p;
   p.transport = t;
   p.network = t->network();
-  p.eager_limit = std::min(e.eager_limit, t->max_payload());
+  p.eager_limit = peer_eager_limit(t);
   e.peers.push_back(std::move(p));
   // Polled, and sleeping, in init's order: shared memory, network, then the loopback, last.
   if (std::find(e.transports.begin(), e.transports.end(), t) == e.transports.end()) {

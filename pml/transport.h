@@ -65,6 +65,10 @@ class Transport {
   // and retries after polling). len <= max_payload(). Fragments to one peer arrive in order.
   virtual bool send(int peer, const FragHeader& h, const void* payload, size_t len) = 0;
   virtual size_t max_payload() const = 0;
+  // The largest message worth sending eagerly to peers of this transport, when the rendezvous is
+  // cheaper above it than the eager copies (the pml takes the least of this, max_payload() and
+  // TORUSMPI_EAGER_LIMIT).
+  virtual size_t eager_cap() const { return SIZE_MAX; }
 
   // Copies len bytes at address addr of peer's memory into dst. Returns false when this transport
   // (or the kernel's policy) does not allow it; the pml then uses the pipelined protocol. `key`

@@ -52,6 +52,10 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // rings take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by
 // page). Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
+// From this size on, two ranks with a core each move a message faster by the pipeline, whose two
+// copies overlap, than by one process_vm_readv (2 ranks on 2 cores, 1 MiB: osu_latency 98 us
+// against 150, osu_bw 14.9 GB/s against 13.0).
+constexpr size_t kSingleCopyBelow = size_t{1} << 20;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
 // Ring bytes a rank touches at start-up (touch_rings): whole rings up to 4 local ranks.
@@ -186,8 +190,12 @@ class ShmTransport final : public Transport {
     // ranks than cores the pipeline still wins (measured on 2 cores, 64 KiB neighbour exchanges:
     // 4 ranks 0.67 ms a round against 1.04 ms with process_vm_readv, 8 ranks 1.33 against 1.71;
     // a 1 MiB allreduce at 4 ranks 0.52 ms against 0.94): a rank whose turn comes copies what
-    // has arrived, instead of waiting for its peer to be scheduled to answer the read.
-    single_copy_ = params::shm_single_copy() && ring_max_payload(cap_) < kPipelineChunk;
+    // has arrived, instead of waiting for its peer to be scheduled to answer the read. A rank
+    // with a core of its own reads below kSingleCopyBelow (2 ranks on 2 cores, osu_latency
+    // 128-512 KiB 5.6-20 us against 12.6-41 by the pipeline, osu_bw 26-29 GB/s against 15).
+    single_copy_ = params::shm_single_copy() &&
+                   (ring_max_payload(cap_) < kPipelineChunk || !progress::oversubscribed());
+    single_copy_below_ = ring_max_payload(cap_) < kPipelineChunk ? SIZE_MAX : kSingleCopyBelow;
     me_ = job.local_rank;
     blocks_ = reinterpret_cast<RankBlock*>(base + blocks_offset());
     const int slots = static_cast<int>(hdr->link_slots);
@@ -262,12 +270,16 @@ class ShmTransport final : public Transport {
     return true;
   }
 
+  size_t eager_cap() const override {
+    return single_copy_ ? static_cast<size_t>(params::shm_eager_limit()) : SIZE_MAX;
+  }
+
   size_t max_payload() const override {
     return std::min<size_t>(ring_max_payload(cap_), kPipelineChunk);
   }
 
   bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void*, size_t) override {
-    if (!single_copy_) return false;
+    if (!single_copy_ || len >= single_copy_below_) return false;
     int j = local_of_[peer];
     // A read is one copy the reader cannot hold back: paced messages between chips take the
     // pipeline, whose chunks the sender holds until their links deliver them.
@@ -555,6 +567,7 @@ class ShmTransport final : public Transport {
   uint64_t bytes_;
   const boot::JobInfo& job_;
   bool single_copy_ = false;  // rendezvous by process_vm_readv rather than pipelined chunks
+  size_t single_copy_below_ = SIZE_MAX;  // larger messages take the pipeline even so
   int n_ = 0;
   int me_ = 0;
   uint64_t cap_ = 0;
