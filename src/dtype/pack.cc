@@ -3,6 +3,7 @@
 // of stepping, and copying a range costs the same wherever it starts: what chunked transfers of
 // large messages need.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "dtype/internal.h"
@@ -10,12 +11,20 @@
 namespace torusmpi::dtype {
 namespace {
 
+// A memory address in the walk: an integer, made a pointer only where bytes are copied or handed
+// out. With MPI_BOTTOM the buffer is null and the displacements are absolute addresses, and adding
+// an offset to a null pointer is undefined (UBSan's pointer-overflow check reports it); unsigned
+// arithmetic wraps, so a negative displacement or stride (converted) subtracts as it should.
+using Addr = std::uintptr_t;
+char* at(Addr a) { return reinterpret_cast<char*>(a); }
+Addr addr_of(const void* p) { return reinterpret_cast<Addr>(p); }
+
 // Copies between memory and the packed stream, which advances with each piece.
 template <bool kPack>
 struct Copy {
   char* stream;
 
-  void piece(char* mem, int64_t len) {
+  void piece(Addr mem, int64_t len) {
     switch (len) {
       case 4:
         return fixed<4>(mem, 0, 1);
@@ -23,9 +32,9 @@ struct Copy {
         return fixed<8>(mem, 0, 1);
       default:
         if (kPack) {
-          std::memcpy(stream, mem, static_cast<size_t>(len));
+          std::memcpy(stream, at(mem), static_cast<size_t>(len));
         } else {
-          std::memcpy(mem, stream, static_cast<size_t>(len));
+          std::memcpy(at(mem), stream, static_cast<size_t>(len));
         }
         stream += len;
     }
@@ -33,20 +42,20 @@ struct Copy {
 
   // n blocks of kLen bytes: a constant length lets the compiler turn each copy into a move.
   template <int64_t kLen>
-  void fixed(char* mem, int64_t stride, int64_t n) {
+  void fixed(Addr mem, int64_t stride, int64_t n) {
     char* s = stream;
     for (int64_t i = 0; i < n; ++i, mem += stride, s += kLen) {
       if (kPack) {
-        std::memcpy(s, mem, kLen);
+        std::memcpy(s, at(mem), kLen);
       } else {
-        std::memcpy(mem, s, kLen);
+        std::memcpy(at(mem), s, kLen);
       }
     }
     stream = s;
   }
 
   // n whole blocks of len bytes at mem, mem + stride, ...
-  void blocks(char* mem, int64_t len, int64_t stride, int64_t n) {
+  void blocks(Addr mem, int64_t len, int64_t stride, int64_t n) {
     switch (len) {
       case 1:
         return fixed<1>(mem, stride, n);
@@ -74,10 +83,10 @@ struct Copy {
 struct Visit {
   Type::BlockFn fn;
   void* ctx;
-  char* pending = nullptr;
+  Addr pending = 0;
   int64_t pending_len = 0;
 
-  void piece(char* mem, int64_t len) {
+  void piece(Addr mem, int64_t len) {
     if (pending_len > 0 && mem == pending + pending_len) {
       pending_len += len;
       return;
@@ -86,23 +95,23 @@ struct Visit {
     pending = mem;
     pending_len = len;
   }
-  void blocks(char* mem, int64_t len, int64_t stride, int64_t n) {
+  void blocks(Addr mem, int64_t len, int64_t stride, int64_t n) {
     for (int64_t i = 0; i < n; ++i, mem += stride) piece(mem, len);
   }
   void flush() {
-    if (pending_len > 0) fn(ctx, pending, static_cast<size_t>(pending_len));
+    if (pending_len > 0) fn(ctx, at(pending), static_cast<size_t>(pending_len));
     pending_len = 0;
   }
 };
 
 template <class Op>
-void walk_program(const Program& p, char* origin, int64_t lo, int64_t hi, Op& op);
+void walk_program(const Program& p, Addr origin, int64_t lo, int64_t hi, Op& op);
 
 // One whole pass over p: no range to find, the common case inside loops.
 template <class Op>
-void walk_whole(const Program& p, char* origin, Op& op) {
+void walk_whole(const Program& p, Addr origin, Op& op) {
   for (const Node& x : p.nodes) {
-    char* mem = origin + x.disp;
+    Addr mem = origin + x.disp;
     if (x.kind == Node::kBlock) {
       if (x.count == 1) {
         op.piece(mem, x.len);
@@ -118,10 +127,10 @@ void walk_whole(const Program& p, char* origin, Op& op) {
 // The packed bytes [lo, hi) of node x (0 <= lo < hi <= x.bytes()), whose enclosing pass starts at
 // origin.
 template <class Op>
-void walk_node(const Node& x, char* origin, int64_t lo, int64_t hi, Op& op) {
+void walk_node(const Node& x, Addr origin, int64_t lo, int64_t hi, Op& op) {
   int64_t k = lo / x.len;
   int64_t off = lo - k * x.len;
-  char* mem = origin + x.disp + k * x.stride;
+  Addr mem = origin + x.disp + k * x.stride;
   if (x.kind == Node::kBlock) {
     if (off != 0) {  // the end of a block
       int64_t n = std::min(x.len - off, hi - lo);
@@ -152,7 +161,7 @@ void walk_node(const Node& x, char* origin, int64_t lo, int64_t hi, Op& op) {
 }
 
 template <class Op>
-void walk_program(const Program& p, char* origin, int64_t lo, int64_t hi, Op& op) {
+void walk_program(const Program& p, Addr origin, int64_t lo, int64_t hi, Op& op) {
   const Node* first = p.nodes.data();
   const Node* last = first + p.nodes.size();
   // The node holding byte lo: the last one starting at or before it.
@@ -174,7 +183,7 @@ void Type::pack_range(const void* buf, int64_t count, int64_t from, int64_t to,
   if (from >= to || size_ == 0 || count == 0) return;
   Node top = repeated(count);
   Copy<true> op{static_cast<char*>(packed)};
-  walk_node(top, static_cast<char*>(const_cast<void*>(buf)), from, to, op);
+  walk_node(top, addr_of(buf), from, to, op);
 }
 
 void Type::unpack_range(const void* packed, int64_t count, int64_t from, int64_t to,
@@ -182,7 +191,7 @@ void Type::unpack_range(const void* packed, int64_t count, int64_t from, int64_t
   if (from >= to || size_ == 0 || count == 0) return;
   Node top = repeated(count);
   Copy<false> op{static_cast<char*>(const_cast<void*>(packed))};
-  walk_node(top, static_cast<char*>(buf), from, to, op);
+  walk_node(top, addr_of(buf), from, to, op);
 }
 
 void Type::pack(const void* buf, int64_t count, void* packed) const {
@@ -198,7 +207,7 @@ void Type::for_each_block(const void* buf, int64_t count, int64_t from, int64_t 
   if (from >= to || size_ == 0 || count == 0) return;
   Node top = repeated(count);
   Visit op{fn, ctx};
-  walk_node(top, static_cast<char*>(const_cast<void*>(buf)), from, to, op);
+  walk_node(top, addr_of(buf), from, to, op);
   op.flush();
 }
 

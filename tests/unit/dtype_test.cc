@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -546,6 +547,37 @@ TEST(Dtype, ForEachBlockJoinsTouchingPieces) {
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_EQ(pieces[0].first, 2);
   EXPECT_EQ(pieces[0].second, 44u);
+}
+
+// MPI_BOTTOM: a null buffer and absolute addresses for displacements, as a type built from
+// MPI_Get_address gives. The walk adds them in integers (no offset on a null pointer, which UBSan
+// reports), partial ranges and vectors with negative strides included.
+TEST(Dtype, AbsoluteAddressesFromANullBuffer) {
+  std::vector<int> a = {1, 2, 3, 4, 5, 6};
+  std::vector<double> b = {7.5, 8.5};
+  const int64_t a_addr = static_cast<int64_t>(reinterpret_cast<intptr_t>(a.data()));
+  const int64_t b_addr = static_cast<int64_t>(reinterpret_cast<intptr_t>(b.data()));
+  // a[5], a[3], a[1] (a vector stepping back), then b whole.
+  TypeRef t = structure({1, 2}, {a_addr + 20, b_addr}, types({hvector(3, 1, -8, Int()), Double()}));
+  ASSERT_EQ(t->size(), 28);
+  std::vector<unsigned char> packed(28);
+  t->pack(nullptr, 1, packed.data());
+  int ints[3];
+  double doubles[2];
+  std::memcpy(ints, packed.data(), sizeof ints);
+  std::memcpy(doubles, packed.data() + 12, sizeof doubles);
+  EXPECT_EQ(ints[0], 6);
+  EXPECT_EQ(ints[1], 4);
+  EXPECT_EQ(ints[2], 2);
+  EXPECT_EQ(doubles[0], 7.5);
+  EXPECT_EQ(doubles[1], 8.5);
+  // Back, a range at a time, across the boundary between the two members.
+  std::fill(a.begin(), a.end(), 0);
+  std::fill(b.begin(), b.end(), 0.0);
+  t->unpack_range(packed.data(), 1, 0, 10, nullptr);
+  t->unpack_range(packed.data() + 10, 1, 10, 28, nullptr);
+  EXPECT_EQ(a, (std::vector<int>{0, 2, 0, 4, 0, 6}));
+  EXPECT_EQ(b, (std::vector<double>{7.5, 8.5}));
 }
 
 TEST(Dtype, ElementsAndPartialElements) {
