@@ -640,6 +640,21 @@ bool contexts_idle(uint32_t ctx) {
 
 namespace {
 
+// The header of an eager message; a rendezvous's sets its type and address after.
+FragHeader message_header(uint32_t ctx, int source, int tag, size_t bytes, uint64_t sreq) {
+  FragHeader h;
+  h.type = FragType::kEager;
+  h.flags = 0;
+  h.reserved = 0;
+  h.context = ctx;
+  h.source = source;
+  h.tag = tag;
+  h.size = bytes;
+  h.sreq = sreq;
+  h.addr = 0;
+  return h;
+}
+
 void prepare_send(Request* req, uint32_t ctx, SendMode mode, int peer, int source, int tag,
                   const void* buf, size_t bytes) {
   req->kind_ = Request::Kind::kSend;
@@ -671,13 +686,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
 
   OutJob job;
   FragHeader& h = job.h;
-  h.flags = 0;
-  h.reserved = 0;
-  h.context = ctx;
-  h.source = comm.rank;
-  h.tag = tag;
-  h.size = bytes;
-  h.sreq = reinterpret_cast<uint64_t>(req);
+  h = message_header(ctx, comm.rank, tag, bytes, reinterpret_cast<uint64_t>(req));
   Peer& p = e.peers[peer];
   // Device data goes eager only where the receiver could not fetch it from HBM (an eager payload
   // from device memory passes through host memory), or where the transport writes it into the
@@ -706,8 +715,6 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
     }
   }
   if (bytes <= p.eager_limit && (!reach || inline_device)) {
-    h.type = FragType::kEager;
-    h.addr = 0;
     if (mode == SendMode::kSync) h.flags = kFlagSync;
     if (inline_device) h.flags |= kFlagDevice;
     job.data = static_cast<const uint8_t*>(buf);
@@ -749,16 +756,8 @@ bool send_now(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int
   Peer& p = engine().peers[peer];
   if (p.transport == nullptr || bytes > p.eager_limit || !p.backlog.empty()) return false;
   if (bytes > 0 && device::in_device_range(buf)) return false;
-  FragHeader h;
-  h.type = FragType::kEager;
-  h.flags = 0;
-  h.reserved = 0;
-  h.context = ctx;
-  h.source = comm.rank;
-  h.tag = tag;
-  h.size = bytes;
-  h.sreq = 0;  // no request: nothing answers it, and no kCancel names it
-  h.addr = 0;
+  // No request: nothing answers it, and no kCancel names it.
+  const FragHeader h = message_header(ctx, comm.rank, tag, bytes, 0);
   return p.transport->send(peer, h, buf, bytes);
 }
 

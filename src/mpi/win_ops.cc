@@ -287,21 +287,33 @@ void completed_request(MPI_Request* request) {
   *request = &req->handle;
 }
 
+// The arguments of a put or a get: the window, the origin side and the target access, whose sizes
+// must agree. *skip: nothing moves (the target is MPI_PROC_NULL).
+int check_transfer(const char* fn, const void* origin_addr, int origin_count,
+                   MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                   int target_count, MPI_Datatype target_datatype, MPI_Win win, Side* o, Access* a,
+                   bool* skip) {
+  Win* w = nullptr;
+  if (int err = check_win(fn, win, &w)) return err;
+  if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, o))
+    return err;
+  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype, a,
+                             skip))
+    return err;
+  if (!*skip && o->bytes != a->side.bytes) return sizes_differ(fn, win, "origin", *o, *a);
+  return MPI_SUCCESS;
+}
+
 int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
         int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
         MPI_Win win) {
-  Win* w = nullptr;
-  if (int err = check_win(fn, win, &w)) return err;
   Side o;
-  if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, &o))
-    return err;
   Access a;
   bool skip;
-  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype,
-                             &a, &skip))
+  if (int err = check_transfer(fn, origin_addr, origin_count, origin_datatype, target_rank,
+                               target_disp, target_count, target_datatype, win, &o, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
-  if (o.bytes != a.side.bytes) return sizes_differ(fn, win, "origin", o, a);
   thread_local std::vector<char> scratch;
   return target_write(fn, win, a, origin_packed(o, &scratch));
 }
@@ -309,18 +321,13 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
 int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
         int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
         MPI_Win win) {
-  Win* w = nullptr;
-  if (int err = check_win(fn, win, &w)) return err;
   Side o;
-  if (int err = check_side(fn, win, "origin", origin_addr, origin_count, origin_datatype, &o))
-    return err;
   Access a;
   bool skip;
-  if (int err = check_target(fn, win, w, target_rank, target_disp, target_count, target_datatype,
-                             &a, &skip))
+  if (int err = check_transfer(fn, origin_addr, origin_count, origin_datatype, target_rank,
+                               target_disp, target_count, target_datatype, win, &o, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
-  if (o.bytes != a.side.bytes) return sizes_differ(fn, win, "origin", o, a);
   int64_t off = 0;
   if (o.t->contiguous(o.count, &off) && !device::in_device_range(origin_addr)) {
     return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
