@@ -37,8 +37,6 @@ namespace {
 
 // How long MPI_Finalize waits for the transports' sends to leave (Transport::sending()).
 constexpr double kSendDrainTimeoutS = 10.0;
-// Unexpected messages' records kept for reuse at most (Engine::free_messages).
-constexpr size_t kKeptMessages = 4096;
 
 // An intrusive FIFO of T (next_/prev_ members): O(1) append and removal, no allocation.
 template <class T>
@@ -162,10 +160,7 @@ struct Engine {
   // A pipelined chunk from device memory passes through here on its way into a transport, which
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
-  BufferPool buffers;  // bounces and unexpected messages' host payloads
-  // Unexpected messages' records, kept for reuse: a window of small sends that arrive before their
-  // receives (osu_bw's) would otherwise cost a malloc and a free each.
-  std::vector<Message*> free_messages;
+  BufferPool buffers;          // bounces and unexpected messages' host payloads
   uint64_t network_bytes = 0;  // payload that arrived through a network transport
   DeviceEagerRing device_eager;
   int reads_in_flight = 0;  // RemoteReads started and not done
@@ -410,33 +405,13 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
   send_control(peer, FragType::kCts, h.sreq, reinterpret_cast<uint64_t>(r));
 }
 
-Message* new_message(const FragHeader& h, int peer) {
-  std::vector<Message*>& pool = engine().free_messages;
-  Message* m;
-  if (pool.empty()) {
-    m = new Message;
-  } else {
-    m = pool.back();
-    pool.pop_back();
-    *m = Message{};
-  }
-  m->h = h;
-  m->peer = peer;
-  return m;
-}
-
 void free_message(Message* m) {
   if (m->on_device) {
     device::free(m->data);
   } else if (m->data != nullptr) {
     engine().buffers.give(m->data, m->len);
   }
-  std::vector<Message*>& pool = engine().free_messages;
-  if (pool.size() < kKeptMessages) {
-    pool.push_back(m);
-  } else {
-    delete m;
-  }
+  delete m;
 }
 
 // An unexpected device eager message (kFlagSlot): its payload is read into this rank's HBM and the
@@ -467,7 +442,9 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
       return;
     }
   }
-  Message* m = new_message(h, peer);
+  auto* m = new Message;
+  m->h = h;
+  m->peer = peer;
   if (h.flags & kFlagSlot && take_out_of_chunk(m, peer, payload)) {
     c.unexpected.push_back(m);
     return;
@@ -613,8 +590,6 @@ Status finalize() {
       free_message(m);
     }
   }
-  for (Message* m : e.free_messages) delete m;
-  e.free_messages.clear();
   e.contexts.clear();
   e.transports.clear();
   e.peers.clear();

@@ -53,8 +53,8 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // page). Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
 // From this size on, two ranks with a core each move a message faster by the pipeline, whose two
-// copies overlap, than by one process_vm_readv (2 ranks on 2 cores, 1 MiB: osu_latency 98 us
-// against 150, osu_bw 14.9 GB/s against 13.0).
+// copies overlap, than by one process_vm_readv (2 ranks on 2 cores, osu_latency at 1 MiB a steady
+// 91 us against 65-147, at 2 MiB 180-185 against 210-265; osu_bw at 2-4 MiB 13 GB/s against 9-10).
 constexpr size_t kSingleCopyBelow = size_t{1} << 20;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
@@ -193,9 +193,13 @@ class ShmTransport final : public Transport {
     // has arrived, instead of waiting for its peer to be scheduled to answer the read. A rank
     // with a core of its own reads below kSingleCopyBelow (2 ranks on 2 cores, osu_latency
     // 128-512 KiB 5.6-20 us against 12.6-41 by the pipeline, osu_bw 26-29 GB/s against 15).
-    single_copy_ = params::shm_single_copy() &&
-                   (ring_max_payload(cap_) < kPipelineChunk || !progress::oversubscribed());
-    single_copy_below_ = ring_max_payload(cap_) < kPipelineChunk ? SIZE_MAX : kSingleCopyBelow;
+    if (params::shm_single_copy()) {
+      if (ring_max_payload(cap_) < kPipelineChunk) {
+        single_copy_below_ = SIZE_MAX;
+      } else if (!progress::oversubscribed()) {
+        single_copy_below_ = kSingleCopyBelow;
+      }
+    }
     me_ = job.local_rank;
     blocks_ = reinterpret_cast<RankBlock*>(base + blocks_offset());
     const int slots = static_cast<int>(hdr->link_slots);
@@ -271,7 +275,7 @@ class ShmTransport final : public Transport {
   }
 
   size_t eager_cap() const override {
-    return single_copy_ ? static_cast<size_t>(params::shm_eager_limit()) : SIZE_MAX;
+    return single_copy_below_ > 0 ? static_cast<size_t>(params::shm_eager_limit()) : SIZE_MAX;
   }
 
   size_t max_payload() const override {
@@ -279,7 +283,7 @@ class ShmTransport final : public Transport {
   }
 
   bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void*, size_t) override {
-    if (!single_copy_ || len >= single_copy_below_) return false;
+    if (len >= single_copy_below_) return false;
     int j = local_of_[peer];
     // A read is one copy the reader cannot hold back: paced messages between chips take the
     // pipeline, whose chunks the sender holds until their links deliver them.
@@ -296,7 +300,7 @@ class ShmTransport final : public Transport {
         // process pipelines its rendezvous receives through the rings, small as they are.
         log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies", peer,
                   strerror(errno));
-        single_copy_ = false;
+        single_copy_below_ = 0;
         return false;
       }
       done += static_cast<size_t>(n);
@@ -566,8 +570,9 @@ class ShmTransport final : public Transport {
   uint8_t* base_;
   uint64_t bytes_;
   const boot::JobInfo& job_;
-  bool single_copy_ = false;  // rendezvous by process_vm_readv rather than pipelined chunks
-  size_t single_copy_below_ = SIZE_MAX;  // larger messages take the pipeline even so
+  // Rendezvous messages below this size are read by process_vm_readv, larger ones pipelined
+  // through the rings; 0: all pipelined.
+  size_t single_copy_below_ = 0;
   int n_ = 0;
   int me_ = 0;
   uint64_t cap_ = 0;

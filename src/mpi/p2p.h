@@ -158,9 +158,9 @@ struct Request {
   // Requests come from a free list: a window of nonblocking calls must not cost a malloc each.
   static Request* make();
   static void release(Request* r);  // nothing for sent()
-  // The request of every send that completed in its call (pml::send_now), as Open MPI's ob1 hands
-  // out its ompi_request_empty: complete, not cancelled, an empty status. Waits and frees only
-  // read it.
+  // The request of every operation that completed in its call (sends by pml::send_now, the RMA
+  // request forms), as Open MPI's ob1 hands out its ompi_request_empty: complete, not cancelled,
+  // an empty status. Waits and frees only read it.
   static Request* sent();
 };
 

@@ -201,11 +201,6 @@ int finish_grequest(const char* fn, MPI_Request* handle, MPI_Status* st, bool in
 // multiple-completion calls (in_status) put it in the status and raise MPI_ERR_IN_STATUS later.
 int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
   Request* r = request_impl(*handle);
-  if (r->shared) {  // Request::sent(): a send's status says only that it was not cancelled
-    mpi::set_empty_status(st);
-    *handle = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
-  }
   if (r->kind == Request::Kind::kGrequest) return finish_grequest(fn, handle, st, in_status);
   if (r->buffer.staged()) mpi::drain_request(r);
   fill_status(*r, st);

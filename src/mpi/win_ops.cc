@@ -277,14 +277,14 @@ void combine(const coll::Reduction& r, const Access& a, void* target, const void
   r.apply(target, origin, elems);
 }
 
-// Completes at once: the request forms' handle.
-void completed_request(MPI_Request* request) {
-  Request* req = Request::make();
-  req->kind = Request::Kind::kSend;
-  req->immediate = true;
-  req->peer = MPI_PROC_NULL;
-  req->comm = MPI_COMM_SELF;
-  *request = &req->handle;
+// The request forms (MPI_Rput, ...): the operation completes in the call, so their handle is the
+// shared complete request that sends done in their call get too.
+template <class Op>
+int with_request(const char* fn, MPI_Win win, MPI_Request* request, Op op) {
+  if (request == nullptr) return raise_error_win(win, MPI_ERR_ARG, fn, "request argument is NULL");
+  if (int err = op()) return err;
+  *request = &Request::sent()->handle;
+  return MPI_SUCCESS;
 }
 
 // The arguments of a put or a get: the window, the origin side and the target access, whose sizes
@@ -414,13 +414,10 @@ int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_dat
               MPI_Win win, MPI_Request* request) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Rput";
-  if (request == nullptr)
-    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
-  if (int err = mpi::put(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win))
-    return err;
-  mpi::completed_request(request);
-  return MPI_SUCCESS;
+  return mpi::with_request(kFn, win, request, [&] {
+    return mpi::put(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
+  });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Rput);
 
@@ -437,13 +434,10 @@ int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Request* request) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Rget";
-  if (request == nullptr)
-    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
-  if (int err = mpi::get(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win))
-    return err;
-  mpi::completed_request(request);
-  return MPI_SUCCESS;
+  return mpi::with_request(kFn, win, request, [&] {
+    return mpi::get(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
+  });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Rget);
 
@@ -462,14 +456,11 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Raccumulate";
-  if (request == nullptr)
-    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
-  if (int err = mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, nullptr, 0,
-                                MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
-                                target_datatype, op, win))
-    return err;
-  mpi::completed_request(request);
-  return MPI_SUCCESS;
+  return mpi::with_request(kFn, win, request, [&] {
+    return mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                           MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
+                           target_datatype, op, win);
+  });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Raccumulate);
 
@@ -491,14 +482,11 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype
                          MPI_Request* request) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_Rget_accumulate";
-  if (request == nullptr)
-    return mpi::raise_error_win(win, MPI_ERR_ARG, kFn, "request argument is NULL");
-  if (int err = mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, result_addr,
-                                result_count, result_datatype, true, target_rank, target_disp,
-                                target_count, target_datatype, op, win))
-    return err;
-  mpi::completed_request(request);
-  return MPI_SUCCESS;
+  return mpi::with_request(kFn, win, request, [&] {
+    return mpi::accumulate(kFn, origin_addr, origin_count, origin_datatype, result_addr,
+                           result_count, result_datatype, true, target_rank, target_disp,
+                           target_count, target_datatype, op, win);
+  });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Rget_accumulate);
 
