@@ -1,0 +1,1011 @@
+/* io_coll.c: MPI-IO's collective data access and shared file pointers, against a reference that
+ * does not go through MPI: what a collective write leaves in the file is read back by rank 0 with
+ * plain POSIX read() and compared byte for byte with the expected integers, and what a collective
+ * read gives is compared with integers rank 0 wrote with POSIX write().
+ *
+ *   io_coll DIR                 every case below, files in DIR
+ *   io_coll DIR shared N        only the shared file pointer cases, N records per rank
+ *   io_coll DIR write FILE      interop: write FILE (3-D subarray blocks, then darray), collectively
+ *   io_coll DIR verify FILE     interop: read FILE back collectively and with POSIX, compare
+ *
+ * Views (every rank's filetype tiles its part of a global array of ints whose element g holds
+ * value(g) = 3g + seed; together the ranks' parts cover the file with no gap):
+ *   contig   one block per rank, of uneven sizes (even ranks' blocks are empty), by displacement
+ *   vector   blocks of 3 ints dealt round-robin (a resized vector)
+ *   subarray the blocks of a 3-D decomposition (MPI_Dims_create), as applications write a field
+ *   darray   a 2-D block-cyclic distribution (CYCLIC(2) x BLOCK, sizes no multiple of the grid)
+ * Functions: write_all (two halves through the individual pointer), write_at_all (second half
+ * first), write_all_begin/end, write_at_all_begin/end, iwrite_all, iwrite_at_all (MPI_Test loop),
+ * and the six read forms alike; one case writes from a strided memory type. Each under hint sets:
+ * none, romio_cb_write/read=enable with cb_buffer_size=4096 (many rounds), =disable, cb_nodes=1
+ * with cb_buffer_size=512, cb_nodes=2. With IO_COLL_CHECK_INFO=1, MPI_File_get_info must report
+ * the cb hints given (ROMIO does; Open MPI's OMPIO does not, so the reference runs without it).
+ *
+ * Shared file pointers: every rank writes N records with write_shared, then with iwrite_shared:
+ * every record is in the file exactly once, whole, and the shared position is p * N records;
+ * read_shared and iread_shared of a file of p * N records give every record to exactly one rank;
+ * write_ordered and read_ordered (and their begin/end forms) in rank order; seek_shared (SET, CUR,
+ * END), get_position_shared, a view with a displacement and a 16-byte etype; set_view resets the
+ * shared pointer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int g_size;
+static const char* g_dir;
+static int g_check_info;
+
+/* --- The reference: POSIX reads and writes by rank 0 ----------------------------------------- */
+
+static int value(long g, int seed) { return (int)(3 * g + seed); }
+
+/* Rank 0 writes n ints value(0..n-1, seed) to path, replacing what was there. */
+static int posix_write_pattern(const char* path, long n, int seed) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  int* v = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+  for (long g = 0; g < n; ++g) v[g] = value(g, seed);
+  ssize_t want = (ssize_t)(n * (long)sizeof(int));
+  ssize_t got = write(fd, v, (size_t)want);
+  free(v);
+  close(fd);
+  return got == want ? 0 : -1;
+}
+
+/* The whole file, read with POSIX; *bytes its size. NULL when it cannot be read. */
+static char* posix_slurp(const char* path, long* bytes) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return NULL;
+  }
+  char* buf = malloc((size_t)st.st_size + 1);
+  long done = 0;
+  while (done < st.st_size) {
+    ssize_t r = read(fd, buf + done, (size_t)(st.st_size - done));
+    if (r <= 0) break;
+    done += r;
+  }
+  close(fd);
+  *bytes = done;
+  return buf;
+}
+
+/* Rank 0: the file holds exactly n ints value(0..n-1, seed). Every rank gets the verdict. */
+static int file_is_pattern(const char* path, long n, int seed, char* why, size_t why_len) {
+  int ok = 1;
+  if (g_rank == 0) {
+    long bytes = 0;
+    char* buf = posix_slurp(path, &bytes);
+    if (buf == NULL) {
+      snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
+      ok = 0;
+    } else if (bytes != n * (long)sizeof(int)) {
+      snprintf(why, why_len, "file has %ld bytes, expected %ld", bytes, n * (long)sizeof(int));
+      ok = 0;
+    } else {
+      for (long g = 0; g < n; ++g) {
+        int v;
+        memcpy(&v, buf + g * (long)sizeof(int), sizeof v);
+        if (v != value(g, seed)) {
+          snprintf(why, why_len, "int %ld of the file is %d, expected %d", g, v, value(g, seed));
+          ok = 0;
+          break;
+        }
+      }
+    }
+    free(buf);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(why, (int)why_len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return ok;
+}
+
+/* --- Layouts: each rank's filetype and, for each of its local ints, the global index ---------- */
+
+typedef struct {
+  const char* name;
+  MPI_Datatype filetype;
+  MPI_Offset disp; /* bytes */
+  long n;          /* ints this rank holds */
+  long* g;         /* their global indices, in view order */
+  long total;      /* ints in the file */
+} Layout;
+
+static void layout_free(Layout* l) {
+  if (l->filetype != MPI_INT) MPI_Type_free(&l->filetype);
+  free(l->g);
+}
+
+/* Rank r holds r % 2 ? 5 + r : 0 ints, one block after the other. */
+static void layout_contig(Layout* l) {
+  l->name = "contig";
+  long before = 0;
+  for (int r = 0; r < g_rank; ++r) before += r % 2 ? 5 + r : 0;
+  l->total = 0;
+  for (int r = 0; r < g_size; ++r) l->total += r % 2 ? 5 + r : 0;
+  l->n = g_rank % 2 ? 5 + g_rank : 0;
+  l->g = malloc((size_t)(l->n + 1) * sizeof(long));
+  for (long i = 0; i < l->n; ++i) l->g[i] = before + i;
+  l->filetype = MPI_INT;
+  l->disp = before * (MPI_Offset)sizeof(int);
+}
+
+/* k blocks of b ints per rank, block j of rank r at (j * p + r) * b. */
+static void layout_vector(Layout* l) {
+  const int b = 3, k = 7;
+  l->name = "vector";
+  MPI_Datatype v;
+  MPI_Type_vector(k, b, b * g_size, MPI_INT, &v);
+  MPI_Type_create_resized(v, 0, (MPI_Aint)k * b * g_size * (MPI_Aint)sizeof(int), &l->filetype);
+  MPI_Type_free(&v);
+  MPI_Type_commit(&l->filetype);
+  l->disp = (MPI_Offset)g_rank * b * (MPI_Offset)sizeof(int);
+  l->n = (long)k * b;
+  l->total = l->n * g_size;
+  l->g = malloc((size_t)l->n * sizeof(long));
+  for (long i = 0; i < l->n; ++i) l->g[i] = (i / b * g_size + g_rank) * b + i % b;
+}
+
+/* The 3-D blocks of dims[0] x dims[1] x dims[2] processes, each block 4 x 3 x 5 ints. */
+static void layout_subarray(Layout* l) {
+  int dims[3] = {0, 0, 0}, coords[3];
+  const int local[3] = {4, 3, 5};
+  MPI_Dims_create(g_size, 3, dims);
+  int gsizes[3], starts[3];
+  int rest = g_rank;
+  for (int d = 2; d >= 0; --d) {
+    coords[d] = rest % dims[d];
+    rest /= dims[d];
+  }
+  for (int d = 0; d < 3; ++d) {
+    gsizes[d] = dims[d] * local[d];
+    starts[d] = coords[d] * local[d];
+  }
+  l->name = "subarray";
+  MPI_Type_create_subarray(3, gsizes, local, starts, MPI_ORDER_C, MPI_INT, &l->filetype);
+  MPI_Type_commit(&l->filetype);
+  l->disp = 0;
+  l->n = (long)local[0] * local[1] * local[2];
+  l->total = (long)gsizes[0] * gsizes[1] * gsizes[2];
+  l->g = malloc((size_t)l->n * sizeof(long));
+  long i = 0;
+  for (int a = 0; a < local[0]; ++a)
+    for (int b = 0; b < local[1]; ++b)
+      for (int c = 0; c < local[2]; ++c)
+        l->g[i++] = ((long)(starts[0] + a) * gsizes[1] + starts[1] + b) * gsizes[2] + starts[2] + c;
+}
+
+/* The global indices process coordinate c of P owns along a dimension of n: cyclic(k) when k > 0,
+ * else block (ceil(n / P) each). */
+static int owned(int n, int P, int c, int k, int* out) {
+  int m = 0;
+  if (k > 0) {
+    for (int x = 0; x < n; ++x)
+      if ((x / k) % P == c) out[m++] = x;
+  } else {
+    int bs = (n + P - 1) / P;
+    for (int x = c * bs; x < n && x < (c + 1) * bs; ++x) out[m++] = x;
+  }
+  return m;
+}
+
+/* A 2-D darray of 11 x 7 ints, CYCLIC(2) over the first dimension, BLOCK over the second. */
+static void layout_darray(Layout* l) {
+  int gsizes[2] = {11, 7}, distribs[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
+  int dargs[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, psizes[2] = {0, 0};
+  MPI_Dims_create(g_size, 2, psizes);
+  l->name = "darray";
+  MPI_Type_create_darray(g_size, g_rank, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT,
+                         &l->filetype);
+  MPI_Type_commit(&l->filetype);
+  l->disp = 0;
+  l->total = (long)gsizes[0] * gsizes[1];
+  int c0 = g_rank / psizes[1], c1 = g_rank % psizes[1];
+  int rows[11], cols[7];
+  int nr = owned(gsizes[0], psizes[0], c0, 2, rows);
+  int nc = owned(gsizes[1], psizes[1], c1, 0, cols);
+  l->n = (long)nr * nc;
+  l->g = malloc((size_t)(l->n + 1) * sizeof(long));
+  long i = 0;
+  for (int a = 0; a < nr; ++a)
+    for (int b = 0; b < nc; ++b) l->g[i++] = (long)rows[a] * gsizes[1] + cols[b];
+}
+
+typedef void (*LayoutMaker)(Layout*);
+static const LayoutMaker kLayouts[] = {layout_contig, layout_vector, layout_subarray,
+                                       layout_darray};
+enum { kNumLayouts = sizeof kLayouts / sizeof kLayouts[0] };
+
+/* --- Hint sets -------------------------------------------------------------------------------- */
+
+typedef struct {
+  const char* name;
+  const char* keys[4];
+  const char* values[4];
+} Hints;
+
+static const Hints kHints[] = {
+    {"no hints", {NULL}, {NULL}},
+    {"cb enabled, cb_buffer_size=4096",
+     {"romio_cb_write", "romio_cb_read", "cb_buffer_size", NULL},
+     {"enable", "enable", "4096", NULL}},
+    {"cb disabled", {"romio_cb_write", "romio_cb_read", NULL}, {"disable", "disable", NULL}},
+    {"cb_nodes=1, cb_buffer_size=512",
+     {"romio_cb_write", "romio_cb_read", "cb_nodes", "cb_buffer_size"},
+     {"enable", "enable", "1", "512"}},
+    {"cb_nodes=2", {"romio_cb_write", "romio_cb_read", "cb_nodes", NULL},
+     {"enable", "enable", "2", NULL}},
+};
+enum { kNumHints = sizeof kHints / sizeof kHints[0] };
+
+static MPI_Info hints_info(const Hints* h) {
+  if (h->keys[0] == NULL) return MPI_INFO_NULL;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  for (int i = 0; i < 4 && h->keys[i] != NULL; ++i) MPI_Info_set(info, h->keys[i], h->values[i]);
+  return info;
+}
+
+/* MPI_File_get_info reports each hint of h as given (cb_nodes: at most what was given). */
+static void check_hints_reported(MPI_File fh, const Hints* h, const char* what) {
+  MPI_Info got;
+  if (MPI_File_get_info(fh, &got) != MPI_SUCCESS) {
+    check(0, what, "MPI_File_get_info failed");
+    return;
+  }
+  char value[MPI_MAX_INFO_VAL + 1];
+  int flag = 0, ok = 1;
+  char why[1024] = "";
+  for (int i = 0; i < 4 && h->keys[i] != NULL && ok; ++i) {
+    MPI_Info_get(got, h->keys[i], MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag) {
+      snprintf(why, sizeof why, "%s is not reported", h->keys[i]);
+      ok = 0;
+    } else if (strcmp(h->keys[i], "cb_nodes") == 0 ? atoi(value) > atoi(h->values[i])
+                                                    : strcmp(value, h->values[i]) != 0) {
+      snprintf(why, sizeof why, "%s is '%s', given '%s'", h->keys[i], value, h->values[i]);
+      ok = 0;
+    }
+  }
+  if (h->keys[0] == NULL) {
+    /* Without hints the defaults are reported all the same. */
+    MPI_Info_get(got, "cb_buffer_size", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag) {
+      snprintf(why, sizeof why, "cb_buffer_size is not reported");
+      ok = 0;
+    }
+  }
+  MPI_Info_free(&got);
+  check(ok, what, "%s", why);
+}
+
+/* --- Collective writes and reads -------------------------------------------------------------- */
+
+enum Fn { kAll, kAt, kAllSplit, kAtSplit, kIAll, kIAt, kStrided, kNumFns };
+static const char* const kFnNames[kNumFns] = {"_all (two halves)", "_at_all (second half first)",
+                                              "_all_begin/end",    "_at_all_begin/end",
+                                              "i_all",             "i_at_all",
+                                              "_all, strided memory type"};
+
+/* The first failing call of a case, for its message. */
+static char g_why[512];
+static int g_rc_bad;
+#define CALL(x)                                                                                 \
+  do {                                                                                          \
+    int rc_ = (x);                                                                              \
+    if (rc_ != MPI_SUCCESS && !g_rc_bad) {                                                      \
+      char s_[MPI_MAX_ERROR_STRING];                                                            \
+      int n_ = 0;                                                                               \
+      MPI_Error_string(rc_, s_, &n_);                                                           \
+      snprintf(g_why, sizeof g_why, "line %d: %s returned %d (%s)", __LINE__, #x, rc_, s_);     \
+      g_rc_bad = 1;                                                                             \
+    }                                                                                           \
+  } while (0)
+
+static int status_count(MPI_Status* st) {
+  int n = -1;
+  MPI_Get_count(st, MPI_INT, &n);
+  return n;
+}
+
+/* Writes buf (n ints, in view order) with fn through the view already set; the status counts. */
+static void do_write(MPI_File fh, int fn, int* buf, long n, int* counted) {
+  MPI_Status st, st2;
+  MPI_Request req;
+  int h = (int)(n / 2), rest = (int)n - h;
+  *counted = -1;
+  switch (fn) {
+    case kAll:
+      CALL(MPI_File_write_all(fh, buf, h, MPI_INT, &st));
+      CALL(MPI_File_write_all(fh, buf + h, rest, MPI_INT, &st2));
+      *counted = status_count(&st) + status_count(&st2);
+      break;
+    case kAt:
+      CALL(MPI_File_write_at_all(fh, h, buf + h, rest, MPI_INT, &st2));
+      CALL(MPI_File_write_at_all(fh, 0, buf, h, MPI_INT, &st));
+      *counted = status_count(&st) + status_count(&st2);
+      break;
+    case kAllSplit:
+      CALL(MPI_File_write_all_begin(fh, buf, (int)n, MPI_INT));
+      CALL(MPI_File_write_all_end(fh, buf, &st));
+      *counted = status_count(&st);
+      break;
+    case kAtSplit:
+      CALL(MPI_File_write_at_all_begin(fh, 0, buf, (int)n, MPI_INT));
+      CALL(MPI_File_write_at_all_end(fh, buf, &st));
+      *counted = status_count(&st);
+      break;
+    case kIAll:
+      CALL(MPI_File_iwrite_all(fh, buf, (int)n, MPI_INT, &req));
+      CALL(MPI_Wait(&req, &st));
+      *counted = status_count(&st);
+      break;
+    case kIAt: {
+      int done = 0;
+      CALL(MPI_File_iwrite_at_all(fh, 0, buf, (int)n, MPI_INT, &req));
+      while (!done) CALL(MPI_Test(&req, &done, &st));
+      *counted = status_count(&st);
+      break;
+    }
+    case kStrided: {
+      /* Every other int of a twice longer buffer. */
+      int* wide = malloc((size_t)(2 * n + 1) * sizeof(int));
+      for (long i = 0; i < n; ++i) {
+        wide[2 * i] = buf[i];
+        wide[2 * i + 1] = -7;
+      }
+      MPI_Datatype strided;
+      MPI_Type_vector((int)n, 1, 2, MPI_INT, &strided);
+      MPI_Type_commit(&strided);
+      CALL(MPI_File_write_all(fh, wide, n > 0 ? 1 : 0, strided, &st));
+      *counted = 0;
+      if (n > 0) MPI_Get_elements(&st, MPI_INT, counted);
+      MPI_Type_free(&strided);
+      free(wide);
+      break;
+    }
+  }
+}
+
+static void do_read(MPI_File fh, int fn, int* buf, long n, int* counted) {
+  MPI_Status st, st2;
+  MPI_Request req;
+  int h = (int)(n / 2), rest = (int)n - h;
+  *counted = -1;
+  switch (fn) {
+    case kAll:
+      CALL(MPI_File_read_all(fh, buf, h, MPI_INT, &st));
+      CALL(MPI_File_read_all(fh, buf + h, rest, MPI_INT, &st2));
+      *counted = status_count(&st) + status_count(&st2);
+      break;
+    case kAt:
+      CALL(MPI_File_read_at_all(fh, h, buf + h, rest, MPI_INT, &st2));
+      CALL(MPI_File_read_at_all(fh, 0, buf, h, MPI_INT, &st));
+      *counted = status_count(&st) + status_count(&st2);
+      break;
+    case kAllSplit:
+      CALL(MPI_File_read_all_begin(fh, buf, (int)n, MPI_INT));
+      CALL(MPI_File_read_all_end(fh, buf, &st));
+      *counted = status_count(&st);
+      break;
+    case kAtSplit:
+      CALL(MPI_File_read_at_all_begin(fh, 0, buf, (int)n, MPI_INT));
+      CALL(MPI_File_read_at_all_end(fh, buf, &st));
+      *counted = status_count(&st);
+      break;
+    case kIAll:
+      CALL(MPI_File_iread_all(fh, buf, (int)n, MPI_INT, &req));
+      CALL(MPI_Wait(&req, &st));
+      *counted = status_count(&st);
+      break;
+    case kIAt: {
+      int done = 0;
+      CALL(MPI_File_iread_at_all(fh, 0, buf, (int)n, MPI_INT, &req));
+      while (!done) CALL(MPI_Test(&req, &done, &st));
+      *counted = status_count(&st);
+      break;
+    }
+    case kStrided: {
+      int* wide = malloc((size_t)(2 * n + 1) * sizeof(int));
+      for (long i = 0; i < 2 * n; ++i) wide[i] = -7;
+      MPI_Datatype strided;
+      MPI_Type_vector((int)n, 1, 2, MPI_INT, &strided);
+      MPI_Type_commit(&strided);
+      CALL(MPI_File_read_all(fh, wide, n > 0 ? 1 : 0, strided, &st));
+      int elems = 0;
+      if (n > 0) MPI_Get_elements(&st, MPI_INT, &elems);
+      *counted = elems;
+      for (long i = 0; i < n; ++i) {
+        buf[i] = wide[2 * i];
+        if (wide[2 * i + 1] != -7) *counted = -2; /* a gap was written */
+      }
+      MPI_Type_free(&strided);
+      free(wide);
+      break;
+    }
+  }
+}
+
+static void file_name(char* out, size_t len, const char* what) {
+  snprintf(out, len, "%s/io_coll.%s.%d", g_dir, what, g_size);
+}
+
+static void collective_cases(void) {
+  char path[4096];
+  file_name(path, sizeof path, "data");
+  int seed = 11;
+  for (int li = 0; li < kNumLayouts; ++li) {
+    Layout l;
+    memset(&l, 0, sizeof l);
+    kLayouts[li](&l);
+    int* buf = malloc((size_t)(l.n + 1) * sizeof(int));
+    for (int hi = 0; hi < kNumHints; ++hi) {
+      const Hints* h = &kHints[hi];
+      for (int fn = 0; fn < kNumFns; ++fn) {
+        char what[256];
+        /* The write: a file emptied first (MPI_File_set_size 0), so that nothing stale passes. */
+        ++seed;
+        g_rc_bad = 0;
+        g_why[0] = 0;
+        for (long i = 0; i < l.n; ++i) buf[i] = value(l.g[i], seed);
+        MPI_Info info = hints_info(h);
+        MPI_File fh;
+        int counted = -1;
+        CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+        if (!g_rc_bad) {
+          CALL(MPI_File_set_size(fh, 0));
+          CALL(MPI_File_set_view(fh, l.disp, MPI_INT, l.filetype, "native", info));
+          if (g_check_info && fn == 0) {
+            snprintf(what, sizeof what, "%s, %s: get_info reports the hints", l.name, h->name);
+            check_hints_reported(fh, h, what);
+          }
+          do_write(fh, fn, buf, l.n, &counted);
+          if (fn == kAll) {
+            MPI_Offset pos = -1;
+            CALL(MPI_File_get_position(fh, &pos));
+            if (pos != l.n && !g_rc_bad) {
+              snprintf(g_why, sizeof g_why, "position %lld after the writes, expected %ld",
+                       (long long)pos, l.n);
+              g_rc_bad = 1;
+            }
+          }
+          CALL(MPI_File_close(&fh));
+        }
+        if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+        snprintf(what, sizeof what, "%s, %s: write%s", l.name, h->name, kFnNames[fn]);
+        int ok = !g_rc_bad && counted == l.n;
+        if (!g_rc_bad && counted != l.n)
+          snprintf(g_why, sizeof g_why, "status counts %d ints, wrote %ld", counted, l.n);
+        int all_ok = 0;
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all_ok) {
+          ok = file_is_pattern(path, l.total, seed, g_why, sizeof g_why);
+        } else if (ok) {
+          snprintf(g_why, sizeof g_why, "another rank failed");
+          ok = 0;
+        }
+        check(ok, what, "%s", g_why);
+
+        /* The read of a file rank 0 wrote with POSIX. */
+        ++seed;
+        g_rc_bad = 0;
+        g_why[0] = 0;
+        if (g_rank == 0 && posix_write_pattern(path, l.total, seed) != 0)
+          check(0, "posix write of the reference file", "%s", strerror(errno));
+        MPI_Barrier(MPI_COMM_WORLD);
+        info = hints_info(h);
+        for (long i = 0; i < l.n; ++i) buf[i] = -1;
+        counted = -1;
+        CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+        if (!g_rc_bad) {
+          CALL(MPI_File_set_view(fh, l.disp, MPI_INT, l.filetype, "native", info));
+          do_read(fh, fn, buf, l.n, &counted);
+          CALL(MPI_File_close(&fh));
+        }
+        if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+        ok = !g_rc_bad;
+        if (ok && counted != l.n) {
+          snprintf(g_why, sizeof g_why, "status counts %d ints, read %ld%s", counted, l.n,
+                   counted == -2 ? " (a gap of the memory type was written)" : "");
+          ok = 0;
+        }
+        for (long i = 0; i < l.n && ok; ++i) {
+          if (buf[i] != value(l.g[i], seed)) {
+            snprintf(g_why, sizeof g_why, "int %ld (global %ld) read %d, expected %d", i, l.g[i],
+                     buf[i], value(l.g[i], seed));
+            ok = 0;
+          }
+        }
+        snprintf(what, sizeof what, "%s, %s: read%s", l.name, h->name, kFnNames[fn]);
+        check(ok, what, "%s", g_why);
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+    }
+    free(buf);
+    layout_free(&l);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
+/* --- Shared file pointers --------------------------------------------------------------------- */
+
+/* A record: who wrote it, its number, and two checks that it was written whole. */
+typedef struct {
+  int rank, seq, magic, sum;
+} Record;
+static const int kMagic = 0x10C0FFEE;
+
+static Record record(int rank, int seq) {
+  Record r = {rank, seq, kMagic, rank * 1000003 + seq};
+  return r;
+}
+static int record_whole(const Record* r) {
+  return r->magic == kMagic && r->sum == r->rank * 1000003 + r->seq;
+}
+
+/* Rank 0 reads the file: n records (after `skip` bytes), each (rank, seq) of ranks 0..p-1 and seq
+ * 0..per-1 exactly once. Every rank gets the verdict. */
+static int records_once(const char* path, long skip, int per, char* why, size_t len) {
+  int ok = 1;
+  if (g_rank == 0) {
+    long bytes = 0;
+    char* buf = posix_slurp(path, &bytes);
+    long want = skip + (long)g_size * per * (long)sizeof(Record);
+    char* seen = calloc((size_t)g_size * (size_t)per + 1, 1);
+    if (buf == NULL || bytes != want) {
+      snprintf(why, len, "file has %ld bytes, expected %ld", buf ? bytes : -1L, want);
+      ok = 0;
+    }
+    for (long i = 0; ok && i < (long)g_size * per; ++i) {
+      Record r;
+      memcpy(&r, buf + skip + i * (long)sizeof r, sizeof r);
+      if (!record_whole(&r) || r.rank < 0 || r.rank >= g_size || r.seq < 0 || r.seq >= per) {
+        snprintf(why, len, "record %ld is torn or foreign (%d %d %x)", i, r.rank, r.seq,
+                 (unsigned)r.magic);
+        ok = 0;
+      } else if (seen[(long)r.rank * per + r.seq]++) {
+        snprintf(why, len, "record (rank %d, %d) is there twice", r.rank, r.seq);
+        ok = 0;
+      }
+    }
+    free(seen);
+    free(buf);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(why, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return ok;
+}
+
+/* Rank 0 writes n records numbered (0, i) for i in 0..n-1. */
+static int posix_write_records(const char* path, long n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  Record* v = malloc((size_t)(n + 1) * sizeof(Record));
+  for (long i = 0; i < n; ++i) v[i] = record(0, (int)i);
+  ssize_t want = (ssize_t)(n * (long)sizeof(Record));
+  ssize_t got = write(fd, v, (size_t)want);
+  free(v);
+  close(fd);
+  return got == want ? 0 : -1;
+}
+
+static int all_ok(int ok) {
+  int r = 0;
+  MPI_Allreduce(&ok, &r, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return r;
+}
+
+static void end_case(const char* what, int ok_here) {
+  int ok = ok_here && !g_rc_bad;
+  int every = all_ok(ok);
+  if (ok && !every) snprintf(g_why, sizeof g_why, "another rank failed");
+  check(every, what, "%s", g_why);
+}
+
+static MPI_File open_fresh(const char* path) {
+  MPI_File fh = MPI_FILE_NULL;
+  if (g_rank == 0) unlink(path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  return fh;
+}
+
+static void shared_cases(int per) {
+  char path[4096];
+  file_name(path, sizeof path, "shared");
+  MPI_Datatype rec;
+  MPI_Type_contiguous(4, MPI_INT, &rec);
+  MPI_Type_commit(&rec);
+  Record* recs = malloc((size_t)(per + g_size + 1) * sizeof(Record));
+  MPI_Status st;
+  MPI_Offset pos;
+
+  /* write_shared and iwrite_shared: N records per rank, interleaved as they come. */
+  for (int nb = 0; nb < 2; ++nb) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    MPI_File fh = open_fresh(path);
+    pos = -1;
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    int ok = pos == 0;
+    if (!ok) snprintf(g_why, sizeof g_why, "shared position %lld at open", (long long)pos);
+    MPI_Barrier(MPI_COMM_WORLD); /* no rank writes before every rank has looked */
+    for (int i = 0; i < per; ++i) {
+      Record r = record(g_rank, i);
+      if (nb) {
+        MPI_Request req;
+        CALL(MPI_File_iwrite_shared(fh, &r, 1, rec, &req));
+        CALL(MPI_Wait(&req, &st));
+      } else {
+        CALL(MPI_File_write_shared(fh, &r, 1, rec, &st));
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    if (ok && pos != (MPI_Offset)g_size * per * (MPI_Offset)sizeof(Record)) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after the writes, expected %lld",
+               (long long)pos, (long long)g_size * per * (long long)sizeof(Record));
+      ok = 0;
+    }
+    CALL(MPI_File_close(&fh));
+    if (all_ok(ok && !g_rc_bad)) ok = records_once(path, 0, per, g_why, sizeof g_why);
+    end_case(nb ? "iwrite_shared: every record once, whole" : "write_shared: every record once, whole",
+             ok);
+  }
+
+  /* read_shared and iread_shared: every record of the file goes to exactly one rank. */
+  for (int nb = 0; nb < 2; ++nb) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    long n = (long)g_size * per;
+    if (g_rank == 0 && posix_write_records(path, n) != 0) check(0, "posix write", "failed");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh;
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    int ok = 1;
+    for (int i = 0; i < per; ++i) {
+      if (nb) {
+        MPI_Request req;
+        CALL(MPI_File_iread_shared(fh, &recs[i], 1, rec, &req));
+        CALL(MPI_Wait(&req, &st));
+      } else {
+        CALL(MPI_File_read_shared(fh, &recs[i], 1, rec, &st));
+      }
+      int c = -1;
+      MPI_Get_count(&st, rec, &c);
+      if (ok && (c != 1 || !record_whole(&recs[i]))) {
+        snprintf(g_why, sizeof g_why, "read %d: count %d, record whole: %d", i, c,
+                 record_whole(&recs[i]));
+        ok = 0;
+      }
+    }
+    /* Rank 0 gathers what everyone read: each seq 0..n-1 exactly once. */
+    int* seqs = malloc((size_t)per * sizeof(int) + 1);
+    int* all = malloc((size_t)n * sizeof(int) + 1);
+    for (int i = 0; i < per; ++i) seqs[i] = recs[i].seq;
+    MPI_Gather(seqs, per, MPI_INT, all, per, MPI_INT, 0, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+      char* seen = calloc((size_t)n + 1, 1);
+      for (long i = 0; i < n && ok; ++i) {
+        if (all[i] < 0 || all[i] >= n || seen[all[i]]++) {
+          snprintf(g_why, sizeof g_why, "record %d read twice or foreign", all[i]);
+          ok = 0;
+        }
+      }
+      free(seen);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* every read is done */
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    if (ok && pos != n * (MPI_Offset)sizeof(Record)) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after the reads", (long long)pos);
+      ok = 0;
+    }
+    CALL(MPI_File_close(&fh));
+    free(seqs);
+    free(all);
+    end_case(nb ? "iread_shared: every record read by exactly one rank"
+                : "read_shared: every record read by exactly one rank",
+             ok);
+  }
+
+  /* write_ordered (and begin/end): rank r writes r + 1 records, in rank order, twice. */
+  for (int split = 0; split < 2; ++split) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    MPI_File fh = open_fresh(path);
+    int mine = g_rank + 1;
+    long before = (long)g_rank * (g_rank + 1) / 2, total = (long)g_size * (g_size + 1) / 2;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < mine; ++i) recs[i] = record(g_rank, round * 1000 + i);
+      if (split) {
+        CALL(MPI_File_write_ordered_begin(fh, recs, mine, rec));
+        CALL(MPI_File_write_ordered_end(fh, recs, &st));
+      } else {
+        CALL(MPI_File_write_ordered(fh, recs, mine, rec, &st));
+      }
+    }
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    int ok = 1;
+    if (pos != 2 * total * (MPI_Offset)sizeof(Record)) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after the writes", (long long)pos);
+      ok = 0;
+    }
+    CALL(MPI_File_close(&fh));
+    if (all_ok(ok && !g_rc_bad) && g_rank == 0) {
+      long bytes = 0;
+      char* buf = posix_slurp(path, &bytes);
+      if (buf == NULL || bytes != 2 * total * (long)sizeof(Record)) {
+        snprintf(g_why, sizeof g_why, "file has %ld bytes", bytes);
+        ok = 0;
+      }
+      long k = 0;
+      for (int round = 0; round < 2 && ok; ++round)
+        for (int r = 0; r < g_size && ok; ++r)
+          for (int i = 0; i <= r && ok; ++i, ++k) {
+            Record got, want = record(r, round * 1000 + i);
+            memcpy(&got, buf + k * (long)sizeof got, sizeof got);
+            if (memcmp(&got, &want, sizeof got) != 0) {
+              snprintf(g_why, sizeof g_why, "record %ld is (%d, %d), expected (%d, %d)", k,
+                       got.rank, got.seq, r, round * 1000 + i);
+              ok = 0;
+            }
+          }
+      free(buf);
+    }
+    (void)before;
+    end_case(split ? "write_ordered_begin/end: rank order" : "write_ordered: rank order", ok);
+  }
+
+  /* read_ordered (and begin/end): rank r reads the r + 1 records after the lower ranks'. */
+  for (int split = 0; split < 2; ++split) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    long total = (long)g_size * (g_size + 1) / 2;
+    if (g_rank == 0 && posix_write_records(path, 2 * total) != 0) check(0, "posix write", "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh;
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    int mine = g_rank + 1, ok = 1;
+    long before = (long)g_rank * (g_rank + 1) / 2;
+    for (int round = 0; round < 2; ++round) {
+      memset(recs, 0, (size_t)mine * sizeof(Record));
+      if (split) {
+        CALL(MPI_File_read_ordered_begin(fh, recs, mine, rec));
+        CALL(MPI_File_read_ordered_end(fh, recs, &st));
+      } else {
+        CALL(MPI_File_read_ordered(fh, recs, mine, rec, &st));
+      }
+      for (int i = 0; i < mine && ok; ++i) {
+        long want = round * total + before + i;
+        if (!record_whole(&recs[i]) || recs[i].seq != want) {
+          snprintf(g_why, sizeof g_why, "round %d: record %d is %d, expected %ld", round, i,
+                   recs[i].seq, want);
+          ok = 0;
+        }
+      }
+    }
+    CALL(MPI_File_close(&fh));
+    end_case(split ? "read_ordered_begin/end: rank order" : "read_ordered: rank order", ok);
+  }
+
+  /* seek_shared and a view: disp 64 bytes, etype one record; positions in records. */
+  {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    MPI_File fh = open_fresh(path);
+    int ok = 1;
+    CALL(MPI_File_write_ordered(fh, recs, 0, rec, &st)); /* nothing, but collective */
+    CALL(MPI_File_set_view(fh, 64, rec, rec, "native", MPI_INFO_NULL));
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    MPI_Barrier(MPI_COMM_WORLD); /* get_position_shared is no collective: all look first */
+    if (pos != 0) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after set_view", (long long)pos);
+      ok = 0;
+    }
+    CALL(MPI_File_seek_shared(fh, 3, MPI_SEEK_SET));
+    Record r = record(g_rank, 0);
+    CALL(MPI_File_write_ordered(fh, &r, 1, rec, &st)); /* records 3 .. 3 + p - 1 */
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    MPI_Barrier(MPI_COMM_WORLD); /* get_position_shared is no collective: all look first */
+    if (ok && pos != 3 + g_size) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after seek 3 and p records",
+               (long long)pos);
+      ok = 0;
+    }
+    CALL(MPI_File_seek_shared(fh, -2, MPI_SEEK_CUR));
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    MPI_Barrier(MPI_COMM_WORLD); /* get_position_shared is no collective: all look first */
+    if (ok && pos != 1 + g_size) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after SEEK_CUR -2", (long long)pos);
+      ok = 0;
+    }
+    /* SEEK_END under a view without displacement: Open MPI's OMPIO counts the end of the file
+     * from byte 0 whatever the displacement (ROMIO and torusmpi from the displacement), so the
+     * reference agrees only there. The file ends at byte 64 + (3 + p) * 16: record p + 7. */
+    CALL(MPI_File_set_view(fh, 0, rec, rec, "native", MPI_INFO_NULL));
+    CALL(MPI_File_seek_shared(fh, 1, MPI_SEEK_END));
+    CALL(MPI_File_get_position_shared(fh, &pos));
+    MPI_Barrier(MPI_COMM_WORLD); /* get_position_shared is no collective: all look first */
+    if (ok && pos != 8 + g_size) {
+      snprintf(g_why, sizeof g_why, "shared position %lld after SEEK_END +1, expected %d",
+               (long long)pos, 8 + g_size);
+      ok = 0;
+    }
+    MPI_Offset byte = -1;
+    CALL(MPI_File_get_byte_offset(fh, pos, &byte));
+    if (ok && byte != 64 + (MPI_Offset)(4 + g_size) * (MPI_Offset)sizeof(Record)) {
+      snprintf(g_why, sizeof g_why, "byte offset %lld of the shared position", (long long)byte);
+      ok = 0;
+    }
+    /* One record by the last rank through the shared pointer, after a gap. */
+    if (g_rank == g_size - 1) {
+      Record z = record(g_rank, 77);
+      CALL(MPI_File_write_shared(fh, &z, 1, rec, &st));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_File_close(&fh));
+    if (all_ok(ok && !g_rc_bad) && g_rank == 0) {
+      long bytes = 0;
+      char* buf = posix_slurp(path, &bytes);
+      long want_bytes = 64 + (long)(5 + g_size) * (long)sizeof(Record);
+      if (buf == NULL || bytes != want_bytes) {
+        snprintf(g_why, sizeof g_why, "file has %ld bytes, expected %ld", bytes, want_bytes);
+        ok = 0;
+      }
+      for (int k = 0; k < g_size && ok; ++k) {
+        Record got, want = record(k, 0);
+        memcpy(&got, buf + 64 + (3 + k) * (long)sizeof got, sizeof got);
+        if (memcmp(&got, &want, sizeof got) != 0) {
+          snprintf(g_why, sizeof g_why, "record %d after the seek is (%d,%d)", 3 + k, got.rank,
+                   got.seq);
+          ok = 0;
+        }
+      }
+      Record got, want = record(g_size - 1, 77);
+      if (ok) memcpy(&got, buf + 64 + (4 + g_size) * (long)sizeof got, sizeof got);
+      if (ok && memcmp(&got, &want, sizeof got) != 0) {
+        snprintf(g_why, sizeof g_why, "the record written after SEEK_END is not there");
+        ok = 0;
+      }
+      free(buf);
+    }
+    end_case("seek_shared SET/CUR/END, get_position_shared, a view of 16-byte etypes at 64", ok);
+  }
+
+  MPI_Type_free(&rec);
+  free(recs);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
+/* --- Interop: a file another library reads back ----------------------------------------------- */
+
+/* FILE: the 3-D subarray layout of seed 5 (written with write_at_all), then after it the darray
+ * layout of seed 9 (write_all with a displacement), then p records by write_ordered. */
+static void interop(const char* path, int writing) {
+  Layout a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  layout_subarray(&a);
+  layout_darray(&b);
+  MPI_Offset b_disp = a.total * (MPI_Offset)sizeof(int);
+  MPI_Offset r_disp = b_disp + b.total * (MPI_Offset)sizeof(int);
+  int* abuf = malloc((size_t)(a.n + 1) * sizeof(int));
+  int* bbuf = malloc((size_t)(b.n + 1) * sizeof(int));
+  MPI_File fh;
+  MPI_Status st;
+  g_rc_bad = 0;
+  g_why[0] = 0;
+  MPI_Datatype rec;
+  MPI_Type_contiguous(4, MPI_INT, &rec);
+  MPI_Type_commit(&rec);
+  Record r = record(g_rank, 1), got;
+  int ok = 1;
+  if (writing) {
+    for (long i = 0; i < a.n; ++i) abuf[i] = value(a.g[i], 5);
+    for (long i = 0; i < b.n; ++i) bbuf[i] = value(b.g[i], 9);
+    if (g_rank == 0) unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                       &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, a.filetype, "native", MPI_INFO_NULL));
+    CALL(MPI_File_write_at_all(fh, 0, abuf, (int)a.n, MPI_INT, &st));
+    CALL(MPI_File_set_view(fh, b_disp, MPI_INT, b.filetype, "native", MPI_INFO_NULL));
+    CALL(MPI_File_write_all(fh, bbuf, (int)b.n, MPI_INT, &st));
+    CALL(MPI_File_set_view(fh, r_disp, rec, rec, "native", MPI_INFO_NULL));
+    CALL(MPI_File_write_ordered(fh, &r, 1, rec, &st));
+    CALL(MPI_File_close(&fh));
+  } else {
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, a.filetype, "native", MPI_INFO_NULL));
+    CALL(MPI_File_read_at_all(fh, 0, abuf, (int)a.n, MPI_INT, &st));
+    CALL(MPI_File_set_view(fh, b_disp, MPI_INT, b.filetype, "native", MPI_INFO_NULL));
+    CALL(MPI_File_read_all(fh, bbuf, (int)b.n, MPI_INT, &st));
+    CALL(MPI_File_set_view(fh, r_disp, rec, rec, "native", MPI_INFO_NULL));
+    CALL(MPI_File_read_ordered(fh, &got, 1, rec, &st));
+    CALL(MPI_File_close(&fh));
+    for (long i = 0; i < a.n && ok; ++i)
+      if (abuf[i] != value(a.g[i], 5)) {
+        snprintf(g_why, sizeof g_why, "subarray int %ld read %d", i, abuf[i]);
+        ok = 0;
+      }
+    for (long i = 0; i < b.n && ok; ++i)
+      if (bbuf[i] != value(b.g[i], 9)) {
+        snprintf(g_why, sizeof g_why, "darray int %ld read %d", i, bbuf[i]);
+        ok = 0;
+      }
+    if (ok && memcmp(&got, &r, sizeof r) != 0) {
+      snprintf(g_why, sizeof g_why, "ordered record is (%d, %d)", got.rank, got.seq);
+      ok = 0;
+    }
+  }
+  /* And with POSIX: the whole file as expected. */
+  if (all_ok(ok && !g_rc_bad) && g_rank == 0) {
+    long bytes = 0;
+    char* buf = posix_slurp(path, &bytes);
+    long want = r_disp + g_size * (long)sizeof(Record);
+    if (buf == NULL || bytes != want) {
+      snprintf(g_why, sizeof g_why, "file has %ld bytes, expected %ld", bytes, want);
+      ok = 0;
+    }
+    for (long g = 0; ok && g < a.total + b.total; ++g) {
+      int v, w = g < a.total ? value(g, 5) : value(g - a.total, 9);
+      memcpy(&v, buf + g * 4, 4);
+      if (v != w) {
+        snprintf(g_why, sizeof g_why, "int %ld of the file is %d, expected %d", g, v, w);
+        ok = 0;
+      }
+    }
+    for (int k = 0; ok && k < g_size; ++k) {
+      Record want_r = record(k, 1);
+      if (memcmp(buf + r_disp + k * (long)sizeof(Record), &want_r, sizeof want_r) != 0) {
+        snprintf(g_why, sizeof g_why, "record %d of the file", k);
+        ok = 0;
+      }
+    }
+    free(buf);
+  }
+  end_case(writing ? "interop: file written (subarray, darray, ordered), POSIX agrees"
+                   : "interop: file read back (subarray, darray, ordered), POSIX agrees",
+           ok);
+  MPI_Type_free(&rec);
+  free(abuf);
+  free(bbuf);
+  layout_free(&a);
+  layout_free(&b);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (argc < 2) {
+    if (g_rank == 0) fprintf(stderr, "usage: io_coll DIR [shared N | write FILE | verify FILE]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  g_dir = argv[1];
+  const char* ci = getenv("IO_COLL_CHECK_INFO");
+  g_check_info = ci != NULL && strcmp(ci, "1") == 0;
+  if (argc >= 4 && strcmp(argv[2], "shared") == 0) {
+    shared_cases(atoi(argv[3]));
+  } else if (argc >= 4 && (strcmp(argv[2], "write") == 0 || strcmp(argv[2], "verify") == 0)) {
+    interop(argv[3], strcmp(argv[2], "write") == 0);
+  } else {
+    collective_cases();
+    shared_cases(20);
+  }
+  int rc = check_done(g_size);
+  MPI_Finalize();
+  return rc;
+}
