@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# MPI-IO's collective data access and shared file pointers (tests/progs/io_coll.c): write_all,
+# write_at_all, their begin/end and nonblocking forms and the six reads, through views of four
+# layouts (contiguous blocks of uneven sizes with empty ones, a resized vector, 3-D subarray
+# blocks, a 2-D darray), from a strided memory type too, under hints forcing collective buffering
+# on (cb_buffer_size 4096 and 512: many rounds) and off, cb_nodes 1 and 2; each file compared byte
+# for byte with what POSIX read() gives, each read with what POSIX write() put. Shared pointers:
+# write_shared, iwrite_shared, read_shared, iread_shared (every record exactly once, whole),
+# write_ordered, read_ordered and their begin/end forms (rank order), seek_shared and
+# get_position_shared under a view. First on Open MPI itself (the reference), then on torusmpi at
+# 1 to 4 and 6 ranks by LD_PRELOAD (MPI_File_get_info must report the hints), by LD_LIBRARY_PATH
+# (the clang build), a shared-pointer stress of 4 x 400 records, and across 2 emulated nodes
+# (own /dev/shm and IPC each, one file system): ranks of both nodes share the pointer and
+# aggregate. Nothing may be left beside the files (the shared pointer's hidden file) nor in
+# /dev/shm.
+. "$(dirname "$0")/lib.sh"
+
+bin=$TM_PROGS/io_coll
+dir=$work/files
+mkdir -p "$dir"
+
+# Nothing but what the program leaves on purpose (it removes its files) may be in the directory.
+dir_empty() {
+  local left
+  left=$(ls -A "$dir")
+  [ -z "$left" ] || { echo "# left in the files' directory: $left"; return 1; }
+}
+
+run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 "$bin.gcc" "$dir"
+check "io_coll.gcc on Open MPI itself (the reference), np=3" ranks_done 3 || diag_job
+rm -rf "${dir:?}"/*
+
+for np in 1 2 3 4 6; do
+  run_job 90 "${mpirun[@]}" -np "$np" "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
+  check "io_coll.gcc, LD_PRELOAD, np=$np, hints reported" ranks_done "$np" || diag_job
+  check "... nothing left beside the files, np=$np" dir_empty
+done
+if [ -x "$bin.clang" ]; then
+  run_job 90 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang" "$dir"
+  check "io_coll.clang, LD_LIBRARY_PATH, np=3" ranks_done 3 || diag_job
+else
+  skip "io_coll.clang, LD_LIBRARY_PATH" "clang was not found by configure"
+fi
+run_job 90 "${mpirun[@]}" -np 4 "${via_preload[@]}" "$bin.gcc" "$dir" shared 400
+check "shared pointers, 4 ranks x 400 records each" ranks_done 4 || diag_job
+check "... nothing left beside the files" dir_empty
+
+# --- Across emulated nodes ---------------------------------------------------------------------
+cluster=$TM_SRCDIR/../scripts/cluster
+cdir=$(mktemp -d /tmp/torusmpi-io.XXXXXX)
+trap 'rm -rf "$cdir"' EXIT
+if ! unshare --uts --ipc --mount --fork true 2>"$work/unshare.txt"; then
+  skip "io_coll on 2 emulated nodes" "unshare is not permitted here: $(head -n 1 "$work/unshare.txt")"
+else
+  # passed <np>: every rank passed and no node left a process or a /dev/shm entry.
+  passed() {
+    ranks_done "$1" || return 1
+    ! grep '^cluster: ' "$job_err" | sed 's/^/# /' | grep . || return 1
+  }
+  run_job 120 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
+    --net ofi -- "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
+  check "io_coll on 2 nodes x 2 ranks (ofi): every case, one aggregator per node" passed 4 ||
+    diag_job
+  run_job 90 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
+    --net ofi -- "${via_preload[@]}" "$bin.gcc" "$dir" shared 300
+  check "shared pointers on 2 nodes x 2 ranks, 300 records each" passed 4 || diag_job
+  check "... nothing left beside the files" dir_empty
+fi
+
+check_shm
+tap_done
