@@ -1,0 +1,58 @@
+// Collective data access over the two-phase plan (two_phase.h), carried out with torusmpi's own
+// point-to-point (the pml) on the file's private communicator, and POSIX pread/pwrite.
+//
+// Every rank of the file's group calls two_phase() with its part of one collective call: the
+// extents its view gives the call (file order) and its packed data. In turn:
+//   1. each rank's touched range [lo, hi) to every rank (p - 1 messages of 16 bytes each way);
+//      from them, alike everywhere: whether to aggregate (cb mode; "automatic": only when the
+//      ranges interleave), the domains, the rounds;
+//   2. each rank tells each aggregator its extents inside the aggregator's domain (a count, then
+//      the list), from which the aggregator plans every rank's slices as the rank does;
+//   3. round by round, writes: every rank's slice to the aggregator (one message, straight from
+//      the packed data), pieces placed in the round buffer, one pwrite per covered run; reads:
+//      one pread of the span the round's pieces cover, then each rank's slice back to it (one
+//      message, straight into its packed data when the pieces of the round are one).
+// Without aggregation each rank does its own extents, one pread or pwrite per run of adjacent
+// extents.
+#ifndef TORUSMPI_IO_COLL_IO_H_
+#define TORUSMPI_IO_COLL_IO_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/two_phase.h"
+#include "pml/pml.h"
+
+namespace torusmpi::io {
+
+// romio_cb_read / romio_cb_write, as ROMIO users give them.
+enum class CbMode { kAutomatic, kEnable, kDisable };
+
+struct TwoPhaseArgs {
+  const pml::Comm* comm = nullptr;  // the file's group
+  uint32_t context = 0;             // a context nothing else of the file's group uses
+  int tag = 0;                      // tags tag .. tag + 3 are this call's
+  int fd = -1;
+  bool write = false;
+  std::vector<Extent> extents;  // this rank's, in file order, not overlapping
+  char* data = nullptr;         // its packed bytes: write source, read destination
+  std::vector<int> aggregators;
+  int64_t cb_buffer_size = 16 << 20;
+  CbMode mode = CbMode::kAutomatic;
+};
+
+struct TwoPhaseResult {
+  bool ok = true;
+  int os_error = 0;        // errno of a failed pread/pwrite (0: a communication failure)
+  std::string what;        // one line for the error's message
+  int64_t transferred = 0;  // bytes of this rank's data read (to the end of file) or written
+  bool aggregated = false;  // collective buffering was used
+  int64_t file_calls = 0;   // pread/pwrite calls this rank made (statistics, tests)
+};
+
+TwoPhaseResult two_phase(const TwoPhaseArgs& a);
+
+}  // namespace torusmpi::io
+
+#endif  // TORUSMPI_IO_COLL_IO_H_
