@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -108,6 +109,42 @@ void independent(const TwoPhaseArgs& a, TwoPhaseResult* res) {
 }
 
 }  // namespace
+
+bool CollHints::set(const std::string& key, const std::string& value) {
+  auto mode = [&](CbMode* m) {
+    if (value == "enable") *m = CbMode::kEnable;
+    if (value == "disable") *m = CbMode::kDisable;
+    if (value == "automatic") *m = CbMode::kAutomatic;
+    return true;
+  };
+  auto positive = [&](int64_t* out) {
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (errno == 0 && end != value.c_str() && *end == '\0' && v > 0) *out = v;
+    return true;
+  };
+  if (key == "romio_cb_read") return mode(&read);
+  if (key == "romio_cb_write") return mode(&write);
+  if (key == "cb_buffer_size") return positive(&cb_buffer_size);
+  if (key == "cb_nodes") {
+    int64_t n = cb_nodes;
+    positive(&n);
+    cb_nodes = static_cast<int>(std::min<int64_t>(n, 1 << 30));
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, std::string>> CollHints::report(int aggregators) const {
+  auto name = [](CbMode m) {
+    return m == CbMode::kEnable ? "enable" : m == CbMode::kDisable ? "disable" : "automatic";
+  };
+  return {{"cb_buffer_size", std::to_string(cb_buffer_size)},
+          {"romio_cb_read", name(read)},
+          {"romio_cb_write", name(write)},
+          {"cb_nodes", std::to_string(aggregators)}};
+}
 
 TwoPhaseResult two_phase(const TwoPhaseArgs& a) {
   TwoPhaseResult res;

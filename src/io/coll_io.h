@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/two_phase.h"
@@ -28,6 +29,21 @@ namespace torusmpi::io {
 
 // romio_cb_read / romio_cb_write, as ROMIO users give them.
 enum class CbMode { kAutomatic, kEnable, kDisable };
+
+// The collective-buffering hints of a file (MPI_Info keys as ROMIO has them), their defaults,
+// and what MPI_File_get_info reports. A value that does not parse leaves the hint as it was (MPI
+// lets an implementation ignore a hint).
+struct CollHints {
+  CbMode read = CbMode::kAutomatic;   // romio_cb_read
+  CbMode write = CbMode::kAutomatic;  // romio_cb_write
+  int cb_nodes = 0;                   // aggregators; 0: one per node
+  int64_t cb_buffer_size = 16 << 20;  // bytes an aggregator handles per round
+
+  // Takes key = value if the key is one of the above; false for other keys.
+  bool set(const std::string& key, const std::string& value);
+  // key, value pairs in force, cb_nodes as the aggregators' number.
+  std::vector<std::pair<std::string, std::string>> report(int aggregators) const;
+};
 
 struct TwoPhaseArgs {
   const pml::Comm* comm = nullptr;  // the file's group
