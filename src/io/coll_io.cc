@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <utility>
 
+#include "core/progress.h"
 #include "core/status.h"
 
 namespace torusmpi::io {
@@ -31,12 +33,18 @@ class Pending {
     Status s = pml::irecv(*a.comm, a.context, buf, bytes, source, tag, &reqs_.back());
     if (s != Status::kOk) fail("receive from rank", source, s);
   }
-  void wait_all() {
-    for (pml::Request& r : reqs_) {
-      pml::wait(&r);
+  // Whether every request is done (then they are forgotten); never waits.
+  bool test_all() {
+    for (const pml::Request& r : reqs_)
+      if (!r.done()) return false;
+    for (const pml::Request& r : reqs_)
       if (r.error != Status::kOk) fail("exchange with rank", r.source, r.error);
-    }
     reqs_.clear();
+    return true;
+  }
+  void wait_all() {
+    for (pml::Request& r : reqs_) pml::wait(&r);
+    test_all();
   }
 
  private:
@@ -146,187 +154,273 @@ std::vector<std::pair<std::string, std::string>> CollHints::report(int aggregato
           {"cb_nodes", std::to_string(aggregators)}};
 }
 
-TwoPhaseResult two_phase(const TwoPhaseArgs& a) {
-  TwoPhaseResult res;
-  const int p = a.comm->size, me = a.comm->rank;
+// What a call in flight keeps between steps.
+struct TwoPhase::Impl {
+  explicit Impl(TwoPhaseResult* res) : x(res), mine_x(res), round_x(res) {}
+  Pending x;        // the current phase's messages
+  Pending mine_x;   // this rank's slices
+  Pending round_x;  // an aggregator's current round
+  std::vector<Extent> ranges;
   int64_t mine = 0;
-  for (const Extent& e : a.extents) mine += e.len;
-
-  // 1. Everyone's range.
-  std::vector<Extent> ranges(static_cast<size_t>(p));
-  if (!a.extents.empty()) {
-    ranges[me] = Extent{a.extents.front().off,
-                        a.extents.back().off + a.extents.back().len - a.extents.front().off};
-  }
-  {
-    Pending x(&res);
-    for (int r = 0; r < p; ++r) {
-      if (r == me) continue;
-      x.recv(a, r, a.tag, &ranges[r], sizeof(Extent));
-      x.send(a, r, a.tag, &ranges[me], sizeof(Extent));
-    }
-  }
-  if (!res.ok) return res;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (const Extent& e : ranges) {
-    if (e.len <= 0) continue;
-    lo = std::min(lo, e.off);
-    hi = std::max(hi, e.off + e.len);
-  }
-  if (lo > hi) return res;  // nobody moves a byte
-  bool aggregate = a.mode == CbMode::kEnable ||
-                   (a.mode == CbMode::kAutomatic && interleaved(ranges) && !a.aggregators.empty());
-  if (a.aggregators.empty()) aggregate = false;
-  if (!aggregate) {
-    independent(a, &res);
-    res.transferred = a.write ? mine : bytes_before_eof(a.fd, a.extents);
-    return res;
-  }
-  res.aggregated = true;
-  const int naggr = static_cast<int>(a.aggregators.size());
-  Domains d = split_domains(lo, hi, naggr, a.cb_buffer_size);
-  RankPlan plan = plan_rank(a.extents, d);
+  Domains d;
+  RankPlan plan;
   int my_agg = -1;
-  for (int i = 0; i < naggr; ++i)
-    if (a.aggregators[i] == me) my_agg = i;
+  std::vector<std::vector<Extent>> told;
+  std::vector<int64_t> told_count;
+  std::vector<int64_t> counts;
+  std::vector<std::vector<Extent>> lists;
+  std::vector<RankPlan> from;  // an aggregator's: each rank's plan in its domain
+  // Rounds of an aggregator: the round, whether its messages are out, each rank's next slice.
+  int round = 0;
+  bool posted = false;
+  std::vector<size_t> next;
+  std::vector<char> buf, staging;
+  struct Part {
+    int rank;
+    const Slice* s;
+    int64_t staged;  // offset in staging, or -1 when its one piece goes straight to buf
+  };
+  std::vector<Part> parts;
+  std::vector<Extent> pieces;
+};
 
-  // 2. Each aggregator learns every rank's extents in its domain.
-  std::vector<std::vector<Extent>> told(static_cast<size_t>(naggr));
-  std::vector<int64_t> told_count(static_cast<size_t>(naggr));
-  std::vector<RankPlan> from;  // aggregators: each rank's plan in this domain
-  {
-    Pending x(&res);
-    for (int i = 0; i < naggr; ++i) {
-      told[i] = clip(a.extents, d.begin(i), d.end(i));
-      told_count[i] = static_cast<int64_t>(told[i].size());
-      x.send(a, a.aggregators[i], a.tag + 1, &told_count[i], sizeof(int64_t));
-      if (!told[i].empty()) {
-        x.send(a, a.aggregators[i], a.tag + 2, told[i].data(), told[i].size() * sizeof(Extent));
-      }
-    }
-    if (my_agg >= 0) {
-      std::vector<int64_t> counts(static_cast<size_t>(p));
-      Pending y(&res);
-      for (int r = 0; r < p; ++r) y.recv(a, r, a.tag + 1, &counts[r], sizeof(int64_t));
-      y.wait_all();
-      std::vector<std::vector<Extent>> lists(static_cast<size_t>(p));
-      for (int r = 0; r < p && res.ok; ++r) {
-        lists[r].resize(static_cast<size_t>(counts[r]));
-        if (counts[r] > 0) {
-          y.recv(a, r, a.tag + 2, lists[r].data(), lists[r].size() * sizeof(Extent));
-        }
-      }
-      y.wait_all();
-      for (int r = 0; r < p; ++r) from.push_back(plan_rank(lists[r], d));
-    }
-  }
-  if (!res.ok) return res;
+TwoPhase::TwoPhase(TwoPhaseArgs a) : a_(std::move(a)), impl_(new Impl(&res_)) {}
 
-  // 3. The rounds. Every rank's slices go out (or are awaited) at once, in file order, which for
-  // each aggregator is round order: the pml keeps one sender's messages in order, so round k's
-  // receive of rank r meets round k's message.
-  Pending mine_x(&res);
-  for (const Slice& s : plan.slices) {
-    if (a.write) {
-      mine_x.send(a, a.aggregators[s.agg], a.tag + 3, a.data + s.pos, static_cast<size_t>(s.bytes));
-    } else {
-      mine_x.recv(a, a.aggregators[s.agg], a.tag + 3, a.data + s.pos, static_cast<size_t>(s.bytes));
-    }
+TwoPhase::~TwoPhase() {
+  // A call given up half way (an error) still lets its messages finish before the buffers go.
+  impl_->round_x.wait_all();
+  impl_->mine_x.wait_all();
+  impl_->x.wait_all();
+  delete impl_;
+}
+
+bool TwoPhase::step() {
+  // Each phase that finishes lets the next one start in the same step.
+  while (state_ != State::kDone && advance()) {
   }
-  if (my_agg >= 0) {
-    // Per rank, its slices here in round order: next[r] is the first not done.
-    std::vector<size_t> next(static_cast<size_t>(p), 0);
-    std::vector<char> buf(static_cast<size_t>(std::min<int64_t>(d.cb, d.end(my_agg) - d.begin(my_agg))));
-    std::vector<char> staging;
-    for (int k = 0; k < d.rounds(my_agg) && res.ok; ++k) {
-      const int64_t rb = d.round_begin(my_agg, k);
-      // This round's slice of each rank, and where multi-piece ones sit in the staging buffer.
-      struct Part {
-        int rank;
-        const Slice* s;
-        int64_t staged;  // offset in staging, or -1 when its one piece goes straight to buf
-      };
-      std::vector<Part> parts;
-      std::vector<Extent> pieces;
-      int64_t staged_bytes = 0, span_lo = INT64_MAX, span_hi = INT64_MIN;
+  return state_ == State::kDone;
+}
+
+// One move from the current state: true when it moved (call again), false when it must wait.
+bool TwoPhase::advance() {
+  Impl& m = *impl_;
+  const TwoPhaseArgs& a = a_;
+  const int p = a.comm->size, me = a.comm->rank;
+  auto finish = [&] {
+    if (res_.ok) res_.transferred = a.write ? m.mine : bytes_before_eof(a.fd, a.extents);
+    state_ = State::kDone;
+    return true;
+  };
+  switch (state_) {
+    case State::kStart: {
+      // 1. Everyone's range.
+      for (const Extent& e : a.extents) m.mine += e.len;
+      m.ranges.assign(static_cast<size_t>(p), Extent{});
+      if (!a.extents.empty()) {
+        m.ranges[me] = Extent{a.extents.front().off, a.extents.back().off +
+                                                         a.extents.back().len -
+                                                         a.extents.front().off};
+      }
       for (int r = 0; r < p; ++r) {
-        const RankPlan& rp = from[r];
-        if (next[r] >= rp.slices.size() || rp.slices[next[r]].round != k) continue;
-        const Slice* s = &rp.slices[next[r]++];
-        int64_t at = -1;
-        if (s->count > 1) {
-          at = staged_bytes;
-          staged_bytes += s->bytes;
-        }
-        parts.push_back(Part{r, s, at});
-        for (size_t i = s->first; i < s->first + s->count; ++i) {
-          const Piece& q = rp.pieces[i];
-          pieces.push_back(Extent{q.off, q.len});
-          span_lo = std::min(span_lo, q.off);
-          span_hi = std::max(span_hi, q.off + q.len);
+        if (r == me) continue;
+        m.x.recv(a, r, a.tag, &m.ranges[r], sizeof(Extent));
+        m.x.send(a, r, a.tag, &m.ranges[me], sizeof(Extent));
+      }
+      state_ = State::kRanges;
+      return true;
+    }
+    case State::kRanges: {
+      if (!m.x.test_all()) return false;
+      if (!res_.ok) return finish();
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (const Extent& e : m.ranges) {
+        if (e.len <= 0) continue;
+        lo = std::min(lo, e.off);
+        hi = std::max(hi, e.off + e.len);
+      }
+      if (lo > hi) return finish();  // nobody moves a byte
+      bool aggregate = a.mode == CbMode::kEnable ||
+                       (a.mode == CbMode::kAutomatic && interleaved(m.ranges));
+      if (a.aggregators.empty() || !aggregate) {
+        independent(a, &res_);
+        return finish();
+      }
+      res_.aggregated = true;
+      // 2. Each aggregator learns every rank's extents in its domain.
+      const int naggr = static_cast<int>(a.aggregators.size());
+      m.d = split_domains(lo, hi, naggr, a.cb_buffer_size);
+      m.plan = plan_rank(a.extents, m.d);
+      for (int i = 0; i < naggr; ++i)
+        if (a.aggregators[i] == me) m.my_agg = i;
+      m.told.resize(static_cast<size_t>(naggr));
+      m.told_count.resize(static_cast<size_t>(naggr));
+      for (int i = 0; i < naggr; ++i) {
+        m.told[i] = clip(a.extents, m.d.begin(i), m.d.end(i));
+        m.told_count[i] = static_cast<int64_t>(m.told[i].size());
+        m.mine_x.send(a, a.aggregators[i], a.tag + 1, &m.told_count[i], sizeof(int64_t));
+        if (!m.told[i].empty()) {
+          m.mine_x.send(a, a.aggregators[i], a.tag + 2, m.told[i].data(),
+                        m.told[i].size() * sizeof(Extent));
         }
       }
-      if (parts.empty()) continue;
-      if (static_cast<int64_t>(staging.size()) < staged_bytes) {
-        staging.resize(static_cast<size_t>(staged_bytes));
+      if (m.my_agg >= 0) {
+        m.counts.assign(static_cast<size_t>(p), 0);
+        for (int r = 0; r < p; ++r) m.x.recv(a, r, a.tag + 1, &m.counts[r], sizeof(int64_t));
       }
-      Pending x(&res);
-      if (a.write) {
-        for (const Part& pt : parts) {
-          const Piece& q0 = from[pt.rank].pieces[pt.s->first];
-          char* to = pt.staged < 0 ? buf.data() + (q0.off - rb) : staging.data() + pt.staged;
-          x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
+      state_ = State::kCounts;
+      return true;
+    }
+    case State::kCounts: {
+      if (!m.x.test_all()) return false;
+      if (m.my_agg >= 0) {
+        m.lists.resize(static_cast<size_t>(p));
+        for (int r = 0; r < p; ++r) {
+          m.lists[r].resize(static_cast<size_t>(m.counts[r]));
+          if (m.counts[r] > 0) {
+            m.x.recv(a, r, a.tag + 2, m.lists[r].data(), m.lists[r].size() * sizeof(Extent));
+          }
         }
-        x.wait_all();
-        for (const Part& pt : parts) {
+      }
+      state_ = State::kLists;
+      return true;
+    }
+    case State::kLists: {
+      if (!m.x.test_all()) return false;
+      if (!res_.ok) return finish();
+      for (int r = 0; r < static_cast<int>(m.lists.size()); ++r) {
+        m.from.push_back(plan_rank(m.lists[r], m.d));
+      }
+      // 3. The rounds. Every rank's slices go out (or are awaited) at once, in file order, which
+      // for each aggregator is round order: the pml keeps one sender's messages in order, so
+      // round k's receive of rank r meets round k's message.
+      for (const Slice& s : m.plan.slices) {
+        char* at = a.data + s.pos;
+        if (a.write) {
+          m.mine_x.send(a, a.aggregators[s.agg], a.tag + 3, at, static_cast<size_t>(s.bytes));
+        } else {
+          m.mine_x.recv(a, a.aggregators[s.agg], a.tag + 3, at, static_cast<size_t>(s.bytes));
+        }
+      }
+      if (m.my_agg >= 0) {
+        m.next.assign(static_cast<size_t>(p), 0);
+        int64_t len = m.d.end(m.my_agg) - m.d.begin(m.my_agg);
+        m.buf.resize(static_cast<size_t>(std::min(m.d.cb, len)));
+      }
+      state_ = State::kRounds;
+      return true;
+    }
+    case State::kRounds: {
+      if (m.my_agg < 0 || m.round >= m.d.rounds(m.my_agg)) {
+        if (!m.mine_x.test_all()) return false;
+        return finish();
+      }
+      if (!res_.ok) {
+        m.round = m.d.rounds(m.my_agg);
+        return true;
+      }
+      const int64_t rb = m.d.round_begin(m.my_agg, m.round);
+      if (!m.posted) {
+        // This round's slice of each rank, and where multi-piece ones sit in the staging buffer.
+        m.parts.clear();
+        m.pieces.clear();
+        int64_t staged_bytes = 0;
+        for (int r = 0; r < p; ++r) {
+          const RankPlan& rp = m.from[r];
+          if (m.next[r] >= rp.slices.size() || rp.slices[m.next[r]].round != m.round) continue;
+          const Slice* s = &rp.slices[m.next[r]++];
+          int64_t at = -1;
+          if (s->count > 1) {
+            at = staged_bytes;
+            staged_bytes += s->bytes;
+          }
+          m.parts.push_back(Impl::Part{r, s, at});
+          for (size_t i = s->first; i < s->first + s->count; ++i) {
+            m.pieces.push_back(Extent{rp.pieces[i].off, rp.pieces[i].len});
+          }
+        }
+        if (static_cast<int64_t>(m.staging.size()) < staged_bytes) {
+          m.staging.resize(static_cast<size_t>(staged_bytes));
+        }
+        if (a.write) {
+          for (const Impl::Part& pt : m.parts) {
+            const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
+            char* to = pt.staged < 0 ? m.buf.data() + (q0.off - rb) : m.staging.data() + pt.staged;
+            m.round_x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
+          }
+        } else if (!m.pieces.empty()) {
+          // Data sieving inside the round: one read of the span, holes and all.
+          int64_t lo = INT64_MAX, hi = INT64_MIN;
+          for (const Extent& e : m.pieces) {
+            lo = std::min(lo, e.off);
+            hi = std::max(hi, e.off + e.len);
+          }
+          errno = 0;
+          int64_t got = full_pread(a.fd, m.buf.data() + (lo - rb), hi - lo, lo);
+          ++res_.file_calls;
+          if (got < 0) {
+            os_fail(&res_, "pread", lo, hi - lo);
+            got = 0;
+          }
+          // Past the end of file: zeros (a reader's count says how much was there).
+          std::memset(m.buf.data() + (lo - rb) + got, 0, static_cast<size_t>(hi - lo - got));
+          for (const Impl::Part& pt : m.parts) {
+            const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
+            const char* src = m.buf.data() + (q0.off - rb);
+            if (pt.staged >= 0) {
+              char* to = m.staging.data() + pt.staged;
+              src = to;
+              for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
+                const Piece& q = m.from[pt.rank].pieces[i];
+                std::memcpy(to, m.buf.data() + (q.off - rb), static_cast<size_t>(q.len));
+                to += q.len;
+              }
+            }
+            m.round_x.send(a, pt.rank, a.tag + 3, src, static_cast<size_t>(pt.s->bytes));
+          }
+        }
+        m.posted = true;
+        return true;
+      }
+      if (!m.round_x.test_all()) return false;
+      if (a.write && res_.ok) {
+        for (const Impl::Part& pt : m.parts) {
           if (pt.staged < 0) continue;
-          const char* src = staging.data() + pt.staged;
+          const char* src = m.staging.data() + pt.staged;
           for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
-            const Piece& q = from[pt.rank].pieces[i];
-            std::memcpy(buf.data() + (q.off - rb), src, static_cast<size_t>(q.len));
+            const Piece& q = m.from[pt.rank].pieces[i];
+            std::memcpy(m.buf.data() + (q.off - rb), src, static_cast<size_t>(q.len));
             src += q.len;
           }
         }
-        for (const Extent& run : covered_runs(pieces)) {
+        for (const Extent& run : covered_runs(m.pieces)) {
           errno = 0;
-          if (full_pwrite(a.fd, buf.data() + (run.off - rb), run.len, run.off) != run.len) {
-            os_fail(&res, "pwrite", run.off, run.len);
+          if (full_pwrite(a.fd, m.buf.data() + (run.off - rb), run.len, run.off) != run.len) {
+            os_fail(&res_, "pwrite", run.off, run.len);
           }
-          ++res.file_calls;
+          ++res_.file_calls;
         }
-      } else {
-        // Data sieving inside the round: one read of the span, holes and all.
-        errno = 0;
-        int64_t got = full_pread(a.fd, buf.data() + (span_lo - rb), span_hi - span_lo, span_lo);
-        ++res.file_calls;
-        if (got < 0) {
-          os_fail(&res, "pread", span_lo, span_hi - span_lo);
-          got = 0;
-        }
-        // Past the end of file: zeros (a reader's count says how much was there).
-        std::memset(buf.data() + (span_lo - rb) + got, 0,
-                    static_cast<size_t>(span_hi - span_lo - got));
-        for (const Part& pt : parts) {
-          const Piece& q0 = from[pt.rank].pieces[pt.s->first];
-          const char* src = buf.data() + (q0.off - rb);
-          if (pt.staged >= 0) {
-            char* to = staging.data() + pt.staged;
-            src = to;
-            for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
-              const Piece& q = from[pt.rank].pieces[i];
-              std::memcpy(to, buf.data() + (q.off - rb), static_cast<size_t>(q.len));
-              to += q.len;
-            }
-          }
-          x.send(a, pt.rank, a.tag + 3, src, static_cast<size_t>(pt.s->bytes));
-        }
-        x.wait_all();
       }
+      m.posted = false;
+      ++m.round;
+      return true;
+    }
+    case State::kDone:
+      return false;
+  }
+  return false;
+}
+
+TwoPhaseResult two_phase(const TwoPhaseArgs& a) {
+  TwoPhase op(a);
+  progress::Backoff backoff;
+  while (!op.step()) {
+    if (progress::poll() > 0) {
+      backoff.reset();
+    } else {
+      backoff.pause();
     }
   }
-  mine_x.wait_all();
-  res.transferred = a.write ? mine : bytes_before_eof(a.fd, a.extents);
-  return res;
+  return op.result();
 }
 
 }  // namespace torusmpi::io

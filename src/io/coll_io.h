@@ -67,6 +67,33 @@ struct TwoPhaseResult {
   int64_t file_calls = 0;   // pread/pwrite calls this rank made (statistics, tests)
 };
 
+// One collective access in flight. step() does what can be done without waiting for another
+// rank (posts messages, handles the rounds whose messages are in, makes the file calls) and says
+// whether the access is over; it never blocks, so a nonblocking call's request drives it from the
+// progress engine. The arguments (extents, data) must stay valid until it is over.
+class TwoPhase {
+ public:
+  explicit TwoPhase(TwoPhaseArgs a);
+  ~TwoPhase();
+  TwoPhase(const TwoPhase&) = delete;
+  TwoPhase& operator=(const TwoPhase&) = delete;
+
+  bool step();
+  bool done() const { return state_ == State::kDone; }
+  const TwoPhaseResult& result() const { return res_; }
+
+ private:
+  enum class State { kStart, kRanges, kCounts, kLists, kRounds, kDone };
+  struct Impl;
+  bool advance();
+
+  TwoPhaseArgs a_;
+  TwoPhaseResult res_;
+  State state_ = State::kStart;
+  Impl* impl_;
+};
+
+// The blocking form: steps until over, driving progress in between.
 TwoPhaseResult two_phase(const TwoPhaseArgs& a);
 
 }  // namespace torusmpi::io
