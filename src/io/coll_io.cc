@@ -412,14 +412,7 @@ bool TwoPhase::advance() {
 
 TwoPhaseResult two_phase(const TwoPhaseArgs& a) {
   TwoPhase op(a);
-  progress::Backoff backoff;
-  while (!op.step()) {
-    if (progress::poll() > 0) {
-      backoff.reset();
-    } else {
-      backoff.pause();
-    }
-  }
+  progress::wait_until([&op] { return op.step(); });
   return op.result();
 }
 
