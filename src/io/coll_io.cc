@@ -410,6 +410,23 @@ bool TwoPhase::advance() {
   return false;
 }
 
+TwoPhaseResult independent_access(int fd, bool write, const std::vector<Extent>& extents,
+                                  char* data) {
+  TwoPhaseArgs a;
+  a.fd = fd;
+  a.write = write;
+  a.extents = extents;
+  a.data = data;
+  TwoPhaseResult res;
+  independent(a, &res);
+  if (res.ok) {
+    int64_t mine = 0;
+    for (const Extent& e : extents) mine += e.len;
+    res.transferred = write ? mine : bytes_before_eof(fd, extents);
+  }
+  return res;
+}
+
 TwoPhaseResult two_phase(const TwoPhaseArgs& a) {
   TwoPhase op(a);
   progress::wait_until([&op] { return op.step(); });

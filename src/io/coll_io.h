@@ -96,6 +96,11 @@ class TwoPhase {
 // The blocking form: steps until over, driving progress in between.
 TwoPhaseResult two_phase(const TwoPhaseArgs& a);
 
+// One process's access of its extents (sorted), one pread or pwrite per run of adjacent ones:
+// the shared-pointer calls, and collective calls without aggregation.
+TwoPhaseResult independent_access(int fd, bool write, const std::vector<Extent>& extents,
+                                  char* data);
+
 }  // namespace torusmpi::io
 
 #endif  // TORUSMPI_IO_COLL_IO_H_
