@@ -5,9 +5,12 @@
 // block decomposition whose rows interleave becomes one file call per round.
 #include "io/two_phase.h"
 
+#include "io/coll_io.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -204,6 +207,31 @@ TEST(IoPlanAutomatic, InterleavedOnlyWhenRangesOverlap) {
   // A range inside an earlier long one, past the previous range's end.
   EXPECT_TRUE(interleaved({{0, 1000}, {10, 10}, {500, 10}}));
   EXPECT_FALSE(interleaved({}));
+}
+
+TEST(IoPlanHints, RomioNamesDefaultsAndReport) {
+  CollHints h;
+  EXPECT_EQ(h.cb_buffer_size, 16 << 20);
+  EXPECT_EQ(h.write, CbMode::kAutomatic);
+  EXPECT_TRUE(h.set("romio_cb_write", "enable"));
+  EXPECT_TRUE(h.set("romio_cb_read", "disable"));
+  EXPECT_TRUE(h.set("cb_buffer_size", "4096"));
+  EXPECT_TRUE(h.set("cb_nodes", "2"));
+  EXPECT_FALSE(h.set("striping_unit", "65536"));
+  // Values that do not parse leave the hint as it was.
+  EXPECT_TRUE(h.set("cb_buffer_size", "-5"));
+  EXPECT_TRUE(h.set("cb_buffer_size", "12x"));
+  EXPECT_TRUE(h.set("romio_cb_write", "sometimes"));
+  EXPECT_EQ(h.write, CbMode::kEnable);
+  EXPECT_EQ(h.read, CbMode::kDisable);
+  EXPECT_EQ(h.cb_buffer_size, 4096);
+  EXPECT_EQ(h.cb_nodes, 2);
+  auto r = h.report(2);
+  std::map<std::string, std::string> m(r.begin(), r.end());
+  EXPECT_EQ(m["cb_buffer_size"], "4096");
+  EXPECT_EQ(m["romio_cb_write"], "enable");
+  EXPECT_EQ(m["romio_cb_read"], "disable");
+  EXPECT_EQ(m["cb_nodes"], "2");
 }
 
 }  // namespace
