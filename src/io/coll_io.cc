@@ -16,46 +16,43 @@
 namespace torusmpi::io {
 namespace {
 
-// Requests whose addresses the pml keeps until they are done: a deque never moves its elements.
+// The messages of one phase of an access, on its channel.
 class Pending {
  public:
   explicit Pending(TwoPhaseResult* res) : res_(res) {}
   ~Pending() { wait_all(); }
 
   void send(const TwoPhaseArgs& a, int dest, int tag, const void* buf, size_t bytes) {
-    reqs_.emplace_back();
-    Status s = pml::isend(*a.comm, a.context, buf, bytes, dest, tag, pml::SendMode::kStandard,
-                          &reqs_.back());
-    if (s != Status::kOk) fail("send to rank", dest, s);
+    ch_ = a.channel;
+    ids_.push_back(ch_->send(dest, tag, buf, bytes));
   }
   void recv(const TwoPhaseArgs& a, int source, int tag, void* buf, size_t bytes) {
-    reqs_.emplace_back();
-    Status s = pml::irecv(*a.comm, a.context, buf, bytes, source, tag, &reqs_.back());
-    if (s != Status::kOk) fail("receive from rank", source, s);
+    ch_ = a.channel;
+    ids_.push_back(ch_->recv(source, tag, buf, bytes));
   }
-  // Whether every request is done (then they are forgotten); never waits.
+  // Whether every message is done (then they are forgotten); never waits.
   bool test_all() {
-    for (const pml::Request& r : reqs_)
-      if (!r.done()) return false;
-    for (const pml::Request& r : reqs_)
-      if (r.error != Status::kOk) fail("exchange with rank", r.source, r.error);
-    reqs_.clear();
+    while (!ids_.empty()) {
+      bool failed = false;
+      std::string why;
+      if (!ch_->test(ids_.front(), &failed, &why)) return false;
+      if (failed && res_->ok) {
+        res_->ok = false;
+        res_->what = "two-phase exchange failed: " + why;
+      }
+      ids_.pop_front();
+    }
     return true;
   }
   void wait_all() {
-    for (pml::Request& r : reqs_) pml::wait(&r);
+    for (int id : ids_) ch_->wait(id);
     test_all();
   }
 
  private:
-  void fail(const char* what, int rank, Status s) {
-    if (!res_->ok) return;
-    res_->ok = false;
-    res_->what = std::string("two-phase ") + what + " " + std::to_string(rank) +
-                 " failed: " + status_string(s);
-  }
   TwoPhaseResult* res_;
-  std::deque<pml::Request> reqs_;
+  Channel* ch_ = nullptr;
+  std::deque<int> ids_;
 };
 
 void os_fail(TwoPhaseResult* res, const char* call, int64_t off, int64_t len) {
@@ -154,6 +151,53 @@ std::vector<std::pair<std::string, std::string>> CollHints::report(int aggregato
           {"cb_nodes", std::to_string(aggregators)}};
 }
 
+pml::Request* PmlChannel::slot(int id) { return &reqs_[static_cast<size_t>(id - base_)]; }
+
+int PmlChannel::send(int dest, int tag, const void* buf, size_t bytes) {
+  reqs_.emplace_back();
+  live_.push_back(true);
+  failed_.push_back(Status::kOk);
+  int id = base_ + static_cast<int>(reqs_.size()) - 1;
+  Status s = pml::isend(*comm_, context_, buf, bytes, dest, tag, pml::SendMode::kStandard,
+                        slot(id));
+  failed_.back() = s;
+  return id;
+}
+
+int PmlChannel::recv(int source, int tag, void* buf, size_t bytes) {
+  reqs_.emplace_back();
+  live_.push_back(true);
+  failed_.push_back(Status::kOk);
+  int id = base_ + static_cast<int>(reqs_.size()) - 1;
+  Status s = pml::irecv(*comm_, context_, buf, bytes, source, tag, slot(id));
+  failed_.back() = s;
+  return id;
+}
+
+bool PmlChannel::test(int id, bool* failed, std::string* error) {
+  pml::Request* r = slot(id);
+  Status start = failed_[static_cast<size_t>(id - base_)];
+  if (start == Status::kOk && !r->done()) return false;
+  Status s = start != Status::kOk ? start : r->error;
+  if (s != Status::kOk) {
+    *failed = true;
+    *error = std::string("with rank ") + std::to_string(r->source) + ": " + status_string(s);
+  }
+  // Done requests at the front are forgotten (ids stay valid: base_ moves with them).
+  live_[static_cast<size_t>(id - base_)] = false;
+  while (!live_.empty() && !live_.front()) {
+    live_.pop_front();
+    failed_.pop_front();
+    reqs_.pop_front();
+    ++base_;
+  }
+  return true;
+}
+
+void PmlChannel::wait(int id) {
+  if (failed_[static_cast<size_t>(id - base_)] == Status::kOk) pml::wait(slot(id));
+}
+
 // What a call in flight keeps between steps.
 struct TwoPhase::Impl {
   explicit Impl(TwoPhaseResult* res) : x(res), mine_x(res), round_x(res) {}
@@ -205,7 +249,7 @@ bool TwoPhase::step() {
 bool TwoPhase::advance() {
   Impl& m = *impl_;
   const TwoPhaseArgs& a = a_;
-  const int p = a.comm->size, me = a.comm->rank;
+  const int p = a.channel->size(), me = a.channel->rank();
   auto finish = [&] {
     if (res_.ok) res_.transferred = a.write ? m.mine : bytes_before_eof(a.fd, a.extents);
     state_ = State::kDone;

@@ -18,6 +18,7 @@
 #define TORUSMPI_IO_COLL_IO_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,9 +46,47 @@ struct CollHints {
   std::vector<std::pair<std::string, std::string>> report(int aggregators) const;
 };
 
+// How the engine's messages travel: the pml in the library (PmlChannel), an in-memory mailbox in
+// the unit tests, which run a whole group's accesses in one process. Messages between two ranks
+// with one tag are received in the order they were sent.
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Start a send or receive; the returned id is test()ed or wait()ed until done, then forgotten.
+  // The buffer stays untouched by the caller until then.
+  virtual int send(int dest, int tag, const void* buf, size_t bytes) = 0;
+  virtual int recv(int source, int tag, void* buf, size_t bytes) = 0;
+  // Whether it is done; false with *error set when it failed.
+  virtual bool test(int id, bool* failed, std::string* error) = 0;
+  virtual void wait(int id) = 0;
+};
+
+// The pml on one context of a communicator.
+class PmlChannel final : public Channel {
+ public:
+  PmlChannel(const pml::Comm* comm, uint32_t context) : comm_(comm), context_(context) {}
+  int rank() const override { return comm_->rank; }
+  int size() const override { return comm_->size; }
+  int send(int dest, int tag, const void* buf, size_t bytes) override;
+  int recv(int source, int tag, void* buf, size_t bytes) override;
+  bool test(int id, bool* failed, std::string* error) override;
+  void wait(int id) override;
+
+ private:
+  pml::Request* slot(int id);
+  const pml::Comm* comm_;
+  uint32_t context_;
+  // Requests the pml holds by address: a deque keeps them in place; ids count from base_.
+  std::deque<pml::Request> reqs_;
+  std::deque<bool> live_;
+  std::deque<Status> failed_;  // a send or receive the pml would not start
+  int base_ = 0;
+};
+
 struct TwoPhaseArgs {
-  const pml::Comm* comm = nullptr;  // the file's group
-  uint32_t context = 0;             // a context nothing else of the file's group uses
+  Channel* channel = nullptr;       // the file's group, on a context nothing else of it uses
   int tag = 0;                      // tags tag .. tag + 3 are this call's
   int fd = -1;
   bool write = false;

@@ -55,6 +55,7 @@ struct Access {
   StageMem stage;  // packed data when not used in place
   char* data = nullptr;
   std::vector<io::Extent> extents;
+  std::unique_ptr<io::PmlChannel> channel;  // the file's private context
   std::unique_ptr<io::TwoPhase> op;
   io::TwoPhaseResult result;
   bool over = false;
@@ -195,8 +196,8 @@ void set_file_status(MPI_Status* st, int64_t bytes) {
 void engine_args(const Target& t, Access* x, int64_t offset, io::TwoPhaseArgs* a) {
   file_extents(t.f, offset, x->bytes, &x->extents);
   Comm* comm = file_comm(t.f);
-  a->comm = comm;
-  a->context = comm->context;
+  x->channel = std::make_unique<io::PmlChannel>(comm, comm->context);
+  a->channel = x->channel.get();
   a->tag = static_cast<int>((t.fc->calls++ % kCallTagCycle) * kTagsPerCall);
   a->fd = file_fd(t.f);
   a->write = x->write;
