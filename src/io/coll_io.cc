@@ -151,53 +151,6 @@ std::vector<std::pair<std::string, std::string>> CollHints::report(int aggregato
           {"cb_nodes", std::to_string(aggregators)}};
 }
 
-pml::Request* PmlChannel::slot(int id) { return &reqs_[static_cast<size_t>(id - base_)]; }
-
-int PmlChannel::send(int dest, int tag, const void* buf, size_t bytes) {
-  reqs_.emplace_back();
-  live_.push_back(true);
-  failed_.push_back(Status::kOk);
-  int id = base_ + static_cast<int>(reqs_.size()) - 1;
-  Status s = pml::isend(*comm_, context_, buf, bytes, dest, tag, pml::SendMode::kStandard,
-                        slot(id));
-  failed_.back() = s;
-  return id;
-}
-
-int PmlChannel::recv(int source, int tag, void* buf, size_t bytes) {
-  reqs_.emplace_back();
-  live_.push_back(true);
-  failed_.push_back(Status::kOk);
-  int id = base_ + static_cast<int>(reqs_.size()) - 1;
-  Status s = pml::irecv(*comm_, context_, buf, bytes, source, tag, slot(id));
-  failed_.back() = s;
-  return id;
-}
-
-bool PmlChannel::test(int id, bool* failed, std::string* error) {
-  pml::Request* r = slot(id);
-  Status start = failed_[static_cast<size_t>(id - base_)];
-  if (start == Status::kOk && !r->done()) return false;
-  Status s = start != Status::kOk ? start : r->error;
-  if (s != Status::kOk) {
-    *failed = true;
-    *error = std::string("with rank ") + std::to_string(r->source) + ": " + status_string(s);
-  }
-  // Done requests at the front are forgotten (ids stay valid: base_ moves with them).
-  live_[static_cast<size_t>(id - base_)] = false;
-  while (!live_.empty() && !live_.front()) {
-    live_.pop_front();
-    failed_.pop_front();
-    reqs_.pop_front();
-    ++base_;
-  }
-  return true;
-}
-
-void PmlChannel::wait(int id) {
-  if (failed_[static_cast<size_t>(id - base_)] == Status::kOk) pml::wait(slot(id));
-}
-
 // What a call in flight keeps between steps.
 struct TwoPhase::Impl {
   explicit Impl(TwoPhaseResult* res) : x(res), mine_x(res), round_x(res) {}
@@ -335,7 +288,7 @@ bool TwoPhase::advance() {
         m.from.push_back(plan_rank(m.lists[r], m.d));
       }
       // 3. The rounds. Every rank's slices go out (or are awaited) at once, in file order, which
-      // for each aggregator is round order: the pml keeps one sender's messages in order, so
+      // for each aggregator is round order: the channel keeps one sender's messages in order, so
       // round k's receive of rank r meets round k's message.
       for (const Slice& s : m.plan.slices) {
         char* at = a.data + s.pos;

@@ -1,5 +1,6 @@
 // Collective data access over the two-phase plan (two_phase.h), carried out with torusmpi's own
-// point-to-point (the pml) on the file's private communicator, and POSIX pread/pwrite.
+// point-to-point (the pml, through a Channel the MPI layer gives: src/io sits below the pml) on
+// the file's private communicator, and POSIX pread/pwrite.
 //
 // Every rank of the file's group calls two_phase() with its part of one collective call: the
 // extents its view gives the call (file order) and its packed data. In turn:
@@ -18,13 +19,11 @@
 #define TORUSMPI_IO_COLL_IO_H_
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "io/two_phase.h"
-#include "pml/pml.h"
 
 namespace torusmpi::io {
 
@@ -61,28 +60,6 @@ class Channel {
   // Whether it is done; false with *error set when it failed.
   virtual bool test(int id, bool* failed, std::string* error) = 0;
   virtual void wait(int id) = 0;
-};
-
-// The pml on one context of a communicator.
-class PmlChannel final : public Channel {
- public:
-  PmlChannel(const pml::Comm* comm, uint32_t context) : comm_(comm), context_(context) {}
-  int rank() const override { return comm_->rank; }
-  int size() const override { return comm_->size; }
-  int send(int dest, int tag, const void* buf, size_t bytes) override;
-  int recv(int source, int tag, void* buf, size_t bytes) override;
-  bool test(int id, bool* failed, std::string* error) override;
-  void wait(int id) override;
-
- private:
-  pml::Request* slot(int id);
-  const pml::Comm* comm_;
-  uint32_t context_;
-  // Requests the pml holds by address: a deque keeps them in place; ids count from base_.
-  std::deque<pml::Request> reqs_;
-  std::deque<bool> live_;
-  std::deque<Status> failed_;  // a send or receive the pml would not start
-  int base_ = 0;
 };
 
 struct TwoPhaseArgs {

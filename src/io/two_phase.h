@@ -33,16 +33,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "io/view.h"  // Extent
+
 namespace torusmpi::io {
 
 // Domain cuts are multiples of this (absolute file offsets), unless a domain would be smaller.
 constexpr int64_t kAlign = 64 * 1024;
 
-// Bytes [off, off + len) of the file.
-struct Extent {
-  int64_t off = 0;
-  int64_t len = 0;
-};
 
 // The aggregators: ranks of the communicator, from node_of[r] (rank r's node; any numbering) and
 // cb_nodes (0 or less: one per node). Ordered by node of first appearance, then rank; at most

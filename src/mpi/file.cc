@@ -6,6 +6,7 @@
 // process opens it and all agree whether every one did. A file keeps a private duplicate of the
 // communicator for the collective calls on it.
 #include "mpi/file.h"
+#include "mpi/file_coll.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -294,6 +295,7 @@ int PMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
     int64_t size = 0;
     if (f->posix.size(&size, &op) == 0) f->pointer = size;
   }
+  mpi::file_coll_open(f);
   *fh = &f->handle;
   return MPI_SUCCESS;
 }
@@ -480,6 +482,7 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
   out->set("ind_wr_buffer_size", std::to_string(f->hints.ind_wr_buffer_size));
   out->set("romio_ds_read", mpi::toggle_name(f->hints.ds_read));
   out->set("romio_ds_write", mpi::toggle_name(f->hints.ds_write));
+  mpi::file_coll_report(f, out);
   out->set("filename", f->path);
   return MPI_SUCCESS;
 }

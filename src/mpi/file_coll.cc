@@ -2,91 +2,208 @@
 // forms) and shared file pointers (read/write_shared and their nonblocking forms, read/write
 // _ordered and their split forms, seek_shared, get_position_shared).
 //
-// A collective call packs the caller's data (in place when the memory datatype is dense and on
-// the host), asks the view for the call's file extents and hands both to io::TwoPhase, which
-// moves them over the pml on the file's own communicator (its point-to-point context, which the
-// application cannot reach: the file holds a private duplicate), so a profiling layer on the
-// application's MPI_ calls sees only the MPI_File_ call. A blocking call steps it to the end; a
-// nonblocking one (and _begin) starts it and leaves it to the progress engine, whose poll steps
-// every access in flight; its request completes when the access is over (a read's staged data
-// unpacked first).
+// A collective call stages the caller's data as the file sees it (file.h: packed, device bytes
+// moved by the device layer, converted to the datarep; in place when it is contiguous host
+// memory), asks the view for the call's file ranges and hands both to io::TwoPhase, which moves
+// them over the pml on the file's private duplicate communicator (its point-to-point context,
+// which nothing else uses: the file's own collectives run on its collective context), so a
+// profiling layer on the application's MPI_ calls sees only the MPI_File_ call. A blocking call
+// steps the access to its end; a nonblocking one (and _begin) starts it and leaves it to the
+// progress engine, whose poll steps every access in flight, and its request completes when the
+// access is over (a read unstaged first).
 //
 // Shared pointer: an independent access takes its place by one fetch-and-add under the lock of
-// the pointer's file, then reads or writes there; an ordered one is collective: rank 0 moves the
-// pointer once by the group's total and tells each rank where its part starts (a gather and a
-// scatter of 8 bytes over the same private context), then the access is a collective one at those
-// offsets.
+// the pointer's file (io/shared_fp.h), then reads or writes there; an ordered one is collective:
+// rank 0 moves the pointer once by the group's total and tells each rank where its part starts
+// (a gather and a scatter of 8 bytes), then the access is a collective one at those offsets.
 #include "mpi/file_coll.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "boot/boot.h"
 #include "core/progress.h"
+#include "io/coll_io.h"
+#include "io/shared_fp.h"
 #include "mpi/datatype.h"
-#include "mpi/device_stage.h"
 #include "mpi/errors.h"
-#include "mpi/file.h"
 #include "mpi/info.h"
 #include "mpi/p2p.h"
 #include "mpi/runtime.h"
 
+namespace torusmpi::io {
+
+// The pml on one context of a communicator: the engine's channel in the library.
+class PmlChannel final : public Channel {
+ public:
+  PmlChannel(const pml::Comm* comm, uint32_t context) : comm_(comm), context_(context) {}
+  int rank() const override { return comm_->rank; }
+  int size() const override { return comm_->size; }
+  int send(int dest, int tag, const void* buf, size_t bytes) override;
+  int recv(int source, int tag, void* buf, size_t bytes) override;
+  bool test(int id, bool* failed, std::string* error) override;
+  void wait(int id) override;
+
+ private:
+  pml::Request* slot(int id);
+  const pml::Comm* comm_;
+  uint32_t context_;
+  // Requests the pml holds by address: a deque keeps them in place; ids count from base_.
+  std::deque<pml::Request> reqs_;
+  std::deque<bool> live_;
+  std::deque<Status> failed_;  // a send or receive the pml would not start
+  int base_ = 0;
+};
+
+pml::Request* PmlChannel::slot(int id) { return &reqs_[static_cast<size_t>(id - base_)]; }
+
+int PmlChannel::send(int dest, int tag, const void* buf, size_t bytes) {
+  reqs_.emplace_back();
+  live_.push_back(true);
+  failed_.push_back(Status::kOk);
+  int id = base_ + static_cast<int>(reqs_.size()) - 1;
+  Status s = pml::isend(*comm_, context_, buf, bytes, dest, tag, pml::SendMode::kStandard,
+                        slot(id));
+  failed_.back() = s;
+  return id;
+}
+
+int PmlChannel::recv(int source, int tag, void* buf, size_t bytes) {
+  reqs_.emplace_back();
+  live_.push_back(true);
+  failed_.push_back(Status::kOk);
+  int id = base_ + static_cast<int>(reqs_.size()) - 1;
+  Status s = pml::irecv(*comm_, context_, buf, bytes, source, tag, slot(id));
+  failed_.back() = s;
+  return id;
+}
+
+bool PmlChannel::test(int id, bool* failed, std::string* error) {
+  pml::Request* r = slot(id);
+  Status start = failed_[static_cast<size_t>(id - base_)];
+  if (start == Status::kOk && !r->done()) return false;
+  Status s = start != Status::kOk ? start : r->error;
+  if (s != Status::kOk) {
+    *failed = true;
+    *error = std::string("with rank ") + std::to_string(r->source) + ": " + status_string(s);
+  }
+  // Done requests at the front are forgotten (ids stay valid: base_ moves with them).
+  live_[static_cast<size_t>(id - base_)] = false;
+  while (!live_.empty() && !live_.front()) {
+    live_.pop_front();
+    failed_.pop_front();
+    reqs_.pop_front();
+    ++base_;
+  }
+  return true;
+}
+
+void PmlChannel::wait(int id) {
+  if (failed_[static_cast<size_t>(id - base_)] == Status::kOk) pml::wait(slot(id));
+}
+
+}  // namespace torusmpi::io
+
 namespace torusmpi::mpi {
-
-// --- One access: its data, packed, and its progress ---------------------------------------------
-
 namespace {
 
-// Tags of the file's private context: 4 per collective call (io::TwoPhaseArgs::tag), the
-// ordered and seek exchanges after them.
+// Tags of the file's private point-to-point context: 8 per collective call, the engine's first
+// 4 (io::TwoPhaseArgs::tag), the ordered and seek exchanges' after them.
 constexpr int kTagsPerCall = 8;
-constexpr uint32_t kCallTagCycle = (1u << 26);
+constexpr uint32_t kCallTagCycle = 1u << 26;
 
-// A data access in flight: the caller's buffer, its packed bytes, the extents, the engine.
-struct Access {
+// What a file keeps of the collective half (File::coll_state).
+struct CollState {
+  io::CollHints hints;
+  std::vector<int> aggregators;  // ranks of the file's group, from cb_nodes and the nodes
+  std::vector<int> node_of;      // each rank's node
+  int aggregators_for = -1;      // the cb_nodes they were chosen for
+  uint32_t calls = 0;            // collective calls so far: each one's tags
+  io::SharedPointer shared;
+  std::string shared_error;  // why the shared pointer is not there, when it is not
+  // A split collective in flight (MPI allows one per file).
+  struct Split;
+  std::unique_ptr<Split> split;
+  ~CollState();
+};
+
+CollState* state_of(File* f) { return static_cast<CollState*>(f->coll_state.get()); }
+
+Comm* comm_of(File* f) { return comm_impl(f->comm); }
+
+// The hints as the file's info has them now (MPI_File_open, set_info and set_view all keep theirs
+// in f->info), and the aggregators for its cb_nodes.
+void refresh_hints(File* f, CollState* cs) {
+  cs->hints = io::CollHints{};
+  for (const char* key : {"romio_cb_read", "romio_cb_write", "cb_nodes", "cb_buffer_size"}) {
+    std::string value;
+    if (info_value(f->info, key, &value)) cs->hints.set(key, value);
+  }
+  if (cs->aggregators_for != cs->hints.cb_nodes) {
+    cs->aggregators = io::choose_aggregators(cs->node_of, cs->hints.cb_nodes);
+    cs->aggregators_for = cs->hints.cb_nodes;
+  }
+}
+
+int next_tag(CollState* cs) {
+  return static_cast<int>((cs->calls++ % kCallTagCycle) * kTagsPerCall);
+}
+
+// --- One access: its data, as the file sees it, and its progress --------------------------------
+
+struct CollAccess {
   const char* fn = nullptr;
-  MPI_File fh = nullptr;
+  File* f = nullptr;
   bool write = false;
   void* user = nullptr;
-  dtype::TypeRef type;  // the memory datatype (engine's), when the data is staged
   int64_t count = 0;
-  int64_t bytes = 0;
-  StageMem stage;  // packed data when not used in place
-  char* data = nullptr;
-  std::vector<io::Extent> extents;
-  std::unique_ptr<io::PmlChannel> channel;  // the file's private context
+  MPI_Datatype type = nullptr;
+  const dtype::Type* t = nullptr;
+  Access plan;
+  Staged staged;
+  std::unique_ptr<io::PmlChannel> channel;
   std::unique_ptr<io::TwoPhase> op;
   io::TwoPhaseResult result;
   bool over = false;
-  Request* request = nullptr;  // nonblocking: its request
+  bool unstaged = false;
+  int unstage_error = MPI_SUCCESS;
+  Request* request = nullptr;  // a nonblocking access's request
 };
 
-// The packed bytes of an access: the user's memory when the datatype is dense on the host.
-void stage_access(Access* x, MPI_Datatype datatype, const TypeArg& t) {
-  x->bytes = x->count * static_cast<int64_t>(t.size);
-  char* user = static_cast<char*>(x->user);
-  bool on_device = x->bytes > 0 && t.derived ? span_on_device(*t.t, user)
-                                             : device::in_device_range(user);
-  if (t.dense && !on_device) {
-    x->data = user + t.offset;
-    return;
-  }
-  x->type = engine_type_ref(datatype);
-  x->data = x->stage.make(static_cast<size_t>(std::max<int64_t>(x->bytes, 1)), false);
-  if (x->write && x->bytes > 0) pack_any(*x->type, user, x->count, x->data);
+// A read's staged bytes into the user's layout (only what was read), once.
+void unstage(CollAccess* x) {
+  if (x->unstaged) return;
+  x->unstaged = true;
+  if (x->write || !x->result.ok) return;
+  x->unstage_error = stage_read_end(x->f, x->fn, x->user, x->count, x->type, *x->t, &x->staged,
+                                    x->result.transferred);
 }
 
-// A read's staged bytes back into the user's layout: only what was read.
-void drain_access(Access* x) {
-  if (x->write || !x->type || x->result.transferred <= 0) return;
-  unpack_range_any(*x->type, x->data, x->count, 0, x->result.transferred, x->user);
+// The end of an access: its error on the file's handler, or its status.
+int finish_access(CollAccess* x, MPI_Status* st) {
+  const io::TwoPhaseResult& r = x->result;
+  if (!r.ok) {
+    if (r.os_error != 0) {
+      return raise_error_on(x->f, errno_class(r.os_error), x->fn, "%s", r.what.c_str());
+    }
+    return raise_error_on(x->f, MPI_ERR_OTHER, x->fn, "%s", r.what.c_str());
+  }
+  if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
+  set_io_status(st, r.transferred);
+  return MPI_SUCCESS;
 }
 
 // --- Nonblocking accesses: stepped by the progress engine ---------------------------------------
 
-std::deque<Access*>& in_flight() {
-  static std::deque<Access*> list;
+std::deque<CollAccess*>& in_flight() {
+  static std::deque<CollAccess*> list;
   return list;
 }
 int g_poll_id = -1;
@@ -95,14 +212,14 @@ int poll_accesses(void*) {
   int events = 0;
   auto& list = in_flight();
   for (size_t i = 0; i < list.size();) {
-    Access* x = list[i];
+    CollAccess* x = list[i];
     if (!x->op->step()) {
       ++i;
       continue;
     }
     x->result = x->op->result();
     x->op.reset();
-    drain_access(x);
+    unstage(x);
     x->over = true;
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
     progress::add_work(-1);
@@ -112,380 +229,342 @@ int poll_accesses(void*) {
   return events;
 }
 
-void start_in_flight(Access* x) {
+int query_access(void* state, MPI_Status* st) {
+  return finish_access(static_cast<CollAccess*>(state), st);
+}
+int free_access(void* state) {
+  delete static_cast<CollAccess*>(state);
+  return MPI_SUCCESS;
+}
+
+// The engine's arguments for an access: ranges and data are the plan's and the staging's.
+void start_engine(File* f, CollState* cs, CollAccess* x, int tag) {
+  Comm* comm = comm_of(f);
+  x->channel = std::make_unique<io::PmlChannel>(comm, comm->context);
+  io::TwoPhaseArgs a;
+  a.channel = x->channel.get();
+  a.tag = tag;
+  a.fd = f->posix.fd();
+  a.write = x->write;
+  a.extents = x->plan.ranges;
+  a.data = x->staged.data;
+  a.aggregators = cs->aggregators;
+  a.cb_buffer_size = cs->hints.cb_buffer_size;
+  a.mode = x->write ? cs->hints.write : cs->hints.read;
+  x->op = std::make_unique<io::TwoPhase>(std::move(a));
+}
+
+// A blocking access, to its end.
+int run_access(CollAccess* x, MPI_Status* st) {
+  io::TwoPhase* op = x->op.get();
+  progress::wait_until([op] { return op->step(); });
+  x->result = op->result();
+  x->op.reset();
+  unstage(x);
+  x->over = true;
+  return finish_access(x, st);
+}
+
+// A nonblocking access: in the progress engine's hands from now on. With request nullptr (a
+// split _begin) the caller keeps x and waits for x->over.
+void launch(CollAccess* x, MPI_Request* request) {
+  if (request != nullptr) {
+    Request* r = Request::make();
+    r->kind = Request::Kind::kGrequest;
+    r->query_fn = query_access;
+    r->free_fn = free_access;
+    r->grequest_funcs_are_c() = 1;
+    r->extra_state = x;
+    x->request = r;
+    *request = &r->handle;
+  }
   if (g_poll_id < 0) g_poll_id = progress::add(poll_accesses, nullptr);
   in_flight().push_back(x);
   progress::add_work(1);
-  // The first step now: the messages go out before the call returns.
+  // A first step now: the first messages leave before the call returns.
   poll_accesses(nullptr);
 }
 
 }  // namespace
 
-struct FileColl::Split {
-  std::unique_ptr<Access> access;
+struct CollState::Split {
+  std::unique_ptr<CollAccess> access;
   bool ordered = false;
+  bool write = false;
 };
 
-FileColl::FileColl() = default;
-FileColl::~FileColl() = default;
-
-
-// --- What the file object gives (file.h) ---------------------------------------------------------
+CollState::~CollState() {
+  // A split begun and never ended: its access must be over before its buffers go.
+  if (split) progress::wait_until([this] { return split->access->over; });
+}
 
 namespace {
 
-// One call's file, checked: the handle is an open file, and the access is allowed.
-struct Target {
-  MPI_File fh = nullptr;
-  File* f = nullptr;
-  FileColl* fc = nullptr;
-};
+// --- The calls ------------------------------------------------------------------------------------
 
-// fh is an open file (MPI_ERR_FILE), and its access mode allows reading or writing
-// (MPI_ERR_READ_ONLY, MPI_ERR_ACCESS); MPI_MODE_SEQUENTIAL files take only the shared-pointer
-// calls (MPI_ERR_UNSUPPORTED_OPERATION).
-int target(const char* fn, MPI_File fh, bool write, bool shared, Target* t) {
-  if (int err = check_file(fn, fh, &t->f)) return err;
-  t->fh = fh;
-  t->fc = file_coll_of(t->f);
-  if (write && (file_amode(t->f) & MPI_MODE_RDONLY) != 0) {
-    return raise_file(fh, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
-  }
-  if (!write && (file_amode(t->f) & MPI_MODE_WRONLY) != 0) {
-    return raise_file(fh, MPI_ERR_ACCESS, fn, "the file was opened MPI_MODE_WRONLY");
-  }
-  if (!shared && (file_amode(t->f) & MPI_MODE_SEQUENTIAL) != 0) {
-    return raise_file(fh, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                      "the file was opened MPI_MODE_SEQUENTIAL: only shared file pointers");
-  }
-  return MPI_SUCCESS;
-}
+enum class Kind { kIndividual, kExplicit, kOrdered };
 
-// The data arguments: count >= 0 elements of a committed datatype at buf, a whole number of
-// etypes; fills x (packs a write's data).
-int data_args(const char* fn, const Target& t, void* buf, int count, MPI_Datatype datatype,
-              bool write, Access* x) {
-  TypeArg ta;
-  if (int err = check_file_datatype(fn, t.fh, datatype, &ta)) return err;
-  if (count < 0) return raise_file(t.fh, MPI_ERR_COUNT, fn, "count argument is negative (%d)", count);
+// The request argument of a blocking call (a nonblocking call's may be NULL: an error).
+MPI_Request g_no_request = nullptr;
+MPI_Request* const kNoRequest = &g_no_request;
+
+// The checks and the staging of an access at `offset` (etypes; individual: the pointer's, which
+// then moves past it).
+int prepare(const char* fn, File* f, Kind kind, MPI_Offset offset, const void* buf, int count,
+            MPI_Datatype type, bool write, CollAccess* x) {
+  CollState* cs = state_of(f);
+  if (int err = check_access(f, fn, buf, count, type, write, kind == Kind::kExplicit, &x->t))
+    return err;
+  if (kind == Kind::kIndividual && (f->amode & MPI_MODE_SEQUENTIAL)) {
+    return raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                          "individual file pointers on a file opened MPI_MODE_SEQUENTIAL");
+  }
+  if (kind == Kind::kIndividual) offset = f->pointer;
+  if (int err = plan_access(f, fn, offset, count, *x->t, &x->plan)) return err;
   x->fn = fn;
-  x->fh = t.fh;
+  x->f = f;
   x->write = write;
-  x->user = buf;
+  x->user = const_cast<void*>(buf);
   x->count = count;
-  int64_t bytes = static_cast<int64_t>(count) * static_cast<int64_t>(ta.size);
-  if (int err = check_file_buffer(fn, t.fh, buf, ta, count)) return err;
-  int64_t esize = file_etype_size(t.f);
-  if (esize > 0 && bytes % esize != 0) {
-    return raise_file(t.fh, MPI_ERR_ARG, fn,
-                      "count * datatype size (%lld bytes) is not a whole number of etypes of %lld "
-                      "bytes",
-                      static_cast<long long>(bytes), static_cast<long long>(esize));
-  }
-  stage_access(x, datatype, ta);
-  return MPI_SUCCESS;
-}
-
-void set_file_status(MPI_Status* st, int64_t bytes) {
-  set_status(st, MPI_ANY_SOURCE, MPI_ANY_TAG, static_cast<size_t>(bytes), false);
-  if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
-}
-
-// The engine's arguments for an access at `offset` (etypes of the view).
-void engine_args(const Target& t, Access* x, int64_t offset, io::TwoPhaseArgs* a) {
-  file_extents(t.f, offset, x->bytes, &x->extents);
-  Comm* comm = file_comm(t.f);
-  x->channel = std::make_unique<io::PmlChannel>(comm, comm->context);
-  a->channel = x->channel.get();
-  a->tag = static_cast<int>((t.fc->calls++ % kCallTagCycle) * kTagsPerCall);
-  a->fd = file_fd(t.f);
-  a->write = x->write;
-  a->extents = x->extents;
-  a->data = x->data;
-  a->aggregators = t.fc->aggregators;
-  a->cb_buffer_size = t.fc->hints.cb_buffer_size;
-  a->mode = x->write ? t.fc->hints.write : t.fc->hints.read;
-}
-
-// The end of an access: its error on the file's handler, or its status.
-int finish_access(Access* x, MPI_Status* st) {
-  const io::TwoPhaseResult& r = x->result;
-  if (!r.ok) {
-    int cls = r.os_error == ENOSPC || r.os_error == EDQUOT ? MPI_ERR_NO_SPACE : MPI_ERR_IO;
-    if (r.os_error == 0) cls = MPI_ERR_OTHER;
-    return raise_file(x->fh, cls, x->fn, "%s: %s", file_path(x->fh).c_str(), r.what.c_str());
-  }
-  set_file_status(st, r.transferred);
-  return MPI_SUCCESS;
-}
-
-// A blocking collective access.
-int run_access(const Target& t, Access* x, int64_t offset, MPI_Status* st) {
-  io::TwoPhaseArgs a;
-  engine_args(t, x, offset, &a);
-  x->result = io::two_phase(a);
-  drain_access(x);
-  return finish_access(x, st);
-}
-
-// The request of a nonblocking access: a generalized request, completed by poll_accesses.
-int query_access(void* state, MPI_Status* st) {
-  auto* x = static_cast<Access*>(state);
-  return finish_access(x, st);
-}
-int free_access(void* state) {
-  delete static_cast<Access*>(state);
-  return MPI_SUCCESS;
-}
-int cancel_access(void*, int) { return MPI_SUCCESS; }  // MPI-IO accesses are not cancelled
-
-int start_access(const Target& t, std::unique_ptr<Access> x, int64_t offset,
-                 MPI_Request* request) {
-  io::TwoPhaseArgs a;
-  engine_args(t, x.get(), offset, &a);
-  x->op = std::make_unique<io::TwoPhase>(std::move(a));
-  Request* r = Request::make();
-  r->kind = Request::Kind::kGrequest;
-  r->query_fn = query_access;
-  r->free_fn = free_access;
-  r->cancel_fn = cancel_access;
-  r->grequest_funcs_are_c() = 1;
-  Access* raw = x.release();
-  r->extra_state = raw;
-  raw->request = r;
-  *request = &r->handle;
-  start_in_flight(raw);
-  return MPI_SUCCESS;
-}
-
-// --- The collective calls ------------------------------------------------------------------------
-
-enum class Where { kIndividual, kExplicit };
-
-// Blocking (request == nullptr, split == false), nonblocking, or a split _begin.
-int collective(const char* fn, MPI_File fh, Where where, MPI_Offset offset, void* buf, int count,
-               MPI_Datatype datatype, bool write, MPI_Status* st, MPI_Request* request,
-               bool split) {
-  Target t;
-  if (int err = target(fn, fh, write, false, &t)) return err;
-  if (request != nullptr && request == nullptr) return MPI_ERR_REQUEST;
-  if (where == Where::kExplicit && offset < 0) {
-    return raise_file(fh, MPI_ERR_ARG, fn, "offset argument is negative (%lld)",
-                      static_cast<long long>(offset));
-  }
-  if (split && t.fc->split) {
-    return raise_file(fh, MPI_ERR_REQUEST, fn,
-                      "a split collective is already active on this file (MPI allows one)");
-  }
-  auto x = std::make_unique<Access>();
-  if (int err = data_args(fn, t, buf, count, datatype, write, x.get())) return err;
-  int64_t at = offset;
-  if (where == Where::kIndividual) {
-    // The pointer moves now, as if the access were done (MPI 3.1, 13.4.3).
-    int64_t* pos = file_individual_pointer(t.f);
-    at = *pos;
-    *pos += x->bytes / std::max<int64_t>(file_etype_size(t.f), 1);
-  }
-  if (split) {
-    auto s = std::make_unique<FileColl::Split>();
-    MPI_Request req;
-    Access* raw = x.get();
-    int err = start_access(t, std::move(x), at, &req);
-    // The split keeps the access; the request object goes (its free_fn must not delete it).
-    Request* r = request_impl(req);
-    r->free_fn = nullptr;
-    r->extra_state = nullptr;
-    raw->request = nullptr;
-    Request::release(r);
-    s->access.reset(raw);
-    t.fc->split = std::move(s);
+  x->type = type;
+  if (write) {
+    if (int err = stage_write(f, fn, buf, count, type, *x->t, &x->staged)) return err;
+  } else if (int err = stage_read_begin(f, fn, count, *x->t, &x->staged)) {
     return err;
   }
-  if (request != nullptr) return start_access(t, std::move(x), at, request);
-  return run_access(t, x.get(), at, st);
+  // The pointer moves now, as if the access were done (MPI 3.1, 13.4.3).
+  if (kind == Kind::kIndividual) f->pointer += x->plan.bytes / f->view.etype_size();
+  refresh_hints(f, cs);
+  return MPI_SUCCESS;
+}
+
+int split_busy(const char* fn, File* f) {
+  return raise_error_on(f, MPI_ERR_REQUEST, fn,
+                        "a split collective is active on this file already (MPI allows one)");
+}
+
+// Blocking (request nullptr, split false), nonblocking, or a split _begin.
+int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const void* buf,
+               int count, MPI_Datatype type, bool write, MPI_Status* st, MPI_Request* request,
+               bool split) {
+  File* f = nullptr;
+  if (int err = check_file(fn, fh, &f)) return err;
+  CollState* cs = state_of(f);
+  if (split && cs->split) return split_busy(fn, f);
+  if (request == kNoRequest) {
+    request = nullptr;
+    if (!split && st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
+  } else if (request == nullptr) {
+    return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
+  }
+  auto x = std::make_unique<CollAccess>();
+  if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get())) return err;
+  start_engine(f, cs, x.get(), next_tag(cs));
+  if (split) {
+    auto s = std::make_unique<CollState::Split>();
+    s->write = write;
+    launch(x.get(), nullptr);
+    s->access = std::move(x);
+    cs->split = std::move(s);
+    return MPI_SUCCESS;
+  }
+  if (request != nullptr) {
+    launch(x.release(), request);
+    return MPI_SUCCESS;
+  }
+  return run_access(x.get(), st);
 }
 
 // MPI_File_*_end: waits for the split collective begun on the file, which must be the same kind.
-int split_end(const char* fn, MPI_File fh, void* buf, bool write, bool ordered, MPI_Status* st) {
+int split_end(const char* fn, MPI_File fh, const void* buf, bool write, bool ordered,
+              MPI_Status* st) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
-  FileColl* fc = file_coll_of(f);
-  if (!fc->split || fc->split->access->write != write || fc->split->ordered != ordered) {
-    return raise_file(fh, MPI_ERR_REQUEST, fn, "no matching split collective is active on this file");
+  CollState* cs = state_of(f);
+  if (!cs->split || cs->split->write != write || cs->split->ordered != ordered) {
+    return raise_error_on(f, MPI_ERR_REQUEST, fn,
+                          "no split collective of this kind is active on the file");
   }
-  Access* x = fc->split->access.get();
+  CollAccess* x = cs->split->access.get();
   if (buf != x->user) {
-    return raise_file(fh, MPI_ERR_BUFFER, fn, "buf argument is not the buffer of the _begin call");
+    return raise_error_on(f, MPI_ERR_BUFFER, fn, "buf argument is not the _begin call's buffer");
   }
   progress::wait_until([x] { return x->over; });
-  std::unique_ptr<FileColl::Split> s = std::move(fc->split);
+  std::unique_ptr<CollState::Split> s = std::move(cs->split);
   return finish_access(x, st);
 }
 
-}  // namespace
+// --- Shared file pointers --------------------------------------------------------------------------
 
-
-// --- Shared file pointers ------------------------------------------------------------------------
-
-namespace {
-
-int shared_unavailable(const char* fn, const Target& t) {
-  return raise_file(t.fh, MPI_ERR_IO, fn, "%s",
-                    t.fc->shared_error.empty() ? "the shared file pointer is not available"
-                                               : t.fc->shared_error.c_str());
+int shared_unavailable(const char* fn, File* f, CollState* cs) {
+  return raise_error_on(f, MPI_ERR_IO, fn, "%s",
+                        cs->shared_error.empty() ? "the shared file pointer is not available"
+                                                 : cs->shared_error.c_str());
 }
 
-// read_shared, write_shared, and their nonblocking forms: the place by one fetch-and-add, then an
-// access of this rank alone there (the engine with no aggregation and a group of one).
-int shared_access(const char* fn, MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+// read_shared, write_shared and their nonblocking forms: the place by one fetch-and-add, then
+// this process's access there, done in the call (as the independent calls' are).
+int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type,
                   bool write, MPI_Status* st, MPI_Request* request) {
-  Target t;
-  if (int err = target(fn, fh, write, true, &t)) return err;
-  if (!t.fc->shared.ready()) return shared_unavailable(fn, t);
-  auto x = std::make_unique<Access>();
-  if (int err = data_args(fn, t, buf, count, datatype, write, x.get())) return err;
-  int64_t etypes = x->bytes / std::max<int64_t>(file_etype_size(t.f), 1);
+  File* f = nullptr;
+  if (int err = check_file(fn, fh, &f)) return err;
+  CollState* cs = state_of(f);
+  if (request == kNoRequest) {
+    request = nullptr;
+    if (st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
+  } else if (request == nullptr) {
+    return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
+  }
+  const dtype::Type* t = nullptr;
+  if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
+  int64_t bytes = static_cast<int64_t>(count) * t->size();
+  if (bytes % f->view.etype_size() != 0) {
+    return raise_error_on(f, MPI_ERR_TYPE, fn,
+                          "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
+                          static_cast<long long>(bytes),
+                          static_cast<long long>(f->view.etype_size()));
+  }
   int64_t at = 0;
   std::string why;
-  if (!t.fc->shared.fetch_add(etypes, &at, &why)) return raise_file(fh, MPI_ERR_IO, fn, "%s", why.c_str());
-  file_extents(t.f, at, x->bytes, &x->extents);
-  x->result = io::independent_access(file_fd(t.f), write, x->extents, x->data);
-  drain_access(x.get());
-  x->over = true;
-  if (request == nullptr) return finish_access(x.get(), st);
-  // Done in the call (one process's file calls): a request that is complete already.
-  Request* r = Request::make();
-  r->kind = Request::Kind::kGrequest;
-  r->query_fn = query_access;
-  r->free_fn = free_access;
-  r->cancel_fn = cancel_access;
-  r->grequest_funcs_are_c() = 1;
-  r->extra_state = x.release();
-  r->gcomplete = true;
-  *request = &r->handle;
+  if (!cs->shared.fetch_add(bytes / f->view.etype_size(), &at, &why))
+    return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  Access a;
+  if (int err = plan_access(f, fn, at, count, *t, &a)) return err;
+  Staged s;
+  const char* op = nullptr;
+  int64_t moved = 0;
+  if (a.bytes > 0) {
+    if (write) {
+      if (int err = stage_write(f, fn, buf, count, type, *t, &s)) return err;
+      if (int e = f->posix.write(a.ranges, s.data, f->hints, f->atomic, &op))
+        return os_error(f, fn, op, e);
+      moved = a.bytes;
+    } else {
+      if (int err = stage_read_begin(f, fn, count, *t, &s)) return err;
+      if (int e = f->posix.read(a.ranges, s.data, f->hints, f->atomic, &moved, &op))
+        return os_error(f, fn, op, e);
+      if (int err = stage_read_end(f, fn, const_cast<void*>(buf), count, type, *t, &s, moved))
+        return err;
+    }
+  }
+  if (request != nullptr) {
+    done_request(moved, request);
+  } else {
+    set_io_status(st, moved);
+  }
   return MPI_SUCCESS;
 }
 
-// The group's exchange of ordered and seek calls on the file's private context: every rank sends
-// rank 0 a word, rank 0 answers each with one. Blocking (the calls are collective).
-bool exchange_with_root(Comm* comm, int tag, int64_t mine, const std::function<void(
-                        const std::vector<int64_t>&, std::vector<int64_t>*)>& at_root,
+// The group's exchange of ordered and seek calls on the file's private context: every process
+// sends rank 0 a word, rank 0 answers each with one (at_root computes the answers). Blocking: the
+// calls are collective.
+bool exchange_with_root(Comm* comm, int tag, int64_t mine,
+                        const std::function<void(const std::vector<int64_t>&,
+                                                 std::vector<int64_t>*)>& at_root,
                         int64_t* answer, std::string* why) {
-  std::vector<pml::Request> reqs(static_cast<size_t>(2 * comm->size));
-  std::vector<int64_t> in(static_cast<size_t>(comm->size)), out(static_cast<size_t>(comm->size));
+  const int p = comm->size;
+  std::deque<pml::Request> reqs;
+  std::vector<int64_t> in(static_cast<size_t>(p)), out(static_cast<size_t>(p));
   auto fail = [&](Status s) {
     *why = std::string("exchange with rank 0 failed: ") + status_string(s);
     return false;
   };
+  auto post_wait = [&](bool send, int peer, int64_t* word) {
+    reqs.emplace_back();
+    Status s = send ? pml::isend(*comm, comm->context, word, sizeof(int64_t), peer,
+                                 send && comm->rank == 0 ? tag + 1 : tag,
+                                 pml::SendMode::kStandard, &reqs.back())
+                    : pml::irecv(*comm, comm->context, word, sizeof(int64_t), peer,
+                                 comm->rank == 0 ? tag : tag + 1, &reqs.back());
+    return s;
+  };
   if (comm->rank == 0) {
     in[0] = mine;
-    for (int r = 1; r < comm->size; ++r) {
-      if (Status s = pml::irecv(*comm, comm->context, &in[r], sizeof(int64_t), r, tag, &reqs[r]);
-          s != Status::kOk)
-        return fail(s);
-    }
-    for (int r = 1; r < comm->size; ++r) pml::wait(&reqs[r]);
+    for (int r = 1; r < p; ++r)
+      if (Status s = post_wait(false, r, &in[r]); s != Status::kOk) return fail(s);
+    for (auto& r : reqs) pml::wait(&r);
+    for (auto& r : reqs)
+      if (r.error != Status::kOk) return fail(r.error);
+    reqs.clear();
     at_root(in, &out);
-    for (int r = 1; r < comm->size; ++r) {
-      if (Status s = pml::isend(*comm, comm->context, &out[r], sizeof(int64_t), r, tag + 1,
-                                pml::SendMode::kStandard, &reqs[comm->size + r]);
-          s != Status::kOk)
-        return fail(s);
-    }
-    for (int r = 1; r < comm->size; ++r) pml::wait(&reqs[comm->size + r]);
+    for (int r = 1; r < p; ++r)
+      if (Status s = post_wait(true, r, &out[r]); s != Status::kOk) return fail(s);
+    for (auto& r : reqs) pml::wait(&r);
     *answer = out[0];
     return true;
   }
-  if (Status s = pml::isend(*comm, comm->context, &mine, sizeof(int64_t), 0, tag,
-                            pml::SendMode::kStandard, &reqs[0]);
-      s != Status::kOk)
-    return fail(s);
-  if (Status s = pml::irecv(*comm, comm->context, answer, sizeof(int64_t), 0, tag + 1, &reqs[1]);
-      s != Status::kOk)
-    return fail(s);
-  pml::wait(&reqs[0]);
-  pml::wait(&reqs[1]);
-  if (reqs[1].error != Status::kOk) return fail(reqs[1].error);
+  if (Status s = post_wait(true, 0, &mine); s != Status::kOk) return fail(s);
+  if (Status s = post_wait(false, 0, answer); s != Status::kOk) return fail(s);
+  for (auto& r : reqs) pml::wait(&r);
+  for (auto& r : reqs)
+    if (r.error != Status::kOk) return fail(r.error);
   return true;
 }
 
-// A tag of the private context for a group exchange that is no engine call's.
-int exchange_tag(FileColl* fc) {
-  return static_cast<int>((fc->calls++ % kCallTagCycle) * kTagsPerCall) + 4;
-}
-
 // read_ordered, write_ordered and their _begin: rank 0 moves the shared pointer by the total and
-// gives each rank the pointer plus the counts of the ranks below it; then a collective access.
-int ordered(const char* fn, MPI_File fh, void* buf, int count, MPI_Datatype datatype, bool write,
-            MPI_Status* st, bool split) {
-  Target t;
-  if (int err = target(fn, fh, write, true, &t)) return err;
-  if (!t.fc->shared.ready()) return shared_unavailable(fn, t);
-  if (split && t.fc->split) {
-    return raise_file(fh, MPI_ERR_REQUEST, fn,
-                      "a split collective is already active on this file (MPI allows one)");
-  }
-  auto x = std::make_unique<Access>();
-  if (int err = data_args(fn, t, buf, count, datatype, write, x.get())) return err;
-  int64_t etypes = x->bytes / std::max<int64_t>(file_etype_size(t.f), 1);
-  Comm* comm = file_comm(t.f);
+// gives each process the old pointer plus the counts of the ranks below it; then a collective
+// access at explicit offsets.
+int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type,
+            bool write, MPI_Status* st, bool split) {
+  File* f = nullptr;
+  if (int err = check_file(fn, fh, &f)) return err;
+  CollState* cs = state_of(f);
+  if (split && cs->split) return split_busy(fn, f);
+  if (!split && st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
+  const dtype::Type* t = nullptr;
+  if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
+  int64_t etypes = static_cast<int64_t>(count) * t->size() / f->view.etype_size();
   std::string why;
-  bool lock_ok = true;
+  bool pointer_ok = true;
   int64_t at = 0;
   auto root = [&](const std::vector<int64_t>& counts, std::vector<int64_t>* starts) {
     int64_t total = 0;
     for (int64_t c : counts) total += c;
     int64_t base = 0;
-    lock_ok = t.fc->shared.fetch_add(total, &base, &why);
+    pointer_ok = cs->shared.fetch_add(total, &base, &why);
     for (size_t r = 0; r < counts.size(); ++r) {
-      (*starts)[r] = base;
+      (*starts)[r] = pointer_ok ? base : -1;
       base += counts[r];
     }
   };
-  if (!exchange_with_root(comm, exchange_tag(t.fc), etypes, root, &at, &why) || !lock_ok) {
-    return raise_file(fh, MPI_ERR_IO, fn, "%s", why.c_str());
+  int tag = next_tag(cs) + 4;
+  if (!exchange_with_root(comm_of(f), tag, etypes, root, &at, &why))
+    return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  if (at < 0) {
+    return raise_error_on(f, MPI_ERR_IO, fn, "the shared file pointer failed at rank 0%s%s",
+                          why.empty() ? "" : ": ", why.c_str());
   }
+  auto x = std::make_unique<CollAccess>();
+  if (int err = prepare(fn, f, Kind::kOrdered, at, buf, count, type, write, x.get())) return err;
+  start_engine(f, cs, x.get(), next_tag(cs));
   if (split) {
-    auto s = std::make_unique<FileColl::Split>();
+    auto s = std::make_unique<CollState::Split>();
+    s->write = write;
     s->ordered = true;
-    Access* raw = x.get();
-    MPI_Request req;
-    int err = start_access(t, std::move(x), at, &req);
-    Request* r = request_impl(req);
-    r->free_fn = nullptr;
-    r->extra_state = nullptr;
-    raw->request = nullptr;
-    Request::release(r);
-    s->access.reset(raw);
-    t.fc->split = std::move(s);
-    return err;
+    launch(x.get(), nullptr);
+    s->access = std::move(x);
+    cs->split = std::move(s);
+    return MPI_SUCCESS;
   }
-  return run_access(t, x.get(), at, st);
+  return run_access(x.get(), st);
 }
 
-}  // namespace
-
-
-namespace {
-
-// MPI_File_seek_shared, collective: rank 0 moves the pointer, then every rank learns the result
-// (so no rank returns before it moved). Every rank must give the same offset and whence.
+// MPI_File_seek_shared, collective: rank 0 moves the pointer, then every process learns the
+// result (so none returns before it moved). Every process must give the same offset and whence.
 int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
-  FileColl* fc = file_coll_of(f);
+  CollState* cs = state_of(f);
   if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END) {
-    return raise_file(fh, MPI_ERR_ARG, fn,
-                      "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
-                      whence);
+    return raise_error_on(f, MPI_ERR_ARG, fn,
+                          "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
+                          whence);
   }
-  if (!fc->shared.ready()) {
-    return raise_file(fh, MPI_ERR_IO, fn, "%s",
-                      fc->shared_error.empty() ? "the shared file pointer is not available"
-                                               : fc->shared_error.c_str());
-  }
-  // -1: the ranks disagree; -2: the position would be negative; -3: the pointer's file failed.
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
+  // The answer: the new position, or -1 the processes disagree, -2 it would be negative, -3 the
+  // pointer's file failed.
   std::string why;
   int64_t result = 0;
   auto root = [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
@@ -493,32 +572,40 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
     for (int64_t v : in)
       if (v != in[0]) verdict = -1;
     if (verdict == 0) {
-      int64_t cur = 0;
-      if (!fc->shared.fetch_add(0, &cur, &why)) verdict = -3;
-      int64_t base = whence == MPI_SEEK_SET ? 0 : whence == MPI_SEEK_CUR ? cur : file_eof_etypes(f);
+      int64_t cur = 0, base = 0;
+      if (!cs->shared.fetch_add(0, &cur, &why)) verdict = -3;
+      if (whence == MPI_SEEK_CUR) base = cur;
+      if (whence == MPI_SEEK_END) {
+        // The end of the file as a position of the view, from the displacement on (ROMIO does
+        // the same; Open MPI's OMPIO counts from byte 0).
+        int64_t size = 0;
+        const char* op = nullptr;
+        if (f->posix.size(&size, &op) != 0) verdict = -3;
+        base = f->view.stream_position(size) / f->view.etype_size();
+      }
       int64_t next = base + offset;
       if (verdict == 0 && next < 0) verdict = -2;
-      if (verdict == 0 && !fc->shared.set(next, &why)) verdict = -3;
+      if (verdict == 0 && !cs->shared.set(next, &why)) verdict = -3;
       if (verdict == 0) verdict = next;
     }
     std::fill(out->begin(), out->end(), verdict);
   };
-  // Offset and whence in one word: seek offsets are etypes, far below 2^60.
+  // Offset and whence in one word: offsets are etypes, far below 2^60.
   int64_t word = static_cast<int64_t>(offset) * 4 + whence;
-  Comm* comm = file_comm(f);
-  if (!exchange_with_root(comm, exchange_tag(fc), word, root, &result, &why)) {
-    return raise_file(fh, MPI_ERR_IO, fn, "%s", why.c_str());
-  }
+  if (!exchange_with_root(comm_of(f), next_tag(cs) + 4, word, root, &result, &why))
+    return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
   if (result == -1) {
-    return raise_file(fh, MPI_ERR_NOT_SAME, fn, "the ranks gave different offsets or whences");
+    return raise_error_on(f, MPI_ERR_NOT_SAME, fn,
+                          "offset or whence argument differs between processes");
   }
   if (result == -2) {
-    return raise_file(fh, MPI_ERR_ARG, fn, "offset argument %lld would put the pointer before 0",
-                      static_cast<long long>(offset));
+    return raise_error_on(f, MPI_ERR_ARG, fn,
+                          "offset argument %lld would put the shared pointer before 0",
+                          static_cast<long long>(offset));
   }
   if (result == -3) {
-    return raise_file(fh, MPI_ERR_IO, fn, "the shared file pointer's file failed at rank 0%s%s",
-                      why.empty() ? "" : ": ", why.c_str());
+    return raise_error_on(f, MPI_ERR_IO, fn, "the shared file pointer failed at rank 0%s%s",
+                          why.empty() ? "" : ": ", why.c_str());
   }
   return MPI_SUCCESS;
 }
@@ -526,165 +613,150 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
 int position_shared(const char* fn, MPI_File fh, MPI_Offset* offset) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
-  if (offset == nullptr) return raise_file(fh, MPI_ERR_ARG, fn, "offset argument is NULL");
-  FileColl* fc = file_coll_of(f);
+  CollState* cs = state_of(f);
+  if (offset == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "offset argument is NULL");
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
   std::string why;
   int64_t pos = 0;
-  if (!fc->shared.ready() || !fc->shared.fetch_add(0, &pos, &why)) {
-    if (why.empty()) why = fc->shared_error;
-    return raise_file(fh, MPI_ERR_IO, fn, "%s", why.c_str());
-  }
+  if (!cs->shared.fetch_add(0, &pos, &why))
+    return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
   *offset = pos;
   return MPI_SUCCESS;
 }
 
 }  // namespace
 
-// --- Hooks of the file object --------------------------------------------------------------------
+// --- Hooks of the file object ---------------------------------------------------------------------
 
-void file_coll_hints(FileColl* fc, Comm* comm, MPI_Info info) {
-  for (const char* key : {"romio_cb_read", "romio_cb_write", "cb_nodes", "cb_buffer_size"}) {
-    std::string value;
-    if (info_value(info, key, &value)) fc->hints.set(key, value);
-  }
-  // The aggregators: by the nodes the launcher put the group's ranks on.
+void file_coll_open(File* f) {
+  auto cs = std::make_shared<CollState>();
+  Comm* comm = comm_of(f);
+  // Each rank's node, for one aggregator per node.
   std::vector<int> node_of_job;
   boot::rank_nodes(&node_of_job);
-  std::vector<int> node_of(static_cast<size_t>(comm->size), 0);
+  cs->node_of.assign(static_cast<size_t>(comm->size), 0);
   for (int r = 0; r < comm->size; ++r) {
     int j = comm->world_rank(r);
-    node_of[r] = j < static_cast<int>(node_of_job.size()) ? node_of_job[j] : 0;
+    cs->node_of[r] = j < static_cast<int>(node_of_job.size()) ? node_of_job[j] : 0;
   }
-  fc->aggregators = io::choose_aggregators(node_of, fc->hints.cb_nodes);
-}
-
-std::unique_ptr<FileColl> file_coll_open(Comm* comm, const std::string& path, MPI_Info info,
-                                         uint64_t open_number) {
-  auto fc = std::make_unique<FileColl>();
-  file_coll_hints(fc.get(), comm, info);
-  // The shared pointer's file: rank 0 makes it, everyone opens it, rank 0 unlinks it (its name
-  // from the job's and this open's numbers, which every rank knows alike).
-  uint64_t job = boot::job_id(boot::job().nspace);
-  std::string name = io::SharedPointer::name_for(path, job, open_number);
-  int64_t made = 0;
-  if (comm->rank == 0) made = fc->shared.create(name, &fc->shared_error) ? 1 : 0;
+  refresh_hints(f, cs.get());
+  f->coll_state = cs;
+  // The shared pointer's file: rank 0 makes it, every process opens it, rank 0 unlinks it. Its
+  // name: the data file's, the job's and this open's number (the file's collective calls so far
+  // are none: the call counter of rank 0's file, alike everywhere, is not needed).
+  static uint64_t opens = 0;
+  ++opens;
+  std::string name = io::SharedPointer::name_for(f->path, boot::job_id(boot::job().nspace), opens);
   std::string why;
-  int64_t ok_root = 0;
-  int tag = exchange_tag(fc.get());
-  // Rank 0 says whether it made it; then everyone says whether they opened it.
-  auto tell = [&](const std::vector<int64_t>&, std::vector<int64_t>* out) {
-    std::fill(out->begin(), out->end(), made);
+  int64_t made = 0, opened = 1, all = 0;
+  if (comm->rank == 0) made = cs->shared.create(name, &cs->shared_error) ? 1 : 0;
+  auto to_all = [](int64_t v) {
+    return [v](const std::vector<int64_t>&, std::vector<int64_t>* out) {
+      std::fill(out->begin(), out->end(), v);
+    };
   };
-  exchange_with_root(comm, tag, 0, tell, &ok_root, &why);
-  int64_t opened = 1;
-  if (comm->rank != 0) opened = ok_root && fc->shared.open(name, &fc->shared_error) ? 1 : 0;
-  if (!ok_root && comm->rank != 0) fc->shared_error = "rank 0 could not make the shared file pointer's file " + name;
-  int64_t all = 0;
-  auto all_opened = [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
+  exchange_with_root(comm, next_tag(cs.get()) + 4, 0, to_all(made), &made, &why);
+  if (comm->rank != 0) {
+    opened = made && cs->shared.open(name, &cs->shared_error) ? 1 : 0;
+    if (!made) cs->shared_error = "rank 0 could not make the shared file pointer's file " + name;
+  }
+  auto every = [](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
     int64_t v = 1;
     for (int64_t x : in) v &= x;
     std::fill(out->begin(), out->end(), v);
   };
-  exchange_with_root(comm, exchange_tag(fc.get()), opened, all_opened, &all);
-  if (comm->rank == 0) fc->shared.unlink_name();
+  exchange_with_root(comm, next_tag(cs.get()) + 4, opened, every, &all, &why);
+  // From here on the pointer's file is only the processes' descriptors: nothing outlives them.
+  if (comm->rank == 0) cs->shared.unlink_name();
   if (!all) {
-    if (fc->shared_error.empty()) fc->shared_error = "a rank could not open the shared file pointer's file " + name;
-    fc->shared.close();
+    if (cs->shared_error.empty())
+      cs->shared_error = "a process could not open the shared file pointer's file " + name;
+    cs->shared.close();
   }
-  return fc;
+  f->at_close.push_back([](File* file) {
+    CollState* s = state_of(file);
+    if (s == nullptr) return MPI_SUCCESS;
+    if (s->split) progress::wait_until([s] { return s->split->access->over; });
+    s->split.reset();
+    s->shared.close();
+    return MPI_SUCCESS;
+  });
 }
 
-std::vector<std::pair<std::string, std::string>> file_coll_report(const FileColl& fc) {
-  return fc.hints.report(static_cast<int>(fc.aggregators.size()));
+void file_coll_report(File* f, Info* out) {
+  CollState* cs = state_of(f);
+  if (cs == nullptr) return;
+  refresh_hints(f, cs);
+  for (const auto& [key, value] : cs->hints.report(static_cast<int>(cs->aggregators.size())))
+    out->set(key, value);
 }
 
-void file_coll_view_reset(FileColl* fc, Comm* comm) {
+void file_coll_view_reset(File* f) {
+  CollState* cs = state_of(f);
   std::string why;
-  if (comm->rank == 0 && fc->shared.ready()) fc->shared.set(0, &why);
+  if (cs != nullptr && f->rank == 0 && cs->shared.ready()) cs->shared.set(0, &why);
 }
 
 }  // namespace torusmpi::mpi
 
-// --- Entry points --------------------------------------------------------------------------------
+// --- Entry points ----------------------------------------------------------------------------------
 
 namespace mpi = torusmpi::mpi;
-using mpi::Where;
+using mpi::Kind;
+using mpi::kNoRequest;
 
-#define TM_COLL(name, where, write, req, split)                                                \
-  torusmpi::progress::Lock lock;                                                               \
-  return mpi::collective("MPI_File_" name, fh, where, offset, buf, count, datatype, write, st, \
-                         req, split)
-
-extern "C" {
+// Blocking (kNoRequest, no split), nonblocking (a request) and split _begin (kNoRequest, split).
+#define TM_FILE_COLL(call, kind, offset, write, st, req, split)                                     \
+  torusmpi::progress::Lock lock;                                                                \
+  return mpi::collective("MPI_File_" call, fh, kind, offset, buf, count, datatype, write, st, req, \
+                         split)
 
 int PMPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* st) {
-  MPI_Offset offset = 0;
-  TM_COLL("read_all", Where::kIndividual, false, nullptr, false);
+  TM_FILE_COLL("read_all", Kind::kIndividual, 0, false, st, kNoRequest, false);
 }
-int PMPI_File_write_all(MPI_File fh, const void* cbuf, int count, MPI_Datatype datatype,
+int PMPI_File_write_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                         MPI_Status* st) {
-  MPI_Offset offset = 0;
-  void* buf = const_cast<void*>(cbuf);
-  TM_COLL("write_all", Where::kIndividual, true, nullptr, false);
+  TM_FILE_COLL("write_all", Kind::kIndividual, 0, true, st, kNoRequest, false);
 }
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
                           MPI_Datatype datatype, MPI_Status* st) {
-  TM_COLL("read_at_all", Where::kExplicit, false, nullptr, false);
+  TM_FILE_COLL("read_at_all", Kind::kExplicit, offset, false, st, kNoRequest, false);
 }
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* cbuf, int count,
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                            MPI_Datatype datatype, MPI_Status* st) {
-  void* buf = const_cast<void*>(cbuf);
-  TM_COLL("write_at_all", Where::kExplicit, true, nullptr, false);
+  TM_FILE_COLL("write_at_all", Kind::kExplicit, offset, true, st, kNoRequest, false);
 }
 int PMPI_File_iread_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
                         MPI_Request* request) {
-  MPI_Offset offset = 0;
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iread_all", "request argument is NULL");
-  TM_COLL("iread_all", Where::kIndividual, false, request, false);
+  TM_FILE_COLL("iread_all", Kind::kIndividual, 0, false, MPI_STATUS_IGNORE, request, false);
 }
-int PMPI_File_iwrite_all(MPI_File fh, const void* cbuf, int count, MPI_Datatype datatype,
+int PMPI_File_iwrite_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                          MPI_Request* request) {
-  MPI_Offset offset = 0;
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  void* buf = const_cast<void*>(cbuf);
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iwrite_all", "request argument is NULL");
-  TM_COLL("iwrite_all", Where::kIndividual, true, request, false);
+  TM_FILE_COLL("iwrite_all", Kind::kIndividual, 0, true, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
                            MPI_Datatype datatype, MPI_Request* request) {
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iread_at_all", "request argument is NULL");
-  TM_COLL("iread_at_all", Where::kExplicit, false, request, false);
+  TM_FILE_COLL("iread_at_all", Kind::kExplicit, offset, false, MPI_STATUS_IGNORE, request, false);
 }
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* cbuf, int count,
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                             MPI_Datatype datatype, MPI_Request* request) {
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  void* buf = const_cast<void*>(cbuf);
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iwrite_at_all", "request argument is NULL");
-  TM_COLL("iwrite_at_all", Where::kExplicit, true, request, false);
+  TM_FILE_COLL("iwrite_at_all", Kind::kExplicit, offset, true, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_read_all_begin(MPI_File fh, void* buf, int count, MPI_Datatype datatype) {
-  MPI_Offset offset = 0;
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  TM_COLL("read_all_begin", Where::kIndividual, false, nullptr, true);
+  TM_FILE_COLL("read_all_begin", Kind::kIndividual, 0, false, MPI_STATUS_IGNORE, kNoRequest, true);
 }
-int PMPI_File_write_all_begin(MPI_File fh, const void* cbuf, int count, MPI_Datatype datatype) {
-  MPI_Offset offset = 0;
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  void* buf = const_cast<void*>(cbuf);
-  TM_COLL("write_all_begin", Where::kIndividual, true, nullptr, true);
+int PMPI_File_write_all_begin(MPI_File fh, const void* buf, int count, MPI_Datatype datatype) {
+  TM_FILE_COLL("write_all_begin", Kind::kIndividual, 0, true, MPI_STATUS_IGNORE, kNoRequest, true);
 }
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void* buf, int count,
                                 MPI_Datatype datatype) {
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  TM_COLL("read_at_all_begin", Where::kExplicit, false, nullptr, true);
+  TM_FILE_COLL("read_at_all_begin", Kind::kExplicit, offset, false, MPI_STATUS_IGNORE, kNoRequest,
+               true);
 }
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void* cbuf, int count,
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                                  MPI_Datatype datatype) {
-  MPI_Status* st = MPI_STATUS_IGNORE;
-  void* buf = const_cast<void*>(cbuf);
-  TM_COLL("write_at_all_begin", Where::kExplicit, true, nullptr, true);
+  TM_FILE_COLL("write_at_all_begin", Kind::kExplicit, offset, true, MPI_STATUS_IGNORE, kNoRequest,
+               true);
 }
 int PMPI_File_read_all_end(MPI_File fh, void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
@@ -692,7 +764,7 @@ int PMPI_File_read_all_end(MPI_File fh, void* buf, MPI_Status* st) {
 }
 int PMPI_File_write_all_end(MPI_File fh, const void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::split_end("MPI_File_write_all_end", fh, const_cast<void*>(buf), true, false, st);
+  return mpi::split_end("MPI_File_write_all_end", fh, buf, true, false, st);
 }
 int PMPI_File_read_at_all_end(MPI_File fh, void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
@@ -700,33 +772,32 @@ int PMPI_File_read_at_all_end(MPI_File fh, void* buf, MPI_Status* st) {
 }
 int PMPI_File_write_at_all_end(MPI_File fh, const void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::split_end("MPI_File_write_at_all_end", fh, const_cast<void*>(buf), true, false, st);
+  return mpi::split_end("MPI_File_write_at_all_end", fh, buf, true, false, st);
 }
 
 int PMPI_File_read_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
                           MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::shared_access("MPI_File_read_shared", fh, buf, count, datatype, false, st, nullptr);
+  return mpi::shared_access("MPI_File_read_shared", fh, buf, count, datatype, false, st,
+                            kNoRequest);
 }
 int PMPI_File_write_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                            MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::shared_access("MPI_File_write_shared", fh, const_cast<void*>(buf), count, datatype,
-                            true, st, nullptr);
+  return mpi::shared_access("MPI_File_write_shared", fh, buf, count, datatype, true, st,
+                            kNoRequest);
 }
 int PMPI_File_iread_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
                            MPI_Request* request) {
   torusmpi::progress::Lock lock;
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iread_shared", "request argument is NULL");
   return mpi::shared_access("MPI_File_iread_shared", fh, buf, count, datatype, false,
                             MPI_STATUS_IGNORE, request);
 }
 int PMPI_File_iwrite_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                             MPI_Request* request) {
   torusmpi::progress::Lock lock;
-  if (request == nullptr) return mpi::raise_file(fh, MPI_ERR_REQUEST, "MPI_File_iwrite_shared", "request argument is NULL");
-  return mpi::shared_access("MPI_File_iwrite_shared", fh, const_cast<void*>(buf), count,
-                            datatype, true, MPI_STATUS_IGNORE, request);
+  return mpi::shared_access("MPI_File_iwrite_shared", fh, buf, count, datatype, true,
+                            MPI_STATUS_IGNORE, request);
 }
 int PMPI_File_read_ordered(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
                            MPI_Status* st) {
@@ -736,8 +807,7 @@ int PMPI_File_read_ordered(MPI_File fh, void* buf, int count, MPI_Datatype datat
 int PMPI_File_write_ordered(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                             MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::ordered("MPI_File_write_ordered", fh, const_cast<void*>(buf), count, datatype, true,
-                      st, false);
+  return mpi::ordered("MPI_File_write_ordered", fh, buf, count, datatype, true, st, false);
 }
 int PMPI_File_read_ordered_begin(MPI_File fh, void* buf, int count, MPI_Datatype datatype) {
   torusmpi::progress::Lock lock;
@@ -746,8 +816,8 @@ int PMPI_File_read_ordered_begin(MPI_File fh, void* buf, int count, MPI_Datatype
 }
 int PMPI_File_write_ordered_begin(MPI_File fh, const void* buf, int count, MPI_Datatype datatype) {
   torusmpi::progress::Lock lock;
-  return mpi::ordered("MPI_File_write_ordered_begin", fh, const_cast<void*>(buf), count,
-                      datatype, true, MPI_STATUS_IGNORE, true);
+  return mpi::ordered("MPI_File_write_ordered_begin", fh, buf, count, datatype, true,
+                      MPI_STATUS_IGNORE, true);
 }
 int PMPI_File_read_ordered_end(MPI_File fh, void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
@@ -755,9 +825,8 @@ int PMPI_File_read_ordered_end(MPI_File fh, void* buf, MPI_Status* st) {
 }
 int PMPI_File_write_ordered_end(MPI_File fh, const void* buf, MPI_Status* st) {
   torusmpi::progress::Lock lock;
-  return mpi::split_end("MPI_File_write_ordered_end", fh, const_cast<void*>(buf), true, true, st);
+  return mpi::split_end("MPI_File_write_ordered_end", fh, buf, true, true, st);
 }
-
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
   torusmpi::progress::Lock lock;
   return mpi::seek_shared("MPI_File_seek_shared", fh, offset, whence);
@@ -766,8 +835,6 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
   torusmpi::progress::Lock lock;
   return mpi::position_shared("MPI_File_get_position_shared", fh, offset);
 }
-
-}  // extern "C"
 
 TORUSMPI_WEAK_ALIAS(MPI_File_read_all);
 TORUSMPI_WEAK_ALIAS(MPI_File_write_all);

@@ -19,6 +19,7 @@
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/file.h"
+#include "mpi/file_coll.h"
 #include "mpi/info.h"
 #include "mpi/p2p.h"
 
@@ -326,6 +327,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   f->datarep = rep;
   f->pointer = 0;
   if (info != MPI_INFO_NULL) PMPI_File_set_info(fh, info);
+  mpi::file_coll_view_reset(f);
   // Collective: the processes leave together, as the shared pointer's reset needs.
   return PMPI_Barrier(f->comm);
 }
