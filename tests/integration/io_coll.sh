@@ -26,8 +26,10 @@ dir_empty() {
   [ -z "$left" ] || { echo "# left in the files' directory: $left"; return 1; }
 }
 
-run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 "$bin.gcc" "$dir"
-check "io_coll.gcc on Open MPI itself (the reference), np=3" ranks_done 3 || diag_job
+# At 4 ranks: at 3, Open MPI 4.1's OMPIO now and then loses part of a write_at_all under
+# cb_nodes=2 (the file keeps a former case's integers there), which torusmpi does not.
+run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 4 "$bin.gcc" "$dir"
+check "io_coll.gcc on Open MPI itself (the reference), np=4" ranks_done 4 || diag_job
 rm -rf "${dir:?}"/*
 
 for np in 1 2 3 4 6; do
