@@ -14,12 +14,14 @@
  * file. -c checks every value read. Open and close are outside the timed part; nothing is synced
  * (close flushes nothing to disk either: the bandwidths are the file system's cached ones).
  *
- *   osu_io [-m min:max] [-i iters] [-x warmup] [-c] [-D dir]
+ *   osu_io [-m min:max] [-i iters] [-x warmup] [-c] [-D dir] [-H key=value]...
  *     -m  file sizes in bytes, powers of 8 apart (n doubles by 2); each size is rounded down to
  *         p * n^3 * 8 bytes (default 1048576:67108864)
  *     -D  the directory of the file (default $TMPDIR, else /tmp); the file is deleted at the end
+ *     -H  an MPI-IO hint given to MPI_File_open (cb_nodes=2, romio_cb_write=disable, ...)
  *
- *   # Size    Coll write(GB/s)    Coll read(GB/s)   Indep write(GB/s)    Indep read(GB/s)  [Validation]
+ *   # Size    Coll write(GB/s)    Coll read(GB/s)   Indep write(GB/s)    Indep read(GB/s)
+ * [Validation]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,11 +30,13 @@
 #include <unistd.h>
 
 static int g_rank, g_size;
+static MPI_Info g_info = MPI_INFO_NULL;
 
 static void usage(void) {
   if (g_rank == 0)
-    printf("usage: osu_io [-m min:max] [-i iters] [-x warmup] [-c] [-D dir]\n"
-           "  sizes are bytes of the whole file (rounded down to p * n^3 doubles)\n");
+    printf(
+        "usage: osu_io [-m min:max] [-i iters] [-x warmup] [-c] [-D dir] [-H key=value]...\n"
+        "  sizes are bytes of the whole file (rounded down to p * n^3 doubles)\n");
 }
 
 /* The value of global element (x, y, z) of a gx x gy x gz array. */
@@ -48,8 +52,9 @@ static double access_once(const char* path, MPI_Datatype filetype, double* buf, 
   MPI_File fh;
   int write = which == kCollWrite || which == kIndepWrite;
   int amode = write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
-  int rc = MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh);
-  if (rc == MPI_SUCCESS) rc = MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", MPI_INFO_NULL);
+  int rc = MPI_File_open(MPI_COMM_WORLD, path, amode, g_info, &fh);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", MPI_INFO_NULL);
   MPI_Status st;
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
@@ -91,7 +96,7 @@ int main(int argc, char** argv) {
   int iters = 5, warmup = 1, validate = 0;
   const char* dir = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
   int opt;
-  while ((opt = getopt(argc, argv, "m:i:x:cD:h")) != -1) {
+  while ((opt = getopt(argc, argv, "m:i:x:cD:H:h")) != -1) {
     switch (opt) {
       case 'm': {
         char* colon = strchr(optarg, ':');
@@ -115,6 +120,18 @@ int main(int argc, char** argv) {
       case 'D':
         dir = optarg;
         break;
+      case 'H': {
+        char* eq = strchr(optarg, '=');
+        if (eq == NULL) {
+          usage();
+          MPI_Finalize();
+          return 1;
+        }
+        *eq = '\0';
+        if (g_info == MPI_INFO_NULL) MPI_Info_create(&g_info);
+        MPI_Info_set(g_info, optarg, eq + 1);
+        break;
+      }
       default:
         usage();
         MPI_Finalize();
@@ -172,9 +189,9 @@ int main(int argc, char** argv) {
         for (long x = 0; x < n; ++x)
           for (long y = 0; y < n; ++y)
             for (long z = 0; z < n; ++z, ++i)
-              buf[i] = write ? value(starts[0] + x, starts[1] + y, starts[2] + z, gsizes[1],
-                                     gsizes[2])
-                             : -1.0;
+              buf[i] =
+                  write ? value(starts[0] + x, starts[1] + y, starts[2] + z, gsizes[1], gsizes[2])
+                        : -1.0;
         double t = access_once(path, filetype, buf, count, which);
         if (t < 0) {
           status = 1;
@@ -197,7 +214,8 @@ int main(int argc, char** argv) {
     MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (g_rank == 0 && status == 0) {
       printf("%-10ld%20.2f%20.2f%20.2f%20.2f%s\n", (long)file_bytes, best[0], best[1], best[2],
-             best[3], validate ? (all_errors == 0 ? "              Pass" : "              Fail") : "");
+             best[3],
+             validate ? (all_errors == 0 ? "              Pass" : "              Fail") : "");
       fflush(stdout);
     }
     if (all_errors != 0) status = 1;
@@ -207,6 +225,7 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (g_rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
+  if (g_info != MPI_INFO_NULL) MPI_Info_free(&g_info);
   MPI_Finalize();
   return status;
 }

@@ -153,10 +153,9 @@ std::vector<std::pair<std::string, std::string>> CollHints::report(int aggregato
 
 // What a call in flight keeps between steps.
 struct TwoPhase::Impl {
-  explicit Impl(TwoPhaseResult* res) : x(res), mine_x(res), round_x(res) {}
-  Pending x;        // the current phase's messages
-  Pending mine_x;   // this rank's slices
-  Pending round_x;  // an aggregator's current round
+  explicit Impl(TwoPhaseResult* res) : x(res), mine_x(res), slot{Slot(res), Slot(res)} {}
+  Pending x;       // the current phase's messages
+  Pending mine_x;  // this rank's slices
   std::vector<Extent> ranges;
   int64_t mine = 0;
   Domains d;
@@ -167,25 +166,31 @@ struct TwoPhase::Impl {
   std::vector<int64_t> counts;
   std::vector<std::vector<Extent>> lists;
   std::vector<RankPlan> from;  // an aggregator's: each rank's plan in its domain
-  // Rounds of an aggregator: the round, whether its messages are out, each rank's next slice.
-  int round = 0;
-  bool posted = false;
-  std::vector<size_t> next;
-  std::vector<char> buf, staging;
+  // Rounds of an aggregator, two at a time: while one round's pieces go to the file (writes) or
+  // to their ranks (reads), the next one's messages are already under way. Round k uses slot
+  // k % 2; `posted` rounds have their messages out, `done` ones are finished.
   struct Part {
     int rank;
     const Slice* s;
     int64_t staged;  // offset in staging, or -1 when its one piece goes straight to buf
   };
-  std::vector<Part> parts;
-  std::vector<Extent> pieces;
+  struct Slot {
+    explicit Slot(TwoPhaseResult* res) : x(res) {}
+    Pending x;
+    std::vector<char> buf, staging;
+    std::vector<Part> parts;
+    std::vector<Extent> pieces;
+  };
+  Slot slot[2];
+  int posted = 0, done = 0;
+  std::vector<size_t> next;  // each rank's next slice here
 };
 
 TwoPhase::TwoPhase(TwoPhaseArgs a) : a_(std::move(a)), impl_(new Impl(&res_)) {}
 
 TwoPhase::~TwoPhase() {
   // A call given up half way (an error) still lets its messages finish before the buffers go.
-  impl_->round_x.wait_all();
+  for (Impl::Slot& sl : impl_->slot) sl.x.wait_all();
   impl_->mine_x.wait_all();
   impl_->x.wait_all();
   delete impl_;
@@ -214,9 +219,8 @@ bool TwoPhase::advance() {
       for (const Extent& e : a.extents) m.mine += e.len;
       m.ranges.assign(static_cast<size_t>(p), Extent{});
       if (!a.extents.empty()) {
-        m.ranges[me] = Extent{a.extents.front().off, a.extents.back().off +
-                                                         a.extents.back().len -
-                                                         a.extents.front().off};
+        m.ranges[me] = Extent{a.extents.front().off,
+                              a.extents.back().off + a.extents.back().len - a.extents.front().off};
       }
       for (int r = 0; r < p; ++r) {
         if (r == me) continue;
@@ -236,8 +240,8 @@ bool TwoPhase::advance() {
         hi = std::max(hi, e.off + e.len);
       }
       if (lo > hi) return finish();  // nobody moves a byte
-      bool aggregate = a.mode == CbMode::kEnable ||
-                       (a.mode == CbMode::kAutomatic && interleaved(m.ranges));
+      bool aggregate =
+          a.mode == CbMode::kEnable || (a.mode == CbMode::kAutomatic && interleaved(m.ranges));
       if (a.aggregators.empty() || !aggregate) {
         independent(a, &res_);
         return finish();
@@ -301,110 +305,120 @@ bool TwoPhase::advance() {
       if (m.my_agg >= 0) {
         m.next.assign(static_cast<size_t>(p), 0);
         int64_t len = m.d.end(m.my_agg) - m.d.begin(m.my_agg);
-        m.buf.resize(static_cast<size_t>(std::min(m.d.cb, len)));
+        for (int i = 0; i < 2 && i < m.d.rounds(m.my_agg); ++i)
+          m.slot[i].buf.resize(static_cast<size_t>(std::min(m.d.cb, len)));
       }
       state_ = State::kRounds;
       return true;
     }
     case State::kRounds: {
-      if (m.my_agg < 0 || m.round >= m.d.rounds(m.my_agg)) {
+      const int rounds = m.my_agg < 0 ? 0 : m.d.rounds(m.my_agg);
+      if (!res_.ok) m.posted = m.done = rounds;  // the messages in flight end in the destructor
+      if (m.done >= rounds) {
         if (!m.mine_x.test_all()) return false;
         return finish();
       }
-      if (!res_.ok) {
-        m.round = m.d.rounds(m.my_agg);
+      if (m.posted < rounds && m.posted - m.done < 2) {
+        post_round(m.posted++);
         return true;
       }
-      const int64_t rb = m.d.round_begin(m.my_agg, m.round);
-      if (!m.posted) {
-        // This round's slice of each rank, and where multi-piece ones sit in the staging buffer.
-        m.parts.clear();
-        m.pieces.clear();
-        int64_t staged_bytes = 0;
-        for (int r = 0; r < p; ++r) {
-          const RankPlan& rp = m.from[r];
-          if (m.next[r] >= rp.slices.size() || rp.slices[m.next[r]].round != m.round) continue;
-          const Slice* s = &rp.slices[m.next[r]++];
-          int64_t at = -1;
-          if (s->count > 1) {
-            at = staged_bytes;
-            staged_bytes += s->bytes;
-          }
-          m.parts.push_back(Impl::Part{r, s, at});
-          for (size_t i = s->first; i < s->first + s->count; ++i) {
-            m.pieces.push_back(Extent{rp.pieces[i].off, rp.pieces[i].len});
-          }
-        }
-        if (static_cast<int64_t>(m.staging.size()) < staged_bytes) {
-          m.staging.resize(static_cast<size_t>(staged_bytes));
-        }
-        if (a.write) {
-          for (const Impl::Part& pt : m.parts) {
-            const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
-            char* to = pt.staged < 0 ? m.buf.data() + (q0.off - rb) : m.staging.data() + pt.staged;
-            m.round_x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
-          }
-        } else if (!m.pieces.empty()) {
-          // Data sieving inside the round: one read of the span, holes and all.
-          int64_t lo = INT64_MAX, hi = INT64_MIN;
-          for (const Extent& e : m.pieces) {
-            lo = std::min(lo, e.off);
-            hi = std::max(hi, e.off + e.len);
-          }
-          errno = 0;
-          int64_t got = full_pread(a.fd, m.buf.data() + (lo - rb), hi - lo, lo);
-          ++res_.file_calls;
-          if (got < 0) {
-            os_fail(&res_, "pread", lo, hi - lo);
-            got = 0;
-          }
-          // Past the end of file: zeros (a reader's count says how much was there).
-          std::memset(m.buf.data() + (lo - rb) + got, 0, static_cast<size_t>(hi - lo - got));
-          for (const Impl::Part& pt : m.parts) {
-            const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
-            const char* src = m.buf.data() + (q0.off - rb);
-            if (pt.staged >= 0) {
-              char* to = m.staging.data() + pt.staged;
-              src = to;
-              for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
-                const Piece& q = m.from[pt.rank].pieces[i];
-                std::memcpy(to, m.buf.data() + (q.off - rb), static_cast<size_t>(q.len));
-                to += q.len;
-              }
-            }
-            m.round_x.send(a, pt.rank, a.tag + 3, src, static_cast<size_t>(pt.s->bytes));
-          }
-        }
-        m.posted = true;
-        return true;
-      }
-      if (!m.round_x.test_all()) return false;
+      Impl::Slot& sl = m.slot[m.done % 2];
+      if (!sl.x.test_all()) return false;
       if (a.write && res_.ok) {
-        for (const Impl::Part& pt : m.parts) {
+        const int64_t rb = m.d.round_begin(m.my_agg, m.done);
+        for (const Impl::Part& pt : sl.parts) {
           if (pt.staged < 0) continue;
-          const char* src = m.staging.data() + pt.staged;
+          const char* src = sl.staging.data() + pt.staged;
           for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
             const Piece& q = m.from[pt.rank].pieces[i];
-            std::memcpy(m.buf.data() + (q.off - rb), src, static_cast<size_t>(q.len));
+            std::memcpy(sl.buf.data() + (q.off - rb), src, static_cast<size_t>(q.len));
             src += q.len;
           }
         }
-        for (const Extent& run : covered_runs(m.pieces)) {
+        for (const Extent& run : covered_runs(sl.pieces)) {
           errno = 0;
-          if (full_pwrite(a.fd, m.buf.data() + (run.off - rb), run.len, run.off) != run.len) {
+          if (full_pwrite(a.fd, sl.buf.data() + (run.off - rb), run.len, run.off) != run.len) {
             os_fail(&res_, "pwrite", run.off, run.len);
           }
           ++res_.file_calls;
         }
       }
-      m.posted = false;
-      ++m.round;
+      ++m.done;
       return true;
     }
     case State::kDone:
       return false;
   }
   return false;
+}
+
+// An aggregator's round k: its receives posted (writes), or its span read and its pieces sent
+// to their ranks (reads), in slot k % 2.
+void TwoPhase::post_round(int k) {
+  Impl& m = *impl_;
+  const TwoPhaseArgs& a = a_;
+  const int p = a.channel->size();
+  Impl::Slot& sl = m.slot[k % 2];
+  const int64_t rb = m.d.round_begin(m.my_agg, k);
+  // This round's slice of each rank, and where multi-piece ones sit in the staging buffer.
+  sl.parts.clear();
+  sl.pieces.clear();
+  int64_t staged_bytes = 0;
+  for (int r = 0; r < p; ++r) {
+    const RankPlan& rp = m.from[r];
+    if (m.next[r] >= rp.slices.size() || rp.slices[m.next[r]].round != k) continue;
+    const Slice* s = &rp.slices[m.next[r]++];
+    int64_t at = -1;
+    if (s->count > 1) {
+      at = staged_bytes;
+      staged_bytes += s->bytes;
+    }
+    sl.parts.push_back(Impl::Part{r, s, at});
+    for (size_t i = s->first; i < s->first + s->count; ++i) {
+      sl.pieces.push_back(Extent{rp.pieces[i].off, rp.pieces[i].len});
+    }
+  }
+  if (static_cast<int64_t>(sl.staging.size()) < staged_bytes) {
+    sl.staging.resize(static_cast<size_t>(staged_bytes));
+  }
+  if (a.write) {
+    for (const Impl::Part& pt : sl.parts) {
+      const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
+      char* to = pt.staged < 0 ? sl.buf.data() + (q0.off - rb) : sl.staging.data() + pt.staged;
+      sl.x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
+    }
+    return;
+  }
+  if (sl.pieces.empty()) return;
+  // Data sieving inside the round: one read of the span, holes and all.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const Extent& e : sl.pieces) {
+    lo = std::min(lo, e.off);
+    hi = std::max(hi, e.off + e.len);
+  }
+  errno = 0;
+  int64_t got = full_pread(a.fd, sl.buf.data() + (lo - rb), hi - lo, lo);
+  ++res_.file_calls;
+  if (got < 0) {
+    os_fail(&res_, "pread", lo, hi - lo);
+    got = 0;
+  }
+  // Past the end of file: zeros (a reader's count says how much was there).
+  std::memset(sl.buf.data() + (lo - rb) + got, 0, static_cast<size_t>(hi - lo - got));
+  for (const Impl::Part& pt : sl.parts) {
+    const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
+    const char* src = sl.buf.data() + (q0.off - rb);
+    if (pt.staged >= 0) {
+      char* to = sl.staging.data() + pt.staged;
+      src = to;
+      for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
+        const Piece& q = m.from[pt.rank].pieces[i];
+        std::memcpy(to, sl.buf.data() + (q.off - rb), static_cast<size_t>(q.len));
+        to += q.len;
+      }
+    }
+    sl.x.send(a, pt.rank, a.tag + 3, src, static_cast<size_t>(pt.s->bytes));
+  }
 }
 
 TwoPhaseResult independent_access(int fd, bool write, const std::vector<Extent>& extents,

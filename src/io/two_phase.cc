@@ -33,9 +33,7 @@ int Domains::rounds(int a) const {
   return static_cast<int>((len + cb - 1) / cb);
 }
 
-int64_t Domains::round_end(int a, int k) const {
-  return std::min(end(a), round_begin(a, k) + cb);
-}
+int64_t Domains::round_end(int a, int k) const { return std::min(end(a), round_begin(a, k) + cb); }
 
 int Domains::owner(int64_t off) const {
   // The last cut at or below off; empty domains (equal cuts) are skipped by upper_bound.

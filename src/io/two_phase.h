@@ -40,7 +40,6 @@ namespace torusmpi::io {
 // Domain cuts are multiples of this (absolute file offsets), unless a domain would be smaller.
 constexpr int64_t kAlign = 64 * 1024;
 
-
 // The aggregators: ranks of the communicator, from node_of[r] (rank r's node; any numbering) and
 // cb_nodes (0 or less: one per node). Ordered by node of first appearance, then rank; at most
 // node_of.size() of them.

@@ -6,7 +6,6 @@
 // process opens it and all agree whether every one did. A file keeps a private duplicate of the
 // communicator for the collective calls on it.
 #include "mpi/file.h"
-#include "mpi/file_coll.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "core/progress.h"
 #include "mpi/datatype.h"
 #include "mpi/errors.h"
+#include "mpi/file_coll.h"
 #include "mpi/fortran.h"
 #include "mpi/info.h"
 #include "mpi/p2p.h"

@@ -30,6 +30,7 @@
 
 #include "boot/boot.h"
 #include "core/progress.h"
+#include "device/device.h"
 #include "io/coll_io.h"
 #include "io/shared_fp.h"
 #include "mpi/datatype.h"
@@ -69,8 +70,8 @@ int PmlChannel::send(int dest, int tag, const void* buf, size_t bytes) {
   live_.push_back(true);
   failed_.push_back(Status::kOk);
   int id = base_ + static_cast<int>(reqs_.size()) - 1;
-  Status s = pml::isend(*comm_, context_, buf, bytes, dest, tag, pml::SendMode::kStandard,
-                        slot(id));
+  Status s =
+      pml::isend(*comm_, context_, buf, bytes, dest, tag, pml::SendMode::kStandard, slot(id));
   failed_.back() = s;
   return id;
 }
@@ -173,6 +174,7 @@ struct CollAccess {
   io::TwoPhaseResult result;
   bool over = false;
   bool unstaged = false;
+  bool in_place = false;  // a read into the user's memory: nothing to unstage
   int unstage_error = MPI_SUCCESS;
   Request* request = nullptr;  // a nonblocking access's request
 };
@@ -181,7 +183,7 @@ struct CollAccess {
 void unstage(CollAccess* x) {
   if (x->unstaged) return;
   x->unstaged = true;
-  if (x->write || !x->result.ok) return;
+  if (x->write || x->in_place || !x->result.ok) return;
   x->unstage_error = stage_read_end(x->f, x->fn, x->user, x->count, x->type, *x->t, &x->staged,
                                     x->result.transferred);
 }
@@ -300,7 +302,8 @@ CollState::~CollState() {
 
 namespace {
 
-// --- The calls ------------------------------------------------------------------------------------
+// --- The calls
+// ------------------------------------------------------------------------------------
 
 enum class Kind { kIndividual, kExplicit, kOrdered };
 
@@ -327,8 +330,15 @@ int prepare(const char* fn, File* f, Kind kind, MPI_Offset offset, const void* b
   x->user = const_cast<void*>(buf);
   x->count = count;
   x->type = type;
+  int64_t at = 0;
   if (write) {
     if (int err = stage_write(f, fn, buf, count, type, *x->t, &x->staged)) return err;
+  } else if (!f->datarep->user && !f->datarep->external32 && x->t->contiguous(count, &at) &&
+             !device::in_device_range(static_cast<const char*>(buf) + at)) {
+    // Contiguous host memory in the native representation: read straight into it, as a write
+    // writes straight from it.
+    x->staged.data = static_cast<char*>(x->user) + at;
+    x->in_place = true;
   } else if (int err = stage_read_begin(f, fn, count, *x->t, &x->staged)) {
     return err;
   }
@@ -353,7 +363,8 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   if (split && cs->split) return split_busy(fn, f);
   if (request == kNoRequest) {
     request = nullptr;
-    if (!split && st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
+    if (!split && st == nullptr)
+      return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
   } else if (request == nullptr) {
     return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
   }
@@ -394,7 +405,8 @@ int split_end(const char* fn, MPI_File fh, const void* buf, bool write, bool ord
   return finish_access(x, st);
 }
 
-// --- Shared file pointers --------------------------------------------------------------------------
+// --- Shared file pointers
+// --------------------------------------------------------------------------
 
 int shared_unavailable(const char* fn, File* f, CollState* cs) {
   return raise_error_on(f, MPI_ERR_IO, fn, "%s",
@@ -420,10 +432,9 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
   int64_t bytes = static_cast<int64_t>(count) * t->size();
   if (bytes % f->view.etype_size() != 0) {
-    return raise_error_on(f, MPI_ERR_TYPE, fn,
-                          "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
-                          static_cast<long long>(bytes),
-                          static_cast<long long>(f->view.etype_size()));
+    return raise_error_on(
+        f, MPI_ERR_TYPE, fn, "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
+        static_cast<long long>(bytes), static_cast<long long>(f->view.etype_size()));
   }
   int64_t at = 0;
   std::string why;
@@ -459,10 +470,10 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
 // The group's exchange of ordered and seek calls on the file's private context: every process
 // sends rank 0 a word, rank 0 answers each with one (at_root computes the answers). Blocking: the
 // calls are collective.
-bool exchange_with_root(Comm* comm, int tag, int64_t mine,
-                        const std::function<void(const std::vector<int64_t>&,
-                                                 std::vector<int64_t>*)>& at_root,
-                        int64_t* answer, std::string* why) {
+bool exchange_with_root(
+    Comm* comm, int tag, int64_t mine,
+    const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>*)>& at_root,
+    int64_t* answer, std::string* why) {
   const int p = comm->size;
   std::deque<pml::Request> reqs;
   std::vector<int64_t> in(static_cast<size_t>(p)), out(static_cast<size_t>(p));
@@ -473,8 +484,8 @@ bool exchange_with_root(Comm* comm, int tag, int64_t mine,
   auto post_wait = [&](bool send, int peer, int64_t* word) {
     reqs.emplace_back();
     Status s = send ? pml::isend(*comm, comm->context, word, sizeof(int64_t), peer,
-                                 send && comm->rank == 0 ? tag + 1 : tag,
-                                 pml::SendMode::kStandard, &reqs.back())
+                                 send && comm->rank == 0 ? tag + 1 : tag, pml::SendMode::kStandard,
+                                 &reqs.back())
                     : pml::irecv(*comm, comm->context, word, sizeof(int64_t), peer,
                                  comm->rank == 0 ? tag : tag + 1, &reqs.back());
     return s;
@@ -505,8 +516,8 @@ bool exchange_with_root(Comm* comm, int tag, int64_t mine,
 // read_ordered, write_ordered and their _begin: rank 0 moves the shared pointer by the total and
 // gives each process the old pointer plus the counts of the ranks below it; then a collective
 // access at explicit offsets.
-int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type,
-            bool write, MPI_Status* st, bool split) {
+int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type, bool write,
+            MPI_Status* st, bool split) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
@@ -626,7 +637,8 @@ int position_shared(const char* fn, MPI_File fh, MPI_Offset* offset) {
 
 }  // namespace
 
-// --- Hooks of the file object ---------------------------------------------------------------------
+// --- Hooks of the file object
+// ---------------------------------------------------------------------
 
 void file_coll_open(File* f) {
   auto cs = std::make_shared<CollState>();
@@ -699,15 +711,16 @@ void file_coll_view_reset(File* f) {
 
 }  // namespace torusmpi::mpi
 
-// --- Entry points ----------------------------------------------------------------------------------
+// --- Entry points
+// ----------------------------------------------------------------------------------
 
 namespace mpi = torusmpi::mpi;
 using mpi::Kind;
 using mpi::kNoRequest;
 
 // Blocking (kNoRequest, no split), nonblocking (a request) and split _begin (kNoRequest, split).
-#define TM_FILE_COLL(call, kind, offset, write, st, req, split)                                     \
-  torusmpi::progress::Lock lock;                                                                \
+#define TM_FILE_COLL(call, kind, offset, write, st, req, split)                                    \
+  torusmpi::progress::Lock lock;                                                                   \
   return mpi::collective("MPI_File_" call, fh, kind, offset, buf, count, datatype, write, st, req, \
                          split)
 

@@ -129,8 +129,8 @@ int main(int argc, char** argv) {
       }
     char what[64];
     snprintf(what, sizeof what, "collective H5Dread of rank %d's \"%s\"", other, names[kind]);
-    check(rc >= 0 && bad == 0, what, "rc %d, %ld of %ld wrong, first at %ld", (int)rc, bad,
-          (long)n, first);
+    check(rc >= 0 && bad == 0, what, "rc %d, %ld of %ld wrong, first at %ld", (int)rc, bad, (long)n,
+          first);
     free(buf);
     H5Sclose(fs);
     H5Sclose(ms);

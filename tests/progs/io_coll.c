@@ -5,8 +5,9 @@
  *
  *   io_coll DIR                 every case below, files in DIR
  *   io_coll DIR shared N        only the shared file pointer cases, N records per rank
- *   io_coll DIR write FILE      interop: write FILE (3-D subarray blocks, then darray), collectively
- *   io_coll DIR verify FILE     interop: read FILE back collectively and with POSIX, compare
+ *   io_coll DIR write FILE      interop: write FILE (3-D subarray blocks, then darray),
+ * collectively io_coll DIR verify FILE     interop: read FILE back collectively and with POSIX,
+ * compare
  *
  * Views (every rank's filetype tiles its part of a global array of ints whose element g holds
  * value(g) = 3g + seed; together the ranks' parts cover the file with no gap):
@@ -242,7 +243,8 @@ static const Hints kHints[] = {
     {"cb_nodes=1, cb_buffer_size=512",
      {"romio_cb_write", "romio_cb_read", "cb_nodes", "cb_buffer_size"},
      {"enable", "enable", "1", "512"}},
-    {"cb_nodes=2", {"romio_cb_write", "romio_cb_read", "cb_nodes", NULL},
+    {"cb_nodes=2",
+     {"romio_cb_write", "romio_cb_read", "cb_nodes", NULL},
      {"enable", "enable", "2", NULL}},
 };
 enum { kNumHints = sizeof kHints / sizeof kHints[0] };
@@ -271,7 +273,7 @@ static void check_hints_reported(MPI_File fh, const Hints* h, const char* what) 
       snprintf(why, sizeof why, "%s is not reported", h->keys[i]);
       ok = 0;
     } else if (strcmp(h->keys[i], "cb_nodes") == 0 ? atoi(value) > atoi(h->values[i])
-                                                    : strcmp(value, h->values[i]) != 0) {
+                                                   : strcmp(value, h->values[i]) != 0) {
       snprintf(why, sizeof why, "%s is '%s', given '%s'", h->keys[i], value, h->values[i]);
       ok = 0;
     }
@@ -291,24 +293,27 @@ static void check_hints_reported(MPI_File fh, const Hints* h, const char* what) 
 /* --- Collective writes and reads -------------------------------------------------------------- */
 
 enum Fn { kAll, kAt, kAllSplit, kAtSplit, kIAll, kIAt, kStrided, kNumFns };
-static const char* const kFnNames[kNumFns] = {"_all (two halves)", "_at_all (second half first)",
-                                              "_all_begin/end",    "_at_all_begin/end",
-                                              "i_all",             "i_at_all",
+static const char* const kFnNames[kNumFns] = {"_all (two halves)",
+                                              "_at_all (second half first)",
+                                              "_all_begin/end",
+                                              "_at_all_begin/end",
+                                              "i_all",
+                                              "i_at_all",
                                               "_all, strided memory type"};
 
 /* The first failing call of a case, for its message. */
 static char g_why[512];
 static int g_rc_bad;
-#define CALL(x)                                                                                 \
-  do {                                                                                          \
-    int rc_ = (x);                                                                              \
-    if (rc_ != MPI_SUCCESS && !g_rc_bad) {                                                      \
-      char s_[MPI_MAX_ERROR_STRING];                                                            \
-      int n_ = 0;                                                                               \
-      MPI_Error_string(rc_, s_, &n_);                                                           \
-      snprintf(g_why, sizeof g_why, "line %d: %s returned %d (%s)", __LINE__, #x, rc_, s_);     \
-      g_rc_bad = 1;                                                                             \
-    }                                                                                           \
+#define CALL(x)                                                                             \
+  do {                                                                                      \
+    int rc_ = (x);                                                                          \
+    if (rc_ != MPI_SUCCESS && !g_rc_bad) {                                                  \
+      char s_[MPI_MAX_ERROR_STRING];                                                        \
+      int n_ = 0;                                                                           \
+      MPI_Error_string(rc_, s_, &n_);                                                       \
+      snprintf(g_why, sizeof g_why, "line %d: %s returned %d (%s)", __LINE__, #x, rc_, s_); \
+      g_rc_bad = 1;                                                                         \
+    }                                                                                       \
   } while (0)
 
 static int status_count(MPI_Status* st) {
@@ -659,8 +664,9 @@ static void shared_cases(int per) {
     }
     CALL(MPI_File_close(&fh));
     if (all_ok(ok && !g_rc_bad)) ok = records_once(path, 0, per, g_why, sizeof g_why);
-    end_case(nb ? "iwrite_shared: every record once, whole" : "write_shared: every record once, whole",
-             ok);
+    end_case(
+        nb ? "iwrite_shared: every record once, whole" : "write_shared: every record once, whole",
+        ok);
   }
 
   /* read_shared and iread_shared: every record of the file goes to exactly one rank. */
@@ -916,8 +922,8 @@ static void interop(const char* path, int writing) {
     for (long i = 0; i < b.n; ++i) bbuf[i] = value(b.g[i], 9);
     if (g_rank == 0) unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
-    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                       &fh));
+    CALL(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     CALL(MPI_File_set_view(fh, 0, MPI_INT, a.filetype, "native", MPI_INFO_NULL));
     CALL(MPI_File_write_at_all(fh, 0, abuf, (int)a.n, MPI_INT, &st));
     CALL(MPI_File_set_view(fh, b_disp, MPI_INT, b.filetype, "native", MPI_INFO_NULL));

@@ -3,16 +3,15 @@
 // one piece of one (aggregator, round) and its slice contiguous in the rank's packed data; what
 // an aggregator plans from the clipped extents it is told matches what the ranks send; and a 3-D
 // block decomposition whose rows interleave becomes one file call per round.
-#include "io/two_phase.h"
-
-#include "io/coll_io.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "io/coll_io.h"
+#include "io/two_phase.h"
 
 namespace torusmpi::io {
 namespace {
@@ -211,7 +210,7 @@ TEST(IoPlanAutomatic, InterleavedOnlyWhenRangesOverlap) {
 
 TEST(IoPlanHints, RomioNamesDefaultsAndReport) {
   CollHints h;
-  EXPECT_EQ(h.cb_buffer_size, 16 << 20);
+  EXPECT_EQ(h.cb_buffer_size, 1 << 20);
   EXPECT_EQ(h.write, CbMode::kAutomatic);
   EXPECT_TRUE(h.set("romio_cb_write", "enable"));
   EXPECT_TRUE(h.set("romio_cb_read", "disable"));

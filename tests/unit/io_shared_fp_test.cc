@@ -1,8 +1,6 @@
 // The shared file pointer's file (src/io/shared_fp.h): processes that fetch-and-add at the same
 // time each get a different old position and none is lost; the name is gone once unlinked while
 // the opened descriptors still share the counter; a second create of one name fails (O_EXCL).
-#include "io/shared_fp.h"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "io/shared_fp.h"
 
 namespace torusmpi::io {
 namespace {

@@ -226,7 +226,8 @@ std::pair<int64_t, int64_t> round_trip(const Group& g, CbMode mode, std::vector<
       std::vector<int32_t> want(static_cast<size_t>(g.file_bytes / 4), 0);
       for (int r = 0; r < p; ++r)
         for (const Extent& e : g.extents[r])
-          for (int64_t b = 0; b < e.len; b += 4) want[(e.off + b) / 4] = value((e.off + b) / 4, seed);
+          for (int64_t b = 0; b < e.len; b += 4)
+            want[(e.off + b) / 4] = value((e.off + b) / 4, seed);
       std::vector<int32_t> got(want.size() + 16, -5);
       ssize_t n = pread(file.fd(), got.data(), got.size() * 4, 0);
       EXPECT_EQ(n, g.file_bytes);
@@ -237,7 +238,8 @@ std::pair<int64_t, int64_t> round_trip(const Group& g, CbMode mode, std::vector<
         size_t i = 0;
         bool same = true;
         for (const Extent& e : g.extents[r])
-          for (int64_t b = 0; b < e.len; b += 4) same = same && data[r][i++] == value((e.off + b) / 4, seed);
+          for (int64_t b = 0; b < e.len; b += 4)
+            same = same && data[r][i++] == value((e.off + b) / 4, seed);
         EXPECT_TRUE(same) << "rank " << r << " read wrong data";
       }
     }
@@ -248,7 +250,8 @@ std::pair<int64_t, int64_t> round_trip(const Group& g, CbMode mode, std::vector<
 TEST(IoTwoPhase, BlockDecompositionEveryModeAndAggregatorCount) {
   Group g = blocks(2, 2, 1, 16);  // 4 ranks, rows of 16 ints interleaved
   int seed = 1;
-  for (std::vector<int> aggs : {std::vector<int>{0}, std::vector<int>{0, 2}, std::vector<int>{0, 1, 2, 3}}) {
+  for (std::vector<int> aggs :
+       {std::vector<int>{0}, std::vector<int>{0, 2}, std::vector<int>{0, 1, 2, 3}}) {
     for (int64_t cb : {int64_t{256}, int64_t{4096}, int64_t{1} << 20}) {
       SCOPED_TRACE(testing::Message() << aggs.size() << " aggregators, cb " << cb);
       auto calls = round_trip(g, CbMode::kEnable, aggs, cb, ++seed, true);
