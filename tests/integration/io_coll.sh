@@ -26,20 +26,28 @@ dir_empty() {
   [ -z "$left" ] || { echo "# left in the files' directory: $left"; return 1; }
 }
 
-# At 4 ranks: at 3, Open MPI 4.1's OMPIO now and then loses part of a write_at_all under
-# cb_nodes=2 (the file keeps a former case's integers there), which torusmpi does not.
-run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 4 "$bin.gcc" "$dir"
-check "io_coll.gcc on Open MPI itself (the reference), np=4" ranks_done 4 || diag_job
+# Open MPI 4.1's OMPIO now and then loses part of a write_at_all under cb_nodes=2 (the file keeps
+# a former case's integers there): its run skips those cases (IO_COLL_OMPI=1, "skip" lines);
+# torusmpi's runs may skip nothing.
+run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 -x IO_COLL_OMPI=1 \
+  "$bin.gcc" "$dir"
+check "io_coll.gcc on Open MPI itself (the reference), np=3" ranks_done 3 || diag_job
+
+# passed <np>: every rank passed, and nothing was skipped.
+passed() {
+  ranks_done "$1" || return 1
+  ! grep -q '^skip' "$job_out" || { echo "# skip lines on torusmpi"; return 1; }
+}
 rm -rf "${dir:?}"/*
 
 for np in 1 2 3 4 6; do
   run_job 90 "${mpirun[@]}" -np "$np" "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
-  check "io_coll.gcc, LD_PRELOAD, np=$np, hints reported" ranks_done "$np" || diag_job
+  check "io_coll.gcc, LD_PRELOAD, np=$np, hints reported" passed "$np" || diag_job
   check "... nothing left beside the files, np=$np" dir_empty
 done
 if [ -x "$bin.clang" ]; then
   run_job 90 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang" "$dir"
-  check "io_coll.clang, LD_LIBRARY_PATH, np=3" ranks_done 3 || diag_job
+  check "io_coll.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
 else
   skip "io_coll.clang, LD_LIBRARY_PATH" "clang was not found by configure"
 fi
@@ -54,18 +62,18 @@ trap 'rm -rf "$cdir"' EXIT
 if ! unshare --uts --ipc --mount --fork true 2>"$work/unshare.txt"; then
   skip "io_coll on 2 emulated nodes" "unshare is not permitted here: $(head -n 1 "$work/unshare.txt")"
 else
-  # passed <np>: every rank passed and no node left a process or a /dev/shm entry.
-  passed() {
-    ranks_done "$1" || return 1
+  # on_nodes <np>: passed, and no node left a process or a /dev/shm entry.
+  on_nodes() {
+    passed "$1" || return 1
     ! grep '^cluster: ' "$job_err" | sed 's/^/# /' | grep . || return 1
   }
   run_job 120 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
-  check "io_coll on 2 nodes x 2 ranks (ofi): every case, one aggregator per node" passed 4 ||
+  check "io_coll on 2 nodes x 2 ranks (ofi): every case, one aggregator per node" on_nodes 4 ||
     diag_job
   run_job 90 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" "$bin.gcc" "$dir" shared 300
-  check "shared pointers on 2 nodes x 2 ranks, 300 records each" passed 4 || diag_job
+  check "shared pointers on 2 nodes x 2 ranks, 300 records each" on_nodes 4 || diag_job
   check "... nothing left beside the files" dir_empty
 fi
 

@@ -21,6 +21,8 @@
  * none, romio_cb_write/read=enable with cb_buffer_size=4096 (many rounds), =disable, cb_nodes=1
  * with cb_buffer_size=512, cb_nodes=2. With IO_COLL_CHECK_INFO=1, MPI_File_get_info must report
  * the cb hints given (ROMIO does; Open MPI's OMPIO does not, so the reference runs without it).
+ * With IO_COLL_OMPI=1 (the Open MPI reference run) the write_at_all cases under cb_nodes=2 print
+ * a "skip" line instead: OMPIO now and then loses part of them.
  *
  * Shared file pointers: every rank writes N records with write_shared, then with iwrite_shared:
  * every record is in the file exactly once, whole, and the shared position is p * N records;
@@ -41,6 +43,7 @@
 static int g_size;
 static const char* g_dir;
 static int g_check_info;
+static int g_ompi_reference; /* IO_COLL_OMPI=1: the run is Open MPI's, the reference */
 
 /* --- The reference: POSIX reads and writes by rank 0 ----------------------------------------- */
 
@@ -457,6 +460,13 @@ static void collective_cases(void) {
       const Hints* h = &kHints[hi];
       for (int fn = 0; fn < kNumFns; ++fn) {
         char what[256];
+        if (g_ompi_reference && strcmp(h->name, "cb_nodes=2") == 0 && fn == kAt) {
+          /* Open MPI 4.1's OMPIO now and then loses part of these writes (the file keeps the
+           * former case's integers there): the reference skips them. */
+          printf("skip %d %s, %s: write%s (Open MPI's OMPIO)\n", g_rank, l.name, h->name,
+                 kFnNames[fn]);
+          continue;
+        }
         /* The write: a file emptied first (MPI_File_set_size 0), so that nothing stale passes. */
         ++seed;
         g_rc_bad = 0;
@@ -1003,6 +1013,8 @@ int main(int argc, char** argv) {
   g_dir = argv[1];
   const char* ci = getenv("IO_COLL_CHECK_INFO");
   g_check_info = ci != NULL && strcmp(ci, "1") == 0;
+  const char* om = getenv("IO_COLL_OMPI");
+  g_ompi_reference = om != NULL && strcmp(om, "1") == 0;
   if (argc >= 4 && strcmp(argv[2], "shared") == 0) {
     shared_cases(atoi(argv[3]));
   } else if (argc >= 4 && (strcmp(argv[2], "write") == 0 || strcmp(argv[2], "verify") == 0)) {
