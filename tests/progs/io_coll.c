@@ -22,7 +22,9 @@
  * with cb_buffer_size=512, cb_nodes=2. With IO_COLL_CHECK_INFO=1, MPI_File_get_info must report
  * the cb hints given (ROMIO does; Open MPI's OMPIO does not, so the reference runs without it).
  * With IO_COLL_OMPI=1 (the Open MPI reference run) the write_at_all cases under cb_nodes=2 print
- * a "skip" line instead: OMPIO now and then loses part of them.
+ * a "skip" line instead: OMPIO now and then loses part of them. And MPI_File_iwrite_all must
+ * return before the other ranks call it (rank 1 waits in MPI_Ssend to rank 0 until rank 0 has
+ * started its own), then complete in MPI_Wait.
  *
  * Shared file pointers: every rank writes N records with write_shared, then with iwrite_shared:
  * every record is in the file exactly once, whole, and the shared position is p * N records;
@@ -904,6 +906,47 @@ static void shared_cases(int per) {
   if (g_rank == 0) unlink(path);
 }
 
+/* --- Nonblocking collectives progress ------------------------------------------------------- */
+
+/* Rank 1 sends rank 0 a synchronous message before it starts its MPI_File_iwrite_all; rank 0
+ * starts its own first and receives after. A library whose iwrite_all waits for every rank inside
+ * the call deadlocks here (MPI 3.1 lets rank 0 go on); the request then completes in MPI_Wait. */
+static void nonblocking_progress(void) {
+  char path[4096];
+  file_name(path, sizeof path, "progress");
+  if (g_size < 2) return;
+  g_rc_bad = 0;
+  g_why[0] = 0;
+  MPI_File fh;
+  CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  Layout l;
+  memset(&l, 0, sizeof l);
+  layout_subarray(&l);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "romio_cb_write", "enable");
+  MPI_Info_set(info, "cb_buffer_size", "1024");
+  CALL(MPI_File_set_view(fh, 0, MPI_INT, l.filetype, "native", info));
+  MPI_Info_free(&info);
+  int* buf = malloc((size_t)l.n * sizeof(int));
+  for (long i = 0; i < l.n; ++i) buf[i] = value(l.g[i], 77);
+  MPI_Request req;
+  int token = 5;
+  if (g_rank == 1) MPI_Ssend(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+  CALL(MPI_File_iwrite_all(fh, buf, (int)l.n, MPI_INT, &req));
+  if (g_rank == 0) MPI_Recv(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Status st;
+  CALL(MPI_Wait(&req, &st));
+  CALL(MPI_File_close(&fh));
+  int ok = !g_rc_bad;
+  if (all_ok(ok)) ok = file_is_pattern(path, l.total, 77, g_why, sizeof g_why);
+  end_case("iwrite_all returns before the other ranks call it, completes in MPI_Wait", ok);
+  free(buf);
+  layout_free(&l);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
 /* --- Interop: a file another library reads back ----------------------------------------------- */
 
 /* FILE: the 3-D subarray layout of seed 5 (written with write_at_all), then after it the darray
@@ -1021,6 +1064,7 @@ int main(int argc, char** argv) {
     interop(argv[3], strcmp(argv[2], "write") == 0);
   } else {
     collective_cases();
+    nonblocking_progress();
     shared_cases(20);
   }
   int rc = check_done(g_size);
