@@ -17,6 +17,15 @@
 
 static int g_size;
 
+/* After a failure HDF5 cannot go on with the file: the "done" line, then the job ends (the other
+ * ranks may be waiting in a collective call). */
+static int stop(void) {
+  int rc = check_done(g_size);
+  fflush(stdout);
+  MPI_Abort(MPI_COMM_WORLD, rc == 0 ? 1 : rc);
+  return rc;
+}
+
 static hid_t file_access(void) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
@@ -84,6 +93,7 @@ int main(int argc, char** argv) {
   hid_t fapl = file_access(), dxpl = collective();
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   check(file >= 0, "H5Fcreate with the MPI-IO driver", "failed");
+  if (file < 0) return stop();
   {
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t attr = H5Acreate2(file, "ranks", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -103,6 +113,7 @@ int main(int argc, char** argv) {
     char what[64];
     snprintf(what, sizeof what, "collective H5Dwrite of \"%s\"", names[kind]);
     check(d >= 0 && rc >= 0, what, "failed");
+    if (d < 0 || rc < 0) return stop(); /* HDF5 cannot go on with the file */
     free(buf);
     H5Sclose(fs);
     H5Sclose(ms);
@@ -112,6 +123,7 @@ int main(int argc, char** argv) {
 
   file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
   check(file >= 0, "H5Fopen read-only", "failed");
+  if (file < 0) return stop();
   int other = (g_rank + 1) % g_size;
   for (int kind = 0; kind < 2; ++kind) {
     hid_t d = H5Dopen2(file, names[kind], H5P_DEFAULT);
