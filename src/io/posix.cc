@@ -171,36 +171,36 @@ int PosixFile::write(const std::vector<Extent>& ranges, const char* stream, cons
   }
   std::vector<Window> windows =
       plan_windows(ranges, h.ind_wr_buffer_size, want_sieving(ranges, h.ds_write));
+  // While processes may sieve writes to this file, every write locks what it writes: a plain
+  // write must not fall between another process's read and write back of a window around it.
+  const bool lock_each = !atomic && h.ds_write != Toggle::kDisable;
   std::unique_ptr<char[]> sieve;
   int err = 0;
   const char* at = stream;
   for (const Window& w : windows) {
-    if (!w.sieved) {
-      err = pwrite_full(at, w.len, w.off, op);
-      if (err != 0) break;
-      at += w.len;
-      continue;
-    }
-    if (!sieve) sieve.reset(new char[static_cast<size_t>(h.ind_wr_buffer_size)]);
-    // Read-modify-write of the window, locked so that another process's bytes in its holes are
-    // not overwritten by the old contents read here (an atomic access holds the lock already).
-    if (!atomic) {
+    if (lock_each) {
       *op = "fcntl(F_SETLKW)";
       if ((err = lock(w.off, w.len, true)) != 0) break;
     }
-    int64_t n = 0;
-    err = pread_full(sieve.get(), w.len, w.off, &n, op);
-    if (err == 0) {
-      // Past the end of the file the holes read as nothing: zeros, as the file would have them.
-      std::memset(sieve.get() + n, 0, static_cast<size_t>(w.len - n));
-      for (size_t i = w.first; i <= w.last; ++i) {
-        const Extent& r = ranges[i];
-        std::memcpy(sieve.get() + (r.off - w.off), at, static_cast<size_t>(r.len));
-        at += r.len;
+    if (!w.sieved) {
+      err = pwrite_full(at, w.len, w.off, op);
+      at += w.len;
+    } else {
+      if (!sieve) sieve.reset(new char[static_cast<size_t>(h.ind_wr_buffer_size)]);
+      int64_t n = 0;
+      err = pread_full(sieve.get(), w.len, w.off, &n, op);
+      if (err == 0) {
+        // Past the end of the file the holes read as nothing: zeros, as the file would have them.
+        std::memset(sieve.get() + n, 0, static_cast<size_t>(w.len - n));
+        for (size_t i = w.first; i <= w.last; ++i) {
+          const Extent& r = ranges[i];
+          std::memcpy(sieve.get() + (r.off - w.off), at, static_cast<size_t>(r.len));
+          at += r.len;
+        }
+        err = pwrite_full(sieve.get(), w.len, w.off, op);
       }
-      err = pwrite_full(sieve.get(), w.len, w.off, op);
     }
-    if (!atomic) unlock(w.off, w.len);
+    if (lock_each) unlock(w.off, w.len);
     if (err != 0) break;
   }
   if (atomic) unlock(span_off, span_len);

@@ -10,8 +10,10 @@
 // ind_rd_buffer_size bytes from the first to the last range they hold and copies the ranges out;
 // a noncontiguous write reads such a window (ind_wr_buffer_size), lays the ranges into it and
 // writes it back, holding an exclusive fcntl lock on the window meanwhile so that another
-// process's write into a hole of it is not undone. Windows never reach past the last range asked
-// for, so nothing is written beyond the access. A range bigger than the buffer is moved alone.
+// process's write into a hole of it is not undone; while write sieving is not disabled, plain
+// writes lock their range too (else one could land between another's read and write back). Windows
+// never reach past the last range asked for, so nothing is written beyond the access. A range
+// bigger than the buffer is moved alone.
 #ifndef TORUSMPI_IO_POSIX_H_
 #define TORUSMPI_IO_POSIX_H_
 

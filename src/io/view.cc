@@ -49,7 +49,6 @@ std::string View::make(int64_t disp, const dtype::TypeRef& etype, const dtype::T
                        View* out) {
   if (disp < 0) return "disp argument is negative (" + std::to_string(disp) + ")";
   if (etype->size() <= 0) return "etype has no data";
-  if (filetype->size() <= 0) return "filetype has no data";
   if (filetype->size() % etype->size() != 0) {
     return "filetype's size (" + std::to_string(filetype->size()) +
            ") is not a multiple of the etype's (" + std::to_string(etype->size()) + ")";
@@ -58,6 +57,20 @@ std::string View::make(int64_t disp, const dtype::TypeRef& etype, const dtype::T
     return "a negative displacement in the etype or filetype";
   }
   std::vector<Extent> blocks = flatten(*filetype);
+  if (blocks.empty()) {
+    // A process with no part of the file (a darray's empty block): it may access nothing.
+    View v;
+    v.disp_ = disp;
+    v.etype_ = etype;
+    v.filetype_ = filetype;
+    v.blocks_.clear();
+    v.starts_.clear();
+    v.size_ = 0;
+    v.extent_ = filetype->extent();
+    v.contiguous_ = false;
+    *out = std::move(v);
+    return {};
+  }
   for (size_t i = 1; i < blocks.size(); ++i) {
     if (blocks[i].off < blocks[i - 1].end()) {
       return "filetype's displacements decrease or overlap (byte " + std::to_string(blocks[i].off) +
@@ -88,6 +101,7 @@ std::string View::make(int64_t disp, const dtype::TypeRef& etype, const dtype::T
 }
 
 int64_t View::file_offset(int64_t pos) const {
+  if (size_ == 0) return disp_;
   int64_t k = pos / size_, within = pos % size_;
   size_t b = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), within) -
                                  starts_.begin() - 1);
@@ -95,7 +109,7 @@ int64_t View::file_offset(int64_t pos) const {
 }
 
 void View::map(int64_t pos, int64_t bytes, std::vector<Extent>* out) const {
-  if (bytes <= 0) return;
+  if (bytes <= 0 || size_ == 0) return;
   if (contiguous_) {
     append_extent(out, disp_ + pos, bytes);
     return;
@@ -119,7 +133,7 @@ void View::map(int64_t pos, int64_t bytes, std::vector<Extent>* out) const {
 
 int64_t View::stream_position(int64_t file_off) const {
   int64_t rel = file_off - disp_;
-  if (rel <= 0) return 0;
+  if (rel <= 0 || size_ == 0) return 0;
   if (contiguous_) return rel;
   int64_t k = rel / extent_, within = rel % extent_;
   int64_t pos = k * size_;

@@ -56,6 +56,8 @@ class View {
   int64_t etype_size() const { return etype_->size(); }
   // Whether the stream is the file's bytes from disp on, without holes.
   bool contiguous() const { return contiguous_; }
+  // Whether the view reaches any byte (a filetype without data reaches none).
+  bool empty() const { return size_ == 0; }
 
   // The file byte where stream byte `pos` is (MPI_File_get_byte_offset with pos = offset *
   // etype size).

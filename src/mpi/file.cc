@@ -280,6 +280,10 @@ int PMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
     }
   }
   if (first != 0 && f->rank != 0) err = first;
+  // MPI_MODE_APPEND: the end of the file before any process can write to it (the agreement
+  // below is the first point all processes pass after opening).
+  int64_t end = 0;
+  if (err == 0 && (amode & MPI_MODE_APPEND)) err = f->posix.size(&end, &op);
   if (first == 0) err = mpi::agree(f->comm, err);
   if (err != 0) {
     if (op == nullptr) op = "open";
@@ -291,10 +295,7 @@ int PMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
   torusmpi::io::View::make(0, mpi::engine_type_ref(MPI_BYTE), mpi::engine_type_ref(MPI_BYTE),
                            &f->view);
   f->datarep = mpi::find_datarep("native");
-  if (amode & MPI_MODE_APPEND) {
-    int64_t size = 0;
-    if (f->posix.size(&size, &op) == 0) f->pointer = size;
-  }
+  f->pointer = end;
   mpi::file_coll_open(f);
   *fh = &f->handle;
   return MPI_SUCCESS;

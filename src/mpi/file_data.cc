@@ -177,6 +177,10 @@ int plan_access(File* f, const char* fn, int64_t offset, int64_t count, const dt
                           "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
                           (long long)bytes, (long long)f->view.etype_size());
   }
+  if (bytes > 0 && f->view.empty()) {
+    return raise_error_on(f, MPI_ERR_ARG, fn,
+                          "the view's filetype has no data: no byte of the file can be accessed");
+  }
   a->pos = offset * f->view.etype_size();
   a->bytes = bytes;
   a->ranges.clear();
