@@ -7,7 +7,9 @@
 # for byte with what POSIX read() gives, each read with what POSIX write() put. Shared pointers:
 # write_shared, iwrite_shared, read_shared, iread_shared (every record exactly once, whole),
 # write_ordered, read_ordered and their begin/end forms (rank order), seek_shared and
-# get_position_shared under a view. First on Open MPI itself (the reference), then on torusmpi at
+# get_position_shared under a view; an iwrite_all that returns before the other ranks call theirs;
+# write_all from and read_all into device memory (native and external32). First on Open MPI
+# itself (the reference; device cases are torusmpi's), then on torusmpi at
 # 1 to 4 and 6 ranks by LD_PRELOAD (MPI_File_get_info must report the hints), by LD_LIBRARY_PATH
 # (the clang build), a shared-pointer stress of 4 x 400 records, and across 2 emulated nodes
 # (own /dev/shm and IPC each, one file system): ranks of both nodes share the pointer and
@@ -40,9 +42,14 @@ passed() {
 }
 rm -rf "${dir:?}"/*
 
+# The device guard (every host access to device memory faults) on at 4 ranks.
 for np in 1 2 3 4 6; do
-  run_job 90 "${mpirun[@]}" -np "$np" "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
-  check "io_coll.gcc, LD_PRELOAD, np=$np, hints reported" passed "$np" || diag_job
+  guard=()
+  [ "$np" = 4 ] && guard=(-x TORUSMPI_DEVICE_GUARD=1)
+  run_job 90 "${mpirun[@]}" -np "$np" "${via_preload[@]}" "${guard[@]}" -x IO_COLL_CHECK_INFO=1 \
+    "$bin.gcc" "$dir"
+  check "io_coll.gcc, LD_PRELOAD, np=$np, hints reported${guard[*]:+, device guard on}" \
+    passed "$np" || diag_job
   check "... nothing left beside the files, np=$np" dir_empty
 done
 if [ -x "$bin.clang" ]; then

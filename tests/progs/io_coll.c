@@ -26,6 +26,9 @@
  * return before the other ranks call it (rank 1 waits in MPI_Ssend to rank 0 until rank 0 has
  * started its own), then complete in MPI_Wait.
  *
+ * Device memory (torusmpi only, a "skip" line elsewhere): write_all from it and read_all into it
+ * (a strided memory type), native and external32, aggregated.
+ *
  * Shared file pointers: every rank writes N records with write_shared, then with iwrite_shared:
  * every record is in the file exactly once, whole, and the shared position is p * N records;
  * read_shared and iread_shared of a file of p * N records give every record to exactly one rank;
@@ -41,6 +44,11 @@
 #include <unistd.h>
 
 #include "check.h"
+
+/* torusmpi's device memory (torusmpi.h), found at run time: absent on other libraries. */
+extern int torusmpi_device_malloc(void** ptr, size_t bytes) __attribute__((weak));
+extern int torusmpi_device_free(void* ptr) __attribute__((weak));
+extern int torusmpi_memcpy(void* dst, const void* src, size_t bytes) __attribute__((weak));
 
 static int g_size;
 static const char* g_dir;
@@ -947,6 +955,106 @@ static void nonblocking_progress(void) {
   if (g_rank == 0) unlink(path);
 }
 
+/* --- Device buffers (torusmpi) --------------------------------------------------------------- */
+
+/* write_all from device memory through 3-D subarray blocks, aggregated (cb enabled, small rounds),
+ * the file checked by POSIX; read_all back into device memory through a strided memory type
+ * (even ints only: the odd ones must stay 0), and the same with external32 (big-endian ints). */
+static void device_cases(void) {
+  if (torusmpi_device_malloc == NULL) {
+    printf("skip %d device buffers: not torusmpi\n", g_rank);
+    return;
+  }
+  char path[4096];
+  file_name(path, sizeof path, "device");
+  Layout l;
+  memset(&l, 0, sizeof l);
+  layout_subarray(&l);
+  size_t bytes = (size_t)l.n * sizeof(int);
+  int* host = malloc(2 * bytes);
+  void *dev = NULL, *dev2 = NULL;
+  torusmpi_device_malloc(&dev, bytes);
+  torusmpi_device_malloc(&dev2, 2 * bytes);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "romio_cb_write", "enable");
+  MPI_Info_set(info, "romio_cb_read", "enable");
+  MPI_Info_set(info, "cb_buffer_size", "2048");
+  MPI_Datatype evens;
+  MPI_Type_vector((int)l.n, 1, 2, MPI_INT, &evens);
+  MPI_Type_commit(&evens);
+  const char* reps[2] = {"native", "external32"};
+  for (int k = 0; k < 2; ++k) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    int seed = 500 + k;
+    for (long i = 0; i < l.n; ++i) host[i] = value(l.g[i], seed);
+    torusmpi_memcpy(dev, host, bytes);
+    MPI_File fh;
+    MPI_Status st;
+    if (g_rank == 0) unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, l.filetype, reps[k], info));
+    CALL(MPI_File_write_all(fh, dev, (int)l.n, MPI_INT, &st));
+    CALL(MPI_File_close(&fh));
+    int ok = !g_rc_bad;
+    if (all_ok(ok) && g_rank == 0) {
+      long got = 0;
+      unsigned char* f = (unsigned char*)posix_slurp(path, &got);
+      if (f == NULL || got != l.total * 4) {
+        snprintf(g_why, sizeof g_why, "file has %ld bytes", got);
+        ok = 0;
+      }
+      for (long g = 0; ok && g < l.total; ++g) {
+        uint32_t v = (uint32_t)value(g, seed), w;
+        if (k == 0) {
+          memcpy(&w, f + g * 4, 4);
+        } else {
+          w = (uint32_t)f[g * 4] << 24 | (uint32_t)f[g * 4 + 1] << 16 |
+              (uint32_t)f[g * 4 + 2] << 8 | f[g * 4 + 3];
+        }
+        if (v != w) {
+          snprintf(g_why, sizeof g_why, "int %ld of the file is %u, expected %u", g, w, v);
+          ok = 0;
+        }
+      }
+      free(f);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "write_all from device memory, subarray view, %s", reps[k]);
+    end_case(what, ok);
+
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    memset(host, 0, 2 * bytes);
+    torusmpi_memcpy(dev2, host, 2 * bytes);
+    CALL(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, l.filetype, reps[k], info));
+    CALL(MPI_File_read_all(fh, dev2, 1, evens, &st));
+    CALL(MPI_File_close(&fh));
+    torusmpi_memcpy(host, dev2, 2 * bytes);
+    ok = !g_rc_bad;
+    for (long i = 0; ok && i < l.n; ++i) {
+      if (host[2 * i] != value(l.g[i], seed) || host[2 * i + 1] != 0) {
+        snprintf(g_why, sizeof g_why, "int %ld read %d (gap %d), expected %d", i, host[2 * i],
+                 host[2 * i + 1], value(l.g[i], seed));
+        ok = 0;
+      }
+    }
+    snprintf(what, sizeof what, "read_all into device memory, strided memory type, %s", reps[k]);
+    end_case(what, ok);
+  }
+  MPI_Info_free(&info);
+  MPI_Type_free(&evens);
+  torusmpi_device_free(dev);
+  torusmpi_device_free(dev2);
+  free(host);
+  layout_free(&l);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
 /* --- Interop: a file another library reads back ----------------------------------------------- */
 
 /* FILE: the 3-D subarray layout of seed 5 (written with write_at_all), then after it the darray
@@ -1065,6 +1173,7 @@ int main(int argc, char** argv) {
   } else {
     collective_cases();
     nonblocking_progress();
+    device_cases();
     shared_cases(20);
   }
   int rc = check_done(g_size);
