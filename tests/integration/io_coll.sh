@@ -28,9 +28,9 @@ dir_empty() {
   [ -z "$left" ] || { echo "# left in the files' directory: $left"; return 1; }
 }
 
-# Open MPI 4.1's OMPIO now and then loses part of a write_at_all under cb_nodes=2 (the file keeps
-# a former case's integers there): its run skips those cases (IO_COLL_OMPI=1, "skip" lines);
-# torusmpi's runs may skip nothing.
+# Open MPI 4.1's OMPIO now and then loses part of a write_all or write_at_all made of two calls
+# under cb_nodes=2 (the file keeps zeros or a former case's integers there): its run skips those
+# cases (IO_COLL_OMPI=1, "skip" lines); torusmpi's runs may skip nothing.
 run_job 90 env LD_LIBRARY_PATH="$TM_OMPI_LIBDIR" "${mpirun[@]}" -np 3 -x IO_COLL_OMPI=1 \
   "$bin.gcc" "$dir"
 check "io_coll.gcc on Open MPI itself (the reference), np=3" ranks_done 3 || diag_job
@@ -61,6 +61,21 @@ fi
 run_job 90 "${mpirun[@]}" -np 4 "${via_preload[@]}" "$bin.gcc" "$dir" shared 400
 check "shared pointers, 4 ranks x 400 records each" ranks_done 4 || diag_job
 check "... nothing left beside the files" dir_empty
+
+# A job ended in the middle of its shared-pointer writes (mpirun stopped by SIGTERM) leaves no
+# shared pointer's file: it was unlinked as soon as every rank had it open.
+run_job 3 "${mpirun[@]}" -np 4 "${via_preload[@]}" "$bin.gcc" "$dir" shared 1000000
+for _ in $(seq 50); do pgrep -f "$bin.gcc $dir" >/dev/null || break; sleep 0.2; done
+check "a job stopped while writing through the shared pointer: its ranks end" \
+  not pgrep -f "$bin.gcc $dir"
+no_pointer_file() {
+  local left
+  left=$(ls -A "$dir" | grep shfp)
+  [ -z "$left" ] || { echo "# left: $left"; return 1; }
+}
+check "... and leave no shared pointer's file (the data file stays, as written so far)" \
+  no_pointer_file
+rm -f "$dir"/io_coll.*
 
 # --- Across emulated nodes ---------------------------------------------------------------------
 cluster=$TM_SRCDIR/../scripts/cluster
