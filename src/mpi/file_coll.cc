@@ -654,23 +654,29 @@ void file_coll_open(File* f) {
   refresh_hints(f, cs.get());
   f->coll_state = cs;
   // The shared pointer's file: rank 0 makes it, every process opens it, rank 0 unlinks it. Its
-  // name: the data file's, the job's and this open's number (the file's collective calls so far
-  // are none: the call counter of rank 0's file, alike everywhere, is not needed).
+  // name: the data file's, the job's, and a number of rank 0's that no other open in the job
+  // takes (rank 0's job rank, and its count of opens), which rank 0 tells the others (0: it could
+  // not make the file).
   static uint64_t opens = 0;
-  ++opens;
-  std::string name = io::SharedPointer::name_for(f->path, boot::job_id(boot::job().nspace), opens);
+  uint64_t job = boot::job_id(boot::job().nspace);
+  int64_t number = 0;
+  if (comm->rank == 0) {
+    number = static_cast<int64_t>((static_cast<uint64_t>(comm->world_rank(0)) << 32) | ++opens);
+    std::string name = io::SharedPointer::name_for(f->path, job, static_cast<uint64_t>(number));
+    if (!cs->shared.create(name, &cs->shared_error)) number = 0;
+  }
   std::string why;
-  int64_t made = 0, opened = 1, all = 0;
-  if (comm->rank == 0) made = cs->shared.create(name, &cs->shared_error) ? 1 : 0;
   auto to_all = [](int64_t v) {
     return [v](const std::vector<int64_t>&, std::vector<int64_t>* out) {
       std::fill(out->begin(), out->end(), v);
     };
   };
-  exchange_with_root(comm, next_tag(cs.get()) + 4, 0, to_all(made), &made, &why);
+  exchange_with_root(comm, next_tag(cs.get()) + 4, 0, to_all(number), &number, &why);
+  std::string name = io::SharedPointer::name_for(f->path, job, static_cast<uint64_t>(number));
+  int64_t opened = number != 0 ? 1 : 0, all = 0;
   if (comm->rank != 0) {
-    opened = made && cs->shared.open(name, &cs->shared_error) ? 1 : 0;
-    if (!made) cs->shared_error = "rank 0 could not make the shared file pointer's file " + name;
+    opened = number != 0 && cs->shared.open(name, &cs->shared_error) ? 1 : 0;
+    if (number == 0) cs->shared_error = "rank 0 could not make the shared file pointer's file";
   }
   auto every = [](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
     int64_t v = 1;
