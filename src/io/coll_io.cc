@@ -177,7 +177,12 @@ struct TwoPhase::Impl {
   struct Slot {
     explicit Slot(TwoPhaseResult* res) : x(res) {}
     Pending x;
-    std::vector<char> buf, staging;
+    std::vector<char> own_buf, own_staging;
+    // The caller's (TwoPhaseArgs::scratch), or the slot's own.
+    std::vector<char>* buf_ = &own_buf;
+    std::vector<char>* staging_ = &own_staging;
+    std::vector<char>& buf() { return *buf_; }
+    std::vector<char>& staging() { return *staging_; }
     std::vector<Part> parts;
     std::vector<Extent> pieces;
   };
@@ -305,8 +310,17 @@ bool TwoPhase::advance() {
       if (m.my_agg >= 0) {
         m.next.assign(static_cast<size_t>(p), 0);
         int64_t len = m.d.end(m.my_agg) - m.d.begin(m.my_agg);
-        for (int i = 0; i < 2 && i < m.d.rounds(m.my_agg); ++i)
-          m.slot[i].buf.resize(static_cast<size_t>(std::min(m.d.cb, len)));
+        for (int i = 0; i < 2; ++i) {
+          if (a.scratch != nullptr) {
+            m.slot[i].buf_ = &a.scratch->buf[i];
+            m.slot[i].staging_ = &a.scratch->staging[i];
+          }
+        }
+        for (int i = 0; i < 2 && i < m.d.rounds(m.my_agg); ++i) {
+          // Grown only (a kept scratch serves the next call as it is).
+          size_t want = static_cast<size_t>(std::min(m.d.cb, len));
+          if (m.slot[i].buf().size() < want) m.slot[i].buf().resize(want);
+        }
       }
       state_ = State::kRounds;
       return true;
@@ -328,16 +342,16 @@ bool TwoPhase::advance() {
         const int64_t rb = m.d.round_begin(m.my_agg, m.done);
         for (const Impl::Part& pt : sl.parts) {
           if (pt.staged < 0) continue;
-          const char* src = sl.staging.data() + pt.staged;
+          const char* src = sl.staging().data() + pt.staged;
           for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
             const Piece& q = m.from[pt.rank].pieces[i];
-            std::memcpy(sl.buf.data() + (q.off - rb), src, static_cast<size_t>(q.len));
+            std::memcpy(sl.buf().data() + (q.off - rb), src, static_cast<size_t>(q.len));
             src += q.len;
           }
         }
         for (const Extent& run : covered_runs(sl.pieces)) {
           errno = 0;
-          if (full_pwrite(a.fd, sl.buf.data() + (run.off - rb), run.len, run.off) != run.len) {
+          if (full_pwrite(a.fd, sl.buf().data() + (run.off - rb), run.len, run.off) != run.len) {
             os_fail(&res_, "pwrite", run.off, run.len);
           }
           ++res_.file_calls;
@@ -378,13 +392,13 @@ void TwoPhase::post_round(int k) {
       sl.pieces.push_back(Extent{rp.pieces[i].off, rp.pieces[i].len});
     }
   }
-  if (static_cast<int64_t>(sl.staging.size()) < staged_bytes) {
-    sl.staging.resize(static_cast<size_t>(staged_bytes));
+  if (static_cast<int64_t>(sl.staging().size()) < staged_bytes) {
+    sl.staging().resize(static_cast<size_t>(staged_bytes));
   }
   if (a.write) {
     for (const Impl::Part& pt : sl.parts) {
       const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
-      char* to = pt.staged < 0 ? sl.buf.data() + (q0.off - rb) : sl.staging.data() + pt.staged;
+      char* to = pt.staged < 0 ? sl.buf().data() + (q0.off - rb) : sl.staging().data() + pt.staged;
       sl.x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
     }
     return;
@@ -397,23 +411,23 @@ void TwoPhase::post_round(int k) {
     hi = std::max(hi, e.off + e.len);
   }
   errno = 0;
-  int64_t got = full_pread(a.fd, sl.buf.data() + (lo - rb), hi - lo, lo);
+  int64_t got = full_pread(a.fd, sl.buf().data() + (lo - rb), hi - lo, lo);
   ++res_.file_calls;
   if (got < 0) {
     os_fail(&res_, "pread", lo, hi - lo);
     got = 0;
   }
   // Past the end of file: zeros (a reader's count says how much was there).
-  std::memset(sl.buf.data() + (lo - rb) + got, 0, static_cast<size_t>(hi - lo - got));
+  std::memset(sl.buf().data() + (lo - rb) + got, 0, static_cast<size_t>(hi - lo - got));
   for (const Impl::Part& pt : sl.parts) {
     const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
-    const char* src = sl.buf.data() + (q0.off - rb);
+    const char* src = sl.buf().data() + (q0.off - rb);
     if (pt.staged >= 0) {
-      char* to = sl.staging.data() + pt.staged;
+      char* to = sl.staging().data() + pt.staged;
       src = to;
       for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
         const Piece& q = m.from[pt.rank].pieces[i];
-        std::memcpy(to, sl.buf.data() + (q.off - rb), static_cast<size_t>(q.len));
+        std::memcpy(to, sl.buf().data() + (q.off - rb), static_cast<size_t>(q.len));
         to += q.len;
       }
     }

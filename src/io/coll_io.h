@@ -67,6 +67,12 @@ class Channel {
   virtual void wait(int id) = 0;
 };
 
+// An aggregator's round buffers, kept by the caller from one call to the next (blocking calls
+// of one file: their allocation and first touch cost as much as a small call's whole exchange).
+struct Scratch {
+  std::vector<char> buf[2], staging[2];
+};
+
 struct TwoPhaseArgs {
   Channel* channel = nullptr;  // the file's group, on a context nothing else of it uses
   int tag = 0;                 // tags tag .. tag + 3 are this call's
@@ -77,6 +83,7 @@ struct TwoPhaseArgs {
   std::vector<int> aggregators;
   int64_t cb_buffer_size = 1 << 20;
   CbMode mode = CbMode::kAutomatic;
+  Scratch* scratch = nullptr;  // nullptr: the call's own buffers
 };
 
 struct TwoPhaseResult {

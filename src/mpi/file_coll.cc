@@ -127,6 +127,7 @@ struct CollState {
   std::vector<int> node_of;      // each rank's node
   int aggregators_for = -1;      // the cb_nodes they were chosen for
   uint32_t calls = 0;            // collective calls so far: each one's tags
+  io::Scratch scratch;           // an aggregator's round buffers, for blocking calls
   io::SharedPointer shared;
   std::string shared_error;  // why the shared pointer is not there, when it is not
   // A split collective in flight (MPI allows one per file).
@@ -240,7 +241,7 @@ int free_access(void* state) {
 }
 
 // The engine's arguments for an access: ranges and data are the plan's and the staging's.
-void start_engine(File* f, CollState* cs, CollAccess* x, int tag) {
+void start_engine(File* f, CollState* cs, CollAccess* x, int tag, bool blocking) {
   Comm* comm = comm_of(f);
   x->channel = std::make_unique<io::PmlChannel>(comm, comm->context);
   io::TwoPhaseArgs a;
@@ -253,6 +254,8 @@ void start_engine(File* f, CollState* cs, CollAccess* x, int tag) {
   a.aggregators = cs->aggregators;
   a.cb_buffer_size = cs->hints.cb_buffer_size;
   a.mode = x->write ? cs->hints.write : cs->hints.read;
+  // Blocking calls reuse the file's buffers (nonblocking ones may overlap: their own).
+  if (blocking) a.scratch = &cs->scratch;
   x->op = std::make_unique<io::TwoPhase>(std::move(a));
 }
 
@@ -370,7 +373,7 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   }
   auto x = std::make_unique<CollAccess>();
   if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get())) return err;
-  start_engine(f, cs, x.get(), next_tag(cs));
+  start_engine(f, cs, x.get(), next_tag(cs), !split && request == nullptr);
   if (split) {
     auto s = std::make_unique<CollState::Split>();
     s->write = write;
@@ -549,7 +552,7 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   }
   auto x = std::make_unique<CollAccess>();
   if (int err = prepare(fn, f, Kind::kOrdered, at, buf, count, type, write, x.get())) return err;
-  start_engine(f, cs, x.get(), next_tag(cs));
+  start_engine(f, cs, x.get(), next_tag(cs), !split);
   if (split) {
     auto s = std::make_unique<CollState::Split>();
     s->write = write;

@@ -181,7 +181,8 @@ class TmpFile {
 // Writes the group's data with the engine, checks the file with pread, reads it back with the
 // engine and checks every rank's buffer. Returns the file calls of all ranks (write, read).
 std::pair<int64_t, int64_t> round_trip(const Group& g, CbMode mode, std::vector<int> aggs,
-                                       int64_t cb, int seed, bool expect_aggregated) {
+                                       int64_t cb, int seed, bool expect_aggregated,
+                                       std::vector<Scratch>* scratch = nullptr) {
   const int p = static_cast<int>(g.extents.size());
   TmpFile file;
   EXPECT_GE(file.fd(), 0);
@@ -210,6 +211,7 @@ std::pair<int64_t, int64_t> round_trip(const Group& g, CbMode mode, std::vector<
       a.aggregators = aggs;
       a.cb_buffer_size = cb;
       a.mode = mode;
+      if (scratch != nullptr) a.scratch = &(*scratch)[r];
       ops.push_back(std::make_unique<TwoPhase>(a));
     }
     EXPECT_TRUE(run_group(ops)) << "deadlock";
@@ -298,6 +300,17 @@ TEST(IoTwoPhase, AutomaticLeavesSeparateRangesAlone) {
   g.file_bytes = 12000;
   auto calls = round_trip(g, CbMode::kAutomatic, {0}, 1 << 20, 7, false);
   EXPECT_EQ(calls.first, 3);
+}
+
+TEST(IoTwoPhase, ScratchKeptFromCallToCall) {
+  // Each rank keeps its buffers (as a file does for its blocking calls): calls of other sizes,
+  // rounds and holes find them as the last call left them.
+  std::vector<Scratch> scratch(5);
+  int seed = 300;
+  for (int64_t cb : {int64_t{1} << 16, int64_t{512}, int64_t{1} << 20, int64_t{64}}) {
+    round_trip(blocks(5, 1, 1, 8), CbMode::kEnable, {0, 3}, cb, ++seed, true, &scratch);
+    round_trip(holes(5, 3, 11, true), CbMode::kEnable, {1}, cb, ++seed, true, &scratch);
+  }
 }
 
 TEST(IoTwoPhase, NobodyMovesAByte) {
