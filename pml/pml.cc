@@ -182,9 +182,15 @@ size_t peer_eager_limit(const Transport* t) {
   return std::min({engine().eager_limit, t->max_payload(), t->eager_cap()});
 }
 
-Context& context(uint32_t id) {
+// Out of line: context() is on every message's path and inlines without it.
+[[gnu::noinline]] Context& new_context(uint32_t id) {
+  engine().contexts.resize(id + 1);
+  return engine().contexts[id];
+}
+
+inline Context& context(uint32_t id) {
   std::vector<Context>& all = engine().contexts;
-  if (__builtin_expect(id >= all.size(), 0)) all.resize(id + 1);
+  if (__builtin_expect(id >= all.size(), 0)) return new_context(id);
   return all[id];
 }
 

@@ -39,8 +39,8 @@ int check_any_datatype(const char* fn, MPI_Comm comm, MPI_Datatype type, const c
   return check_data_type(fn, comm, type, arg, t);
 }
 
-int check_message(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
-                  const char* what, Buffer* out) {
+int check_message_any(const char* fn, MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                      const char* what, Buffer* out) {
   if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "%scount argument is %d", what, count);
   const BuiltinTypeInfo* info = nullptr;
   const dtype::Type* t = nullptr;
