@@ -390,7 +390,8 @@ int unimplemented(const char* fn, MPI_Comm comm) {
 
 int unimplemented_file(const char* fn) {
   return raise_error_file(MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                          "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
+                          "not implemented by torusmpi " PACKAGE_VERSION
+                          " yet (MPI-IO's collective and shared file pointer calls)");
 }
 
 void errors_are_fatal_file_handler(MPI_File*, int* code, ...) {
