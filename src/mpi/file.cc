@@ -481,7 +481,6 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
   out->set("ind_wr_buffer_size", std::to_string(f->hints.ind_wr_buffer_size));
   out->set("romio_ds_read", mpi::toggle_name(f->hints.ds_read));
   out->set("romio_ds_write", mpi::toggle_name(f->hints.ds_write));
-  out->set("filename", f->path);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_get_info);

@@ -330,8 +330,14 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   f->datarep = rep;
   f->pointer = 0;
   if (info != MPI_INFO_NULL) PMPI_File_set_info(fh, info);
+  int rc = MPI_SUCCESS;
+  for (auto& hook : f->at_set_view) {
+    int e = hook(f);
+    if (rc == MPI_SUCCESS) rc = e;
+  }
   // Collective: the processes leave together, as the shared pointer's reset needs.
-  return PMPI_Barrier(f->comm);
+  int barrier = PMPI_Barrier(f->comm);
+  return rc != MPI_SUCCESS ? rc : barrier;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_set_view);
 
