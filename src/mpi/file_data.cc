@@ -92,11 +92,20 @@ int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_O
       return os_error(f, fn, op, e);
     moved = a.bytes;
   } else {
-    if (int err = stage_read_begin(f, fn, count, *t, &s)) return err;
-    if (int e = f->posix.read(a.ranges, s.data, f->hints, f->atomic, &moved, &op))
-      return os_error(f, fn, op, e);
-    if (int err = stage_read_end(f, fn, const_cast<void*>(buf), count, type, *t, &s, moved))
-      return err;
+    int64_t at = 0;
+    if (!f->datarep->external32 && !f->datarep->user && t->contiguous(count, &at) &&
+        !device::in_device_range(static_cast<const char*>(buf) + at)) {
+      // Host bytes as they are: read into the user's buffer, no copy.
+      char* direct = const_cast<char*>(static_cast<const char*>(buf)) + at;
+      if (int e = f->posix.read(a.ranges, direct, f->hints, f->atomic, &moved, &op))
+        return os_error(f, fn, op, e);
+    } else {
+      if (int err = stage_read_begin(f, fn, count, *t, &s)) return err;
+      if (int e = f->posix.read(a.ranges, s.data, f->hints, f->atomic, &moved, &op))
+        return os_error(f, fn, op, e);
+      if (int err = stage_read_end(f, fn, const_cast<void*>(buf), count, type, *t, &s, moved))
+        return err;
+    }
   }
   if (use_pointer) f->pointer += moved / f->view.etype_size();
   *bytes = moved;

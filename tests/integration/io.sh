@@ -48,6 +48,21 @@ else
   skip "io.clang, LD_LIBRARY_PATH, np=3" "configure found no clang"
 fi
 
+# Memory errors and leaks under valgrind's memcheck (as rma.sh runs it).
+if command -v valgrind >/dev/null; then
+  memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --suppressions="$TM_SRCDIR/integration/pmix.supp"
+    --log-file="$work/memcheck.%p.log")
+  fresh
+  run_job 300 "${mpirun[@]}" -np 2 "${via_preload[@]}" "${memcheck[@]}" "$bin.gcc" "$files"
+  check "io.gcc np=2 under memcheck: no error, no leak" passed 2 ||
+    { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
+  check "memcheck really ran both io ranks" \
+    test "$(grep -ls Memcheck "$work"/memcheck.*.log | wc -l)" -eq 2
+else
+  skip "io.gcc under memcheck" "valgrind is not installed"
+fi
+
 # Two emulated instances: the file's collectives (open, set_view, close) go over the network.
 fresh
 run_job 120 "${mpirun[@]}" -np 4 "${via_preload[@]}" -x TORUSMPI_INSTANCE=torus:1x2:cores=1 \

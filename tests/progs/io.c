@@ -731,6 +731,31 @@ static void test_errors(void) {
       check(0, "open /dev/full", "rc %d", rc);
     }
   }
+  /* A FIFO has no offsets: pread fails (ESPIPE), an MPI_ERR_IO naming the OS error. */
+  char fifo[512], fname[64];
+  snprintf(fname, sizeof fname, "fifo-%d", g_rank);
+  path_of(fifo, sizeof fifo, fname);
+  if (mkfifo(fifo, 0600) == 0) {
+    rc = MPI_File_open(MPI_COMM_SELF, fifo, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_File_read_at(fh, 0, &v, 1, MPI_INT, &st);
+      check_class(rc, MPI_ERR_IO, "read_at on a FIFO: MPI_ERR_IO");
+      if (g_torusmpi) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        check(strstr(text, "MPI_File_read_at") != NULL && strstr(text, "pread") != NULL &&
+                  strstr(text, strerror(ESPIPE)) != NULL,
+              "its message names the call, the system call and the OS error", "'%s'", text);
+      }
+      MPI_File_close(&fh);
+    } else {
+      check_class(rc, MPI_ERR_IO, "open of a FIFO");
+    }
+    unlink(fifo);
+  } else {
+    check(0, "mkfifo", "%s", strerror(errno));
+  }
   /* EACCES and EROFS where this system gives them to a plain open(). */
   const char* const tries[] = {"/proc/version", "/sys/kernel/mpi-io-test", NULL};
   for (int i = 0; tries[i] != NULL; ++i) {

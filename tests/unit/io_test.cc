@@ -205,11 +205,14 @@ TEST(PosixFile, RangesWithAndWithoutSieving) {
     int fd = mkstemp(path);
     ASSERT_GE(fd, 0);
     std::vector<char> old(300, 'o');
-    ASSERT_EQ(write(fd, old.data(), 100), 100);
+    ssize_t wrote = write(fd, old.data(), 100);
     close(fd);
+    if (wrote != 100) unlink(path);
+    ASSERT_EQ(wrote, 100);
     PosixFile f;
     const char* op = nullptr;
     ASSERT_EQ(f.open(path, O_RDWR, &op), 0);
+    unlink(path);  // gone with the descriptor, whatever the test's outcome
     Hints h;
     h.ds_read = h.ds_write = ds;
     h.ind_rd_buffer_size = h.ind_wr_buffer_size = 64;
@@ -240,7 +243,6 @@ TEST(PosixFile, RangesWithAndWithoutSieving) {
     ASSERT_EQ(f.read(past, back.data(), h, false, &got, &op), 0);
     EXPECT_EQ(got, 12);
     ASSERT_EQ(f.close(&op), 0);
-    unlink(path);
   }
 }
 
