@@ -189,7 +189,7 @@ TEST(Sieving, Windows) {
 
 TEST(Sieving, Automatic) {
   std::vector<Extent> dense = {{0, 4}, {8, 4}, {16, 4}};
-  std::vector<Extent> sparse = {{0, 4}, {1000, 4}};
+  std::vector<Extent> sparse = {{0, 4}, {100000, 4}};
   EXPECT_TRUE(want_sieving(dense, Toggle::kAutomatic));
   EXPECT_FALSE(want_sieving(sparse, Toggle::kAutomatic));
   EXPECT_TRUE(want_sieving(sparse, Toggle::kEnable));
