@@ -764,7 +764,8 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_call_errhandler";
   if (int err = require_active(kFn)) return err;
-  if (!torusmpi::mpi::file_or_default(fh)) return torusmpi::mpi::no_file(kFn, fh);
+  // An open file only: MPI_FILE_NULL's handler is not called this way (MPI_ERR_FILE).
+  if (torusmpi::mpi::file_impl(fh) == nullptr) return torusmpi::mpi::no_file(kFn, fh);
   torusmpi::mpi::raise_error_fh(fh, errorcode, kFn, "called by the application with error code %d",
                                 errorcode);
   // MPI: returns MPI_SUCCESS when the handler returns.
