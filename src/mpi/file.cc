@@ -356,7 +356,7 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
   if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
   if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_ACCESS, kFn, "file was opened MPI_MODE_RDONLY");
+    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
   }
   if (f->amode & MPI_MODE_SEQUENTIAL) {
     return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
@@ -385,7 +385,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
   if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
   if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_ACCESS, kFn, "file was opened MPI_MODE_RDONLY");
+    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
   }
   if (f->amode & MPI_MODE_SEQUENTIAL) {
     return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
