@@ -25,6 +25,7 @@ core        src/core/*                                  -
 topo        src/topo/*                                  core
 device      src/device/*                                core topo
 dtype       src/dtype/*                                 core
+io          src/io/*                                    dtype core
 boot        src/boot/*                                  core
 pml         pml/*                                       core topo device boot
 coll-exec   coll/sched/exec.* coll/sched/rescue.* coll/team.* coll core topo device pml
@@ -32,7 +33,7 @@ coll        coll/*                                      core topo
 sim         src/sim/*                                   coll core topo
 info        src/info/*                                  coll pml core topo mpi.h
 switch      src/switch/*                                pml core
-mpi         src/mpi/*                                   coll coll-exec pml dtype device topo boot core api mpi.h
+mpi         src/mpi/*                                   coll coll-exec pml io dtype device topo boot core api mpi.h
 api         include/*                                   mpi.h
 bindings    bindings/*                                  api mpi.h
 '
@@ -43,6 +44,8 @@ bindings    bindings/*                                  api mpi.h
 # - core, topo, device, boot: the bottom (ARCHITECTURE: "pml -> src/device, src/topo, src/core";
 #   src/boot is the PMIx bootstrap beside them). The device layer places chips with topo.
 # - dtype: the datatype engine, used by src/mpi; pml and coll move bytes and never see a type.
+# - io: MPI-IO's views and POSIX file access (data sieving, locks), over the datatype engine; the
+#   MPI layer maps it to MPI_File_* and stages device memory and data representations.
 # - pml: matching and protocols over the transports (pml/shm, pml/ofi, pml/ucx); the endpoint
 #   exchange is src/boot's.
 # - coll: the pure collective engine (coll.h, algorithms, patterns/, select/, sched/schedule,

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "mpi/attr.h"
+#include "mpi/file.h"
 #include "mpi/fortran.h"
 #include "mpi/group.h"
 #include "mpi/runtime.h"
@@ -343,6 +344,14 @@ int raise_error_file(int cls, const char* fn, const char* fmt, ...) {
   return invoke_errhandler(MPI_FILE_NULL->error_handler, ompi::kTypeFile, MPI_FILE_NULL, cls, fn);
 }
 
+int raise_error_fh(MPI_File fh, int cls, const char* fn, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  remember(cls, fn, fmt, ap);
+  va_end(ap);
+  return invoke_errhandler(fh->error_handler, ompi::kTypeFile, fh, cls, fn);
+}
+
 int require_active(const char* fn) {
   Phase phase = runtime().phase;
   if (phase == Phase::kActive) return MPI_SUCCESS;
@@ -381,7 +390,8 @@ int unimplemented(const char* fn, MPI_Comm comm) {
 
 int unimplemented_file(const char* fn) {
   return raise_error_file(MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                          "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
+                          "not implemented by torusmpi " PACKAGE_VERSION
+                          " yet (MPI-IO's collective and shared file pointer calls)");
 }
 
 void errors_are_fatal_file_handler(MPI_File*, int* code, ...) {
@@ -600,12 +610,12 @@ int comm_get_errhandler(const char* fn, MPI_Comm comm, MPI_Errhandler* errhandle
   return MPI_SUCCESS;
 }
 
-// Nor files: MPI_FILE_NULL stands for the default of files to come, everything else is wrong.
+// Files: an open file, or MPI_FILE_NULL for the default of files to come.
 int no_file(const char* fn, MPI_File file) {
-  return raise_error_file(
-      MPI_ERR_FILE, fn, "file argument is %s",
-      file == MPI_FILE_NULL ? "MPI_FILE_NULL" : "not a valid file (torusmpi opens no file)");
+  return raise_error_file(MPI_ERR_FILE, fn, "file argument is %s",
+                          file == MPI_FILE_NULL ? "MPI_FILE_NULL" : "not an open file");
 }
+bool file_or_default(MPI_File file) { return file == MPI_FILE_NULL || file_impl(file) != nullptr; }
 
 }  // namespace
 }  // namespace torusmpi::mpi
@@ -711,8 +721,8 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_call_errhandler);
 
-// Files: MPI_FILE_NULL's handler is the one files get when they open, and the one every file
-// error goes to while torusmpi opens none.
+// Files: MPI_FILE_NULL's handler is the one files get when they open, and the one errors of
+// calls without a file (MPI_File_open, MPI_File_delete) go to.
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
@@ -726,7 +736,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_set_errhandler";
   if (int err = require_active(kFn)) return err;
-  if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
+  if (!torusmpi::mpi::file_or_default(file)) return torusmpi::mpi::no_file(kFn, file);
   std::string why = torusmpi::mpi::unattachable(errhandler, ompi::kTypeFile);
   if (!why.empty()) return raise_error_file(MPI_ERR_ARG, kFn, "%s", why.c_str());
   torusmpi::mpi::errhandler_retain(errhandler);
@@ -740,7 +750,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_get_errhandler";
   if (int err = require_active(kFn)) return err;
-  if (file != MPI_FILE_NULL) return torusmpi::mpi::no_file(kFn, file);
+  if (!torusmpi::mpi::file_or_default(file)) return torusmpi::mpi::no_file(kFn, file);
   if (errhandler == nullptr)
     return raise_error_file(MPI_ERR_ARG, kFn, "errhandler argument is NULL");
   MPI_Errhandler h = file->error_handler;
@@ -753,9 +763,13 @@ TORUSMPI_WEAK_ALIAS(MPI_File_get_errhandler);
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_call_errhandler";
-  (void)errorcode;
   if (int err = require_active(kFn)) return err;
-  return torusmpi::mpi::no_file(kFn, fh);
+  // An open file only: MPI_FILE_NULL's handler is not called this way (MPI_ERR_FILE).
+  if (torusmpi::mpi::file_impl(fh) == nullptr) return torusmpi::mpi::no_file(kFn, fh);
+  torusmpi::mpi::raise_error_fh(fh, errorcode, kFn, "called by the application with error code %d",
+                                errorcode);
+  // MPI: returns MPI_SUCCESS when the handler returns.
+  return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_call_errhandler);
 

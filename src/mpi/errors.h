@@ -23,6 +23,9 @@ int raise_error(MPI_Comm comm, int cls, const char* fn, const char* fmt, ...)
 // handler is MPI_ERRORS_RETURN): records the message and returns cls.
 int raise_error_file(int cls, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
+// Raises `cls` on an open file's error handler (MPI_ERRORS_RETURN unless set otherwise).
+int raise_error_fh(MPI_File fh, int cls, const char* fn, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 // For an entry point that cannot run in this phase (before MPI_Init, after MPI_Finalize): says so
 // and ends the process, since no error handler exists then. Returns MPI_SUCCESS when MPI is active.
