@@ -1,5 +1,8 @@
 #include "coll/team.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "coll/select/select.h"
 #include "coll/stats.h"
 #include "core/log.h"
@@ -49,11 +52,9 @@ namespace {
 // neighbourhood collectives one per source (counts, displs, rcounts, rdispls) or dest (scounts,
 // sdispls).
 constexpr int kArrays = 6;
-const size_t* array_of(const Args& a, int i) {
-  const size_t* const all[kArrays] = {a.counts,  a.displs,  a.scounts,
-                                      a.sdispls, a.rcounts, a.rdispls};
-  return all[i];
-}
+constexpr const size_t* Args::*kArrayMembers[kArrays] = {
+    &Args::counts, &Args::displs, &Args::scounts, &Args::sdispls, &Args::rcounts, &Args::rdispls};
+const size_t* array_of(const Args& a, int i) { return a.*kArrayMembers[i]; }
 int array_len(const Args& a, int i) {
   if (!coll_neighbor(a.coll)) return a.size;
   return i == 2 || i == 3 ? a.outdegree : a.indegree;
@@ -103,9 +104,10 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   r->comm = comm_;
   r->call = seq_;
   r->tag = static_cast<int>(seq_++ & 0x3fffffff);
-  if (recent_ != nullptr && matches(*recent_, *a) && recent_->generation == params::generation()) {
-    last_ = recent_->alg;
-    *out = &recent_->schedule;
+  Entry*& recent = recent_[static_cast<int>(a->coll)];
+  if (recent != nullptr && matches(*recent, *a) && recent->generation == params::generation()) {
+    last_ = recent->alg;
+    *out = &recent->schedule;
     return Status::kOk;
   }
   const size_t h = hash(*a);
@@ -115,11 +117,11 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
     if (!matches(e, *a)) continue;
     if (e.generation == params::generation()) {
       last_ = e.alg;
-      recent_ = &e;
+      recent = &e;
       *out = &e.schedule;
       return Status::kOk;
     }
-    if (recent_ == &e) recent_ = nullptr;
+    if (recent == &e) recent = nullptr;
     cache_.erase(it);  // chosen under other selection parameters: choose again
     break;
   }
@@ -127,7 +129,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   if (alg == nullptr) return Status::kErrArg;
   if (cache_.size() >= kMaxEntries) {
     cache_.clear();
-    recent_ = nullptr;
+    std::fill(std::begin(recent_), std::end(recent_), nullptr);
   }
   auto e = std::make_unique<Entry>();
   *e = Entry{a->coll,
@@ -152,7 +154,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   alg->build(b, *a);
   b.finish();
   last_ = alg;
-  recent_ = e.get();
+  recent = e.get();
   *out = &cache_.emplace(h, std::move(e))->second->schedule;
   return Status::kOk;
 }

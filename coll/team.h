@@ -74,9 +74,10 @@ class Team {
   uint64_t seq_ = 0;       // calls so far: RunArgs::call, and (its low bits) the tag
   const Algorithm* last_ = nullptr;
   std::unordered_multimap<size_t, std::unique_ptr<Entry>> cache_;
-  // The entry the last call used: a loop of one call finds it without hashing (nullptr once the
-  // cache drops it).
-  Entry* recent_ = nullptr;
+  // The entry each collective's last call used: a loop of calls finds them without hashing, even
+  // when collectives alternate (a benchmark's barrier between its timed calls); nullptr once the
+  // cache drops it.
+  Entry* recent_[kCollCount] = {};
 };
 
 }  // namespace torusmpi::coll

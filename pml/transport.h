@@ -21,6 +21,12 @@ enum class FragType : uint8_t {
   kCancel,
   // To the sender of kCancel: kFlagCancelled when the message was dropped.
   kCancelReply,
+  // To the sender of a rendezvous message: write your buffer from byte `size` on into mine (the
+  // payload: my buffer's address and where the copy ends) while I read the bytes before it.
+  kSplit,
+  // To the receiver of kSplit (rreq echoed): the sender's part is written, or with
+  // kFlagSplitFailed it could not write it.
+  kSplitDone,
 };
 
 constexpr uint8_t kFlagSync = 1;  // kEager: the sender waits for kAck
@@ -35,7 +41,9 @@ constexpr uint8_t kFlagDevice = 2;
 // The reader gives the chunk back through that word, not by kFin: a fragment less each way.
 constexpr uint8_t kFlagSlot = 4;
 constexpr uint64_t kSlotWordOffset = 8;
-constexpr uint8_t kFlagCancelled = 1;  // kCancelReply: the message was unmatched and is dropped
+constexpr uint8_t kFlagCancelled = 1;    // kCancelReply: the message was unmatched and is dropped
+constexpr uint8_t kFlagSplitFailed = 1;  // kSplitDone: the receiver reads the sender's part too
+constexpr size_t kSplitPayload = 2 * sizeof(uint64_t);  // kSplit: buffer address, end of the copy
 
 struct FragHeader {
   FragType type;
@@ -45,9 +53,9 @@ struct FragHeader {
   int32_t source;  // sender's rank in the communicator
   int32_t tag;
   uint64_t size;  // the whole message's bytes; kData: the chunk's offset in it
-  uint64_t sreq;  // the sender's request, echoed in kAck, kFin, kCts and kCancelReply
+  uint64_t sreq;  // the sender's request, echoed in kAck, kFin, kCts, kSplit and kCancelReply
   union {
-    uint64_t rreq;  // kCts, kData: the receiver's request
+    uint64_t rreq;  // kCts, kData, kSplit, kSplitDone: the receiver's request (or its copy's)
     uint64_t addr;  // kRts: the sender's buffer
   };
 };
@@ -76,6 +84,20 @@ class Transport {
   virtual bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void* key,
                            size_t key_len) {
     (void)peer, (void)addr, (void)dst, (void)len, (void)key, (void)key_len;
+    return false;
+  }
+
+  // The split copy of a large message between ranks that each have a core: the receiver reads
+  // the first part of the sender's buffer while the sender writes the rest into the receiver's
+  // (kSplit), two copies at once where one would take the whole message. split_copy: worth it
+  // and allowed for len bytes at addr in peer's memory. write_remote copies len bytes at src into
+  // peer's memory at addr; false when it cannot (the receiver then reads that part too).
+  virtual bool split_copy(int peer, uint64_t addr, size_t len) {
+    (void)peer, (void)addr, (void)len;
+    return false;
+  }
+  virtual bool write_remote(int peer, uint64_t addr, const void* src, size_t len) {
+    (void)peer, (void)addr, (void)src, (void)len;
     return false;
   }
 
@@ -188,6 +210,14 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
     case FragType::kCancelReply:
       if ((h.flags & ~kFlagCancelled) != 0 || len != 0)
         return "a cancel reply with unknown flags or a payload";
+      return nullptr;
+    case FragType::kSplit:
+      if (h.flags != 0 || len != kSplitPayload)
+        return "a split-copy request with flags or without its buffer's address and end";
+      return nullptr;
+    case FragType::kSplitDone:
+      if ((h.flags & ~kFlagSplitFailed) != 0 || len != 0)
+        return "a split-copy answer with unknown flags or a payload";
       return nullptr;
     case FragType::kData:
       if (h.flags != 0) return "a data fragment with flags";

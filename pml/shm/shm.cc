@@ -52,14 +52,32 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // rings take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by
 // page). Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
-// From this size on, two ranks with a core each move a message faster by the pipeline, whose two
-// copies overlap, than by one process_vm_readv (2 ranks on 2 cores, osu_latency at 1 MiB a steady
-// 91 us against 65-147, at 2 MiB 180-185 against 210-265; osu_bw at 2-4 MiB 13 GB/s against 9-10).
+// From this size on, two ranks with a core each move a message faster with both copying than by
+// one process_vm_readv (2 ranks on 2 cores, osu_latency at 1 MiB a steady 91 us by the pipeline
+// against 65-147, at 2 MiB 180-185 against 210-265): a split copy (pml's split_rendezvous), the
+// receiver reading one half while the sender writes the other, 38-45 us at 1 MiB, 116-126 at 2
+// MiB. Below, the receiver reads alone: its receive then completes without the sender's progress.
 constexpr size_t kSingleCopyBelow = size_t{1} << 20;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
 // Ring bytes a rank touches at start-up (touch_rings): whole rings up to 4 local ranks.
 constexpr uint64_t kTouchBytes = uint64_t{8} << 20;
+
+// Copies len bytes between `local` in this process and `remote` in process pid, in the direction
+// `write` says (process_vm_writev, or process_vm_readv); false, errno set, when the kernel refuses.
+bool vm_copy(pid_t pid, void* local, uint64_t remote, size_t len, bool write) {
+  auto* here = static_cast<uint8_t*>(local);
+  size_t done = 0;
+  while (done < len) {
+    iovec l{here + done, len - done};
+    iovec r{reinterpret_cast<void*>(remote + done), len - done};
+    ssize_t n =
+        write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
 
 // Maps a device queue's pages into this process at once (allocating them when `write`). Each page
 // faulted in one by one costs 13 us on a 2-vCPU virtual machine, 3.4 ms for a 1 MiB queue spread
@@ -282,30 +300,61 @@ class ShmTransport final : public Transport {
     return std::min<size_t>(ring_max_payload(cap_), kPipelineChunk);
   }
 
+  // A rendezvous below single_copy_below_ is read in one copy; above, it is split or pipelined.
+  ReadStart start_read(int peer, uint64_t addr, void* dst, size_t len, const void* key,
+                       size_t key_len, uint64_t cookie) override {
+    if (len >= single_copy_below_) return ReadStart::kUnsupported;
+    return Transport::start_read(peer, addr, dst, len, key, key_len, cookie);
+  }
+
   bool read_remote(int peer, uint64_t addr, void* dst, size_t len, const void*, size_t) override {
-    if (len >= single_copy_below_) return false;
     int j = local_of_[peer];
     // A read is one copy the reader cannot hold back: paced messages between chips take the
     // pipeline, whose chunks the sender holds until their links deliver them.
     if (pacing_ && links_.hops_to(j) > 0) return false;
-    pid_t pid = pids_[j];
-    auto* out = static_cast<uint8_t*>(dst);
-    size_t done = 0;
-    while (done < len) {
-      iovec local{out + done, len - done};
-      iovec remote{reinterpret_cast<void*>(addr + done), len - done};
-      ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-      if (n <= 0) {
-        // EPERM: the kernel's ptrace policy forbids it (yama, containers). From now on this
-        // process pipelines its rendezvous receives through the rings, small as they are.
+    if (!vm_copy(pids_[j], dst, addr, len, false)) {
+      // EPERM: the kernel's ptrace policy forbids it (yama, containers). From now on this
+      // process pipelines its rendezvous receives through the rings, small as they are.
+      log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies", peer,
+                strerror(errno));
+      single_copy_below_ = 0;
+      return false;
+    }
+    reads_ok_ = true;
+    if (accounting_) links_.charge_from(j, len);
+    return true;
+  }
+
+  bool split_copy(int peer, uint64_t addr, size_t len) override {
+    if (single_copy_below_ == 0 || len < single_copy_below_) return false;
+    int j = local_of_[peer];
+    if (pacing_ && links_.hops_to(j) > 0) return false;  // as read_remote
+    if (!reads_ok_) {
+      // Whether the kernel lets this process read its peers' memory at all, asked with one byte
+      // before the sender is told to write its part.
+      uint8_t probe;
+      if (!vm_copy(pids_[j], &probe, addr, 1, false)) {
         log::warn("shm: single-copy read from rank %d failed (%s): using pipelined copies", peer,
                   strerror(errno));
         single_copy_below_ = 0;
         return false;
       }
-      done += static_cast<size_t>(n);
+      reads_ok_ = true;
     }
-    if (accounting_) links_.charge_from(j, len);
+    return true;
+  }
+
+  bool write_remote(int peer, uint64_t addr, const void* src, size_t len) override {
+    int j = local_of_[peer];
+    if (!vm_copy(pids_[j], const_cast<void*>(src), addr, len, true)) {
+      if (!write_failed_) {
+        log::warn("shm: single-copy write to rank %d failed (%s): it reads the whole message", peer,
+                  strerror(errno));
+      }
+      write_failed_ = true;
+      return false;
+    }
+    if (accounting_) links_.charge_to(j, len);
     return true;
   }
 
@@ -573,6 +622,8 @@ class ShmTransport final : public Transport {
   // Rendezvous messages below this size are read by process_vm_readv, larger ones pipelined
   // through the rings; 0: all pipelined.
   size_t single_copy_below_ = 0;
+  bool reads_ok_ = false;      // a single-copy read has worked: the kernel lets this process read
+  bool write_failed_ = false;  // a split copy's write has failed (said once)
   int n_ = 0;
   int me_ = 0;
   uint64_t cap_ = 0;

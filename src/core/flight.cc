@@ -273,47 +273,54 @@ const Book* self() { return g_book; }
 
 namespace {
 
-// Writes the record of a call that begins now in `state` (folded into the last one when it can
-// be) and returns its slot.
-int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
-           int32_t peer, State state, int64_t now) {
+// A new record, in the next slot that no operation in progress holds. Out of line: the fold
+// above it is the path of every call in a loop, and stays short without this one's registers.
+[[gnu::noinline]] int append(const char* call, uint32_t context, const char* comm,
+                             uint32_t comm_seq, int64_t bytes, int32_t peer, State state,
+                             int64_t now) {
   Header& h = g_book->h;
   int slot;
-  const int64_t ended = state == State::kActive ? 0 : now;
-  if (folds_into_last(call, context, comm_seq, peer, &slot)) {
-    Op& op = g_book->ops[slot];
-    open_write(op);
-    ++op.repeats;
-    op.comm_seq = comm_seq;
-    op.state = state;
-    op.entered_ns = now;
-    op.ended_ns = ended;
-    op.bytes = bytes;
-    close_write(op);
-  } else {
-    // Operations in progress keep their records, however many nested ones follow.
-    do {
-      slot = static_cast<int>(h.next_index++ % kDepth);
-    } while (is_active_slot(h, slot));
-    Op& op = g_book->ops[slot];
-    open_write(op);
-    op.state = state;
-    op.index = h.next_index - 1;
-    op.entered_ns = now;
-    op.ended_ns = ended;
-    op.repeats = 0;
-    op.bytes = bytes;
-    op.context = context;
-    op.comm_seq = comm_seq;
-    op.peer = peer;
-    op.step = 0;
-    op.steps = 0;
-    if (g_call_at[slot] != call) copy_text(op.call, sizeof op.call, call);
-    g_call_at[slot] = call;
-    copy_text(op.comm, sizeof op.comm, comm);
-    close_write(op);
-  }
+  do {
+    slot = static_cast<int>(h.next_index++ % kDepth);
+  } while (is_active_slot(h, slot));
+  Op& op = g_book->ops[slot];
+  open_write(op);
+  op.state = state;
+  op.index = h.next_index - 1;
+  op.entered_ns = now;
+  op.ended_ns = state == State::kActive ? 0 : now;
+  op.repeats = 0;
+  op.bytes = bytes;
+  op.context = context;
+  op.comm_seq = comm_seq;
+  op.peer = peer;
+  op.step = 0;
+  op.steps = 0;
+  if (g_call_at[slot] != call) copy_text(op.call, sizeof op.call, call);
+  g_call_at[slot] = call;
+  copy_text(op.comm, sizeof op.comm, comm);
+  close_write(op);
   g_last_call = call;
+  return slot;
+}
+
+// Writes the record of a call that begins now in `state` (folded into the last one when it can
+// be) and returns its slot.
+inline int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq,
+                  int64_t bytes, int32_t peer, State state, int64_t now) {
+  int slot;
+  if (!folds_into_last(call, context, comm_seq, peer, &slot)) {
+    return append(call, context, comm, comm_seq, bytes, peer, state, now);
+  }
+  Op& op = g_book->ops[slot];
+  open_write(op);
+  ++op.repeats;
+  op.comm_seq = comm_seq;
+  op.state = state;
+  op.entered_ns = now;
+  op.ended_ns = state == State::kActive ? 0 : now;
+  op.bytes = bytes;
+  close_write(op);
   return slot;
 }
 

@@ -33,8 +33,10 @@ bool want_sieving(const std::vector<Extent>& ranges, Toggle hint) {
   if (hint == Toggle::kEnable) return true;
   int64_t data = 0;
   for (const Extent& e : ranges) data += e.len;
-  int64_t span = ranges.back().end() - ranges.front().off;
-  return span > 0 && data * 4 >= span;
+  const int64_t holes = ranges.back().end() - ranges.front().off - data;
+  // A system call costs about what moving a few KiB through the page cache does: sieve when the
+  // holes read along come to less than that per range saved.
+  return holes <= static_cast<int64_t>(ranges.size()) * kSievedHoleBytesPerRange;
 }
 
 PosixFile::~PosixFile() {
@@ -112,6 +114,20 @@ int PosixFile::unlock(int64_t off, int64_t len) {
   return fcntl(fd_, F_SETLK, &fl) == 0 ? 0 : errno;
 }
 
+namespace {
+
+// Room for the largest sieved window (not the hint's whole buffer, which may be far larger than
+// any window of this access).
+std::unique_ptr<char[]> sieve_buffer(const std::vector<Window>& windows) {
+  int64_t most = 0;
+  for (const Window& w : windows) {
+    if (w.sieved) most = std::max(most, w.len);
+  }
+  return most > 0 ? std::unique_ptr<char[]>(new char[static_cast<size_t>(most)]) : nullptr;
+}
+
+}  // namespace
+
 int PosixFile::read(const std::vector<Extent>& ranges, char* stream, const Hints& h, bool atomic,
                     int64_t* got, const char** op) {
   *got = 0;
@@ -123,7 +139,7 @@ int PosixFile::read(const std::vector<Extent>& ranges, char* stream, const Hints
   }
   std::vector<Window> windows =
       plan_windows(ranges, h.ind_rd_buffer_size, want_sieving(ranges, h.ds_read));
-  std::unique_ptr<char[]> sieve;
+  std::unique_ptr<char[]> sieve = sieve_buffer(windows);
   int err = 0;
   bool short_read = false;
   char* at = stream;
@@ -140,7 +156,6 @@ int PosixFile::read(const std::vector<Extent>& ranges, char* stream, const Hints
       }
       continue;
     }
-    if (!sieve) sieve.reset(new char[static_cast<size_t>(h.ind_rd_buffer_size)]);
     int64_t n = 0;
     err = pread_full(sieve.get(), w.len, w.off, &n, op);
     if (err != 0) break;
@@ -174,7 +189,7 @@ int PosixFile::write(const std::vector<Extent>& ranges, const char* stream, cons
   // While processes may sieve writes to this file, every write locks what it writes: a plain
   // write must not fall between another process's read and write back of a window around it.
   const bool lock_each = !atomic && h.ds_write != Toggle::kDisable;
-  std::unique_ptr<char[]> sieve;
+  std::unique_ptr<char[]> sieve = sieve_buffer(windows);
   int err = 0;
   const char* at = stream;
   for (const Window& w : windows) {
@@ -186,7 +201,6 @@ int PosixFile::write(const std::vector<Extent>& ranges, const char* stream, cons
       err = pwrite_full(at, w.len, w.off, op);
       at += w.len;
     } else {
-      if (!sieve) sieve.reset(new char[static_cast<size_t>(h.ind_wr_buffer_size)]);
       int64_t n = 0;
       err = pread_full(sieve.get(), w.len, w.off, &n, op);
       if (err == 0) {

@@ -48,8 +48,9 @@ struct Window {
 std::vector<Window> plan_windows(const std::vector<Extent>& ranges, int64_t buffer, bool sieve);
 
 // Whether sieving is used for ranges under a hint: automatic sieves when there are several
-// ranges and their data fill at least a quarter of the span they cover (beyond that, reading
-// the holes costs more than the extra system calls).
+// ranges and the holes between them average at most kSievedHoleBytesPerRange (beyond that,
+// reading the holes costs more than the system calls saved).
+constexpr int64_t kSievedHoleBytesPerRange = 4096;
 bool want_sieving(const std::vector<Extent>& ranges, Toggle hint);
 
 class PosixFile {

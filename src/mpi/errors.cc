@@ -390,7 +390,8 @@ int unimplemented(const char* fn, MPI_Comm comm) {
 
 int unimplemented_file(const char* fn) {
   return raise_error_file(MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                          "MPI-IO is not implemented by torusmpi " PACKAGE_VERSION);
+                          "not implemented by torusmpi " PACKAGE_VERSION
+                          " yet (MPI-IO's collective and shared file pointer calls)");
 }
 
 void errors_are_fatal_file_handler(MPI_File*, int* code, ...) {
@@ -763,7 +764,8 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_call_errhandler";
   if (int err = require_active(kFn)) return err;
-  if (!torusmpi::mpi::file_or_default(fh)) return torusmpi::mpi::no_file(kFn, fh);
+  // An open file only: MPI_FILE_NULL's handler is not called this way (MPI_ERR_FILE).
+  if (torusmpi::mpi::file_impl(fh) == nullptr) return torusmpi::mpi::no_file(kFn, fh);
   torusmpi::mpi::raise_error_fh(fh, errorcode, kFn, "called by the application with error code %d",
                                 errorcode);
   // MPI: returns MPI_SUCCESS when the handler returns.

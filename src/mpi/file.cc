@@ -358,7 +358,7 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
   if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
   if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_ACCESS, kFn, "file was opened MPI_MODE_RDONLY");
+    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
   }
   if (f->amode & MPI_MODE_SEQUENTIAL) {
     return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
@@ -387,7 +387,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
   if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
   if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_ACCESS, kFn, "file was opened MPI_MODE_RDONLY");
+    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
   }
   if (f->amode & MPI_MODE_SEQUENTIAL) {
     return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
@@ -483,8 +483,6 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
   out->set("ind_wr_buffer_size", std::to_string(f->hints.ind_wr_buffer_size));
   out->set("romio_ds_read", mpi::toggle_name(f->hints.ds_read));
   out->set("romio_ds_write", mpi::toggle_name(f->hints.ds_write));
-  mpi::file_coll_report(f, out);
-  out->set("filename", f->path);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_get_info);

@@ -29,7 +29,12 @@
 //   f->at_close                                 functions MPI_File_close calls first (in order,
 //                                               collectively, before the file is closed): the
 //                                               place for shared-pointer state to go
+//   f->at_set_view                              functions MPI_File_set_view calls once the new
+//                                               view is in place (the shared pointer's reset)
 //   f->shared_state, f->coll_state              slots for the collective half's own state
+//   f->info                                     every hint given (cb_nodes, cb_buffer_size,
+//                                               romio_cb_*: read them there; set the values in
+//                                               force there too, MPI_File_get_info reports it)
 //
 // Two-phase collective buffering works on (a.ranges, s.data) of every process: exchange the
 // bytes with torusmpi's collectives over f->comm, and read/write contiguous file domains.
@@ -78,6 +83,9 @@ struct File {
   // Functions MPI_File_close runs, in order, before it closes the file (collectively: every
   // process runs its own). A nonzero return is an MPI error class: close goes on, and returns it.
   std::vector<std::function<int(File*)>> at_close;
+  // Functions MPI_File_set_view calls, in order, once the new view is in place (collectively,
+  // before the processes leave it together): the shared file pointer goes back to 0 there.
+  std::vector<std::function<int(File*)>> at_set_view;
   // State of the shared file pointer and of collective buffering, kept by their own files.
   std::shared_ptr<void> shared_state;
   std::shared_ptr<void> coll_state;

@@ -154,6 +154,14 @@ void refresh_hints(File* f, CollState* cs) {
   }
 }
 
+// The cb hints in force into the file's info, which MPI_File_get_info reports.
+void publish_hints(File* f, CollState* cs) {
+  if (f->info == MPI_INFO_NULL) f->info = info_new(nullptr);
+  Info* kept = info_impl(f->info);
+  for (const auto& [key, value] : cs->hints.report(static_cast<int>(cs->aggregators.size())))
+    kept->set(key, value);
+}
+
 int next_tag(CollState* cs) {
   return static_cast<int>((cs->calls++ % kCallTagCycle) * kTagsPerCall);
 }
@@ -694,6 +702,19 @@ void file_coll_open(File* f) {
       cs->shared_error = "a process could not open the shared file pointer's file " + name;
     cs->shared.close();
   }
+  publish_hints(f, cs.get());
+  f->at_set_view.push_back([](File* file) {
+    CollState* s = state_of(file);
+    if (s == nullptr) return MPI_SUCCESS;
+    // MPI_File_set_view: the shared pointer goes back to 0 (rank 0 sets it; the view's barrier
+    // follows), and the view's info may have brought hints.
+    std::string why;
+    if (file->rank == 0 && s->shared.ready() && !s->shared.set(0, &why))
+      return raise_error_on(file, MPI_ERR_IO, "MPI_File_set_view", "%s", why.c_str());
+    refresh_hints(file, s);
+    publish_hints(file, s);
+    return MPI_SUCCESS;
+  });
   f->at_close.push_back([](File* file) {
     CollState* s = state_of(file);
     if (s == nullptr) return MPI_SUCCESS;
@@ -702,20 +723,6 @@ void file_coll_open(File* f) {
     s->shared.close();
     return MPI_SUCCESS;
   });
-}
-
-void file_coll_report(File* f, Info* out) {
-  CollState* cs = state_of(f);
-  if (cs == nullptr) return;
-  refresh_hints(f, cs);
-  for (const auto& [key, value] : cs->hints.report(static_cast<int>(cs->aggregators.size())))
-    out->set(key, value);
-}
-
-void file_coll_view_reset(File* f) {
-  CollState* cs = state_of(f);
-  std::string why;
-  if (cs != nullptr && f->rank == 0 && cs->shared.ready()) cs->shared.set(0, &why);
 }
 
 }  // namespace torusmpi::mpi

@@ -9,19 +9,14 @@
 
 namespace torusmpi::mpi {
 
-class Info;
-
-// Hooks of the file object (file.cc, file_data.cc):
-// MPI_File_open, once the file is open on every process: the collective state, the shared
-// pointer's file (collective over f->comm), and the at_close hook that ends them. A shared
-// pointer that cannot be made does not fail the open: the shared-pointer calls report why.
+// The hook of the file object (file.cc): MPI_File_open, once the file is open on every process,
+// calls it for the collective state (File::coll_state), the shared pointer's file (collective
+// over f->comm), and the hooks that keep them: at_set_view (the shared pointer back to 0, the
+// hints in force into f->info) and at_close (the shared pointer's file closed). A shared pointer
+// that cannot be made does not fail the open: the shared-pointer calls report why. The cb hints
+// in force (cb_buffer_size, cb_nodes as the aggregators' number, romio_cb_read/write) are set in
+// f->info, which MPI_File_get_info reports.
 void file_coll_open(File* f);
-// MPI_File_get_info: the collective-buffering hints in force (cb_buffer_size, cb_nodes,
-// romio_cb_read, romio_cb_write).
-void file_coll_report(File* f, Info* out);
-// MPI_File_set_view, on every process before its closing barrier: the shared pointer goes back
-// to 0 (rank 0 sets it).
-void file_coll_view_reset(File* f);
 
 }  // namespace torusmpi::mpi
 

@@ -19,7 +19,6 @@
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/file.h"
-#include "mpi/file_coll.h"
 #include "mpi/info.h"
 #include "mpi/p2p.h"
 
@@ -93,11 +92,20 @@ int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_O
       return os_error(f, fn, op, e);
     moved = a.bytes;
   } else {
-    if (int err = stage_read_begin(f, fn, count, *t, &s)) return err;
-    if (int e = f->posix.read(a.ranges, s.data, f->hints, f->atomic, &moved, &op))
-      return os_error(f, fn, op, e);
-    if (int err = stage_read_end(f, fn, const_cast<void*>(buf), count, type, *t, &s, moved))
-      return err;
+    int64_t at = 0;
+    if (!f->datarep->external32 && !f->datarep->user && t->contiguous(count, &at) &&
+        !device::in_device_range(static_cast<const char*>(buf) + at)) {
+      // Host bytes as they are: read into the user's buffer, no copy.
+      char* direct = const_cast<char*>(static_cast<const char*>(buf)) + at;
+      if (int e = f->posix.read(a.ranges, direct, f->hints, f->atomic, &moved, &op))
+        return os_error(f, fn, op, e);
+    } else {
+      if (int err = stage_read_begin(f, fn, count, *t, &s)) return err;
+      if (int e = f->posix.read(a.ranges, s.data, f->hints, f->atomic, &moved, &op))
+        return os_error(f, fn, op, e);
+      if (int err = stage_read_end(f, fn, const_cast<void*>(buf), count, type, *t, &s, moved))
+        return err;
+    }
   }
   if (use_pointer) f->pointer += moved / f->view.etype_size();
   *bytes = moved;
@@ -331,9 +339,14 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   f->datarep = rep;
   f->pointer = 0;
   if (info != MPI_INFO_NULL) PMPI_File_set_info(fh, info);
-  mpi::file_coll_view_reset(f);
+  int rc = MPI_SUCCESS;
+  for (auto& hook : f->at_set_view) {
+    int e = hook(f);
+    if (rc == MPI_SUCCESS) rc = e;
+  }
   // Collective: the processes leave together, as the shared pointer's reset needs.
-  return PMPI_Barrier(f->comm);
+  int barrier = PMPI_Barrier(f->comm);
+  return rc != MPI_SUCCESS ? rc : barrier;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_set_view);
 

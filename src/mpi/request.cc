@@ -199,7 +199,7 @@ int finish_grequest(const char* fn, MPI_Request* handle, MPI_Status* st, bool in
 // Ends a complete request: fills its status, frees it (or makes a persistent one inactive) and
 // gives its error. Single-completion calls raise the error on the request's communicator;
 // multiple-completion calls (in_status) put it in the status and raise MPI_ERR_IN_STATUS later.
-int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
+int finish_request(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
   Request* r = request_impl(*handle);
   if (r->kind == Request::Kind::kGrequest) return finish_grequest(fn, handle, st, in_status);
   if (r->buffer.staged()) mpi::drain_request(r);
@@ -220,6 +220,17 @@ int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) 
     *handle = MPI_REQUEST_NULL;
   }
   return err;
+}
+
+// Request::sent(), a send that completed in its call, has nothing to free: a window of small
+// sends costs its Waitall about as much as a loop over handles.
+inline int finish(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_status) {
+  if (request_impl(*handle)->shared) {
+    mpi::set_empty_status(st);
+    *handle = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  }
+  return finish_request(fn, handle, st, in_status);
 }
 
 MPI_Status* status_at(MPI_Status* statuses, int i) {
@@ -243,13 +254,18 @@ int raise_in_status(const char* fn, int failed, MPI_Comm comm, MPI_Status* statu
 // fills indices/outcount when given (Waitsome, Testsome), the first failure's comm, and, once one
 // has failed, each status's error in *errors (indexed as the statuses are: by request, or by
 // completion when indices are given; MPI_SUCCESS where nothing completed). No failure, no vector:
-// the usual Waitall allocates nothing.
+// the usual Waitall allocates nothing. Without indices (Waitall), null and inactive entries get
+// an empty status in the same pass.
 int finish_complete(const char* fn, int count, MPI_Request* requests, MPI_Status* statuses,
                     int* outcount, int* indices, MPI_Comm* failed_comm, std::vector<int>* errors) {
   int failed = 0, done = 0;
   for (int i = 0; i < count; ++i) {
     Request* r = request_impl(requests[i]);
-    if (!active(r) || !r->complete()) continue;
+    if (!active(r)) {
+      if (indices == nullptr) mpi::set_empty_status(status_at(statuses, i));
+      continue;
+    }
+    if (!r->complete()) continue;
     // A generalized request has no communicator: its errors go to MPI_COMM_WORLD's handler.
     MPI_Comm comm = r->comm;
     MPI_Status* st = indices != nullptr ? status_at(statuses, done) : status_at(statuses, i);
@@ -352,12 +368,6 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
   if (!all_complete(count, array_of_requests, &first)) {
     flight::Scope record = many_record(kFn, count);
     progress::wait_until([&] { return all_complete(count, array_of_requests, &first); });
-  }
-  // Null and inactive entries get an empty status.
-  for (int i = 0; i < count; ++i) {
-    if (!active(request_impl(array_of_requests[i]))) {
-      mpi::set_empty_status(status_at(array_of_statuses, i));
-    }
   }
   MPI_Comm failed_comm = nullptr;
   std::vector<int> errors;

@@ -59,6 +59,11 @@ for instance in host torus:2x2:cores=1; do
     [ -z "$device" ] || check "... staging bytes=0" staged_nothing || diag_job
   done
 done
+# Large host messages between two ranks with a core each: split copies (the receiver reads one half
+# while the sender writes the other), every byte checked, at sizes around the 1 MiB cut.
+for b in osu_latency osu_bw osu_allgather; do
+  bench 2 host $b 4194304 -c "${quick[@]}" -m 524288:4194304
+done
 # Typed data, where sums of chars would saturate.
 for type in mpi_int mpi_float; do
   bench 3 torus:2x2:cores=1 osu_allreduce 65536 -c "${quick[@]}" -m 4:65536 -T $type -d neuron

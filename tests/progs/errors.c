@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   MPI_File file = MPI_FILE_NULL;
   check_class(MPI_File_open(MPI_COMM_WORLD, "/nonexistent/torusmpi-test", MPI_MODE_RDONLY,
                             MPI_INFO_NULL, &file),
-              MPI_ERR_UNSUPPORTED_OPERATION, "file_open-returns");
+              MPI_ERR_NO_SUCH_FILE, "file_open-returns");
 
   check(MPI_Finalize() == MPI_SUCCESS, "finalize", "failed");
   return check_done(-1);

@@ -648,6 +648,10 @@ static void test_modes(void) {
                  MPI_INFO_NULL);
   rc = MPI_File_write_at(fh, 0, &v, 1, MPI_INT, &st);
   check_class(rc, MPI_ERR_READ_ONLY, "write on an MPI_MODE_RDONLY file: MPI_ERR_READ_ONLY");
+  if (g_torusmpi) {
+    rc = MPI_File_set_size(fh, 0);
+    check_class(rc, MPI_ERR_READ_ONLY, "set_size on an MPI_MODE_RDONLY file: MPI_ERR_READ_ONLY");
+  }
   rc = MPI_File_read_at(fh, 4 * (10 + g_rank), &dummy, 1, MPI_INT, &st);
   check(rc == MPI_SUCCESS && dummy == 10 + g_rank, "read_at on a read-only file", "rc %d v %d", rc,
         dummy);
@@ -655,6 +659,24 @@ static void test_modes(void) {
   MPI_File_close(&fh);
   MPI_Barrier(MPI_COMM_WORLD);
   check(access(path, F_OK) != 0, "MPI_MODE_DELETE_ON_CLOSE: the file is gone", "");
+
+  /* MPI_MODE_SEQUENTIAL: the individual pointer only; explicit offsets and seeks refused. */
+  fh = open_file("sequential",
+                 MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE,
+                 MPI_INFO_NULL);
+  if (g_torusmpi) {
+    rc = MPI_File_write_at(fh, 0, &v, 1, MPI_INT, &st);
+    check_class(rc, MPI_ERR_UNSUPPORTED_OPERATION,
+                "write_at on an MPI_MODE_SEQUENTIAL file: MPI_ERR_UNSUPPORTED_OPERATION");
+    rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
+    check_class(rc, MPI_ERR_UNSUPPORTED_OPERATION,
+                "seek on an MPI_MODE_SEQUENTIAL file: MPI_ERR_UNSUPPORTED_OPERATION");
+    rc = MPI_File_set_size(fh, 0);
+    check_class(rc, MPI_ERR_UNSUPPORTED_OPERATION,
+                "set_size on an MPI_MODE_SEQUENTIAL file: MPI_ERR_UNSUPPORTED_OPERATION");
+  }
+  MPI_File_close(&fh);
+  MPI_Barrier(MPI_COMM_WORLD);
 
   /* Existing file with CREATE | EXCL. */
   path_of(path, sizeof path, "excl");
@@ -730,6 +752,31 @@ static void test_errors(void) {
     } else if (g_torusmpi) {
       check(0, "open /dev/full", "rc %d", rc);
     }
+  }
+  /* A FIFO has no offsets: pread fails (ESPIPE), an MPI_ERR_IO naming the OS error. */
+  char fifo[512], fname[64];
+  snprintf(fname, sizeof fname, "fifo-%d", g_rank);
+  path_of(fifo, sizeof fifo, fname);
+  if (mkfifo(fifo, 0600) == 0) {
+    rc = MPI_File_open(MPI_COMM_SELF, fifo, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_File_read_at(fh, 0, &v, 1, MPI_INT, &st);
+      check_class(rc, MPI_ERR_IO, "read_at on a FIFO: MPI_ERR_IO");
+      if (g_torusmpi) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        check(strstr(text, "MPI_File_read_at") != NULL && strstr(text, "pread") != NULL &&
+                  strstr(text, strerror(ESPIPE)) != NULL,
+              "its message names the call, the system call and the OS error", "'%s'", text);
+      }
+      MPI_File_close(&fh);
+    } else {
+      check_class(rc, MPI_ERR_IO, "open of a FIFO");
+    }
+    unlink(fifo);
+  } else {
+    check(0, "mkfifo", "%s", strerror(errno));
   }
   /* EACCES and EROFS where this system gives them to a plain open(). */
   const char* const tries[] = {"/proc/version", "/sys/kernel/mpi-io-test", NULL};

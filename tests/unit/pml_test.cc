@@ -38,6 +38,20 @@ class LoopTransport final : public Transport {
     std::memcpy(dst, reinterpret_cast<const void*>(addr), len);
     return true;
   }
+  // Split copies (Transport::split_copy) for messages of split_from bytes or more (0: none); the
+  // sender's part is written unless write_ok is false.
+  size_t split_from = 0;
+  bool write_ok = true;
+  int writes = 0;
+  bool split_copy(int, uint64_t, size_t len) override {
+    return split_from > 0 && len >= split_from && single_copy;
+  }
+  bool write_remote(int, uint64_t addr, const void* src, size_t len) override {
+    if (!write_ok) return false;
+    ++writes;
+    std::memcpy(reinterpret_cast<void*>(addr), src, len);
+    return true;
+  }
   // A network's read: copied, and reported, by the poll after the one that started it, after that
   // poll's fragments (so a fragment the pml sends meanwhile goes ahead of the kFin).
   bool deferred_reads = false;
@@ -180,6 +194,42 @@ TEST_F(PmlTest, ADeferredReadCompletesItsReceiveAndThenItsSend) {
   EXPECT_FALSE(s.cancelled);
   EXPECT_EQ(buf, data);
   EXPECT_EQ(loop_.reads_in_flight(), 0u);
+}
+
+TEST_F(PmlTest, SplitCopiesCarryEveryByteAndTruncate) {
+  loop_.split_from = 8192;
+  for (size_t n : {8192, 8193, 100000, 1000001}) round_trip(n, n);
+  round_trip(100000, 60000);  // the split is of what the receive takes
+  round_trip(8191, 8191);     // below: one read
+  EXPECT_EQ(loop_.writes, 5);
+  EXPECT_EQ(loop_.reads, 6);
+}
+
+TEST_F(PmlTest, ASplitCopyCompletesOnlyWithBothHalves) {
+  loop_.split_from = 8192;
+  auto data = pattern(300000, 5);
+  std::vector<uint8_t> buf(data.size());
+  Request s, r;
+  ASSERT_EQ(recv(&buf, 0, 4, &r), Status::kOk);
+  ASSERT_EQ(send(data, 4, &s), Status::kOk);
+  progress::poll();  // the RTS matches: kSplit goes and the receiver reads its half
+  EXPECT_EQ(loop_.reads, 1);
+  EXPECT_EQ(loop_.writes, 0);
+  EXPECT_FALSE(r.done()) << "complete before the sender's half is written";
+  EXPECT_FALSE(s.done()) << "the sender's buffer is still being copied";
+  wait(&r);
+  wait(&s);
+  EXPECT_EQ(buf, data);
+  EXPECT_EQ(loop_.writes, 1);
+}
+
+TEST_F(PmlTest, ASplitWriteThatFailsIsReadByTheReceiver) {
+  loop_.split_from = 8192;
+  loop_.write_ok = false;
+  round_trip(100000, 100000);
+  round_trip(100000, 70000);
+  EXPECT_EQ(loop_.writes, 0);
+  EXPECT_EQ(loop_.reads, 4);
 }
 
 TEST_F(PmlTest, MessagesFromOneSenderMatchInSendOrder) {
