@@ -50,11 +50,11 @@ fi
 
 # --- The benchmark -----------------------------------------------------------------------------
 osu_io=$TM_PREFIX/libexec/torusmpi/osu/osu_io
-run_job 60 "${mpirun[@]}" -np 2 "$osu_io" -c -m 1048576:8388608 -i 1 -x 0 -D "$dir"
+run_job 60 "${mpirun[@]}" -np 4 "$osu_io" -c -m 1048576:8388608 -i 1 -x 0 -D "$dir"
 bench_ok() {
   [ "$job_rc" -eq 0 ] && [ "$(grep -c 'Pass$' "$job_out")" -eq 2 ] && ! grep -q Fail "$job_out"
 }
-check "osu_io on torusmpi, np=2: two sizes, reads validated" bench_ok || diag_job
+check "osu_io on torusmpi, np=4 (aggregated): two sizes, reads validated" bench_ok || diag_job
 
 rm -rf "${dir:?}"
 check_shm
