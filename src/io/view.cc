@@ -77,12 +77,10 @@ std::string View::make(int64_t disp, const dtype::TypeRef& etype, const dtype::T
              " after byte " + std::to_string(blocks[i - 1].end() - 1) + ")";
     }
   }
-  if (filetype->extent() < blocks.back().end()) {
-    // The next instance would start before this one ends: the stream would go backwards.
-    return "filetype's extent (" + std::to_string(filetype->extent()) +
-           ") ends before its data (byte " + std::to_string(blocks.back().end()) + ")";
-  }
   View v;
+  // The next instance starts before this one ends (parallel HDF5 writes its chunks through such a
+  // filetype, resized to a small extent, one instance a call): accesses may not cross instances.
+  v.data_end_ = filetype->extent() < blocks.back().end() ? blocks.back().end() : 0;
   v.disp_ = disp;
   v.etype_ = etype;
   v.filetype_ = filetype;
@@ -106,6 +104,11 @@ int64_t View::file_offset(int64_t pos) const {
   size_t b = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), within) -
                                  starts_.begin() - 1);
   return disp_ + k * extent_ + blocks_[b].off + (within - starts_[b]);
+}
+
+bool View::increasing(int64_t pos, int64_t bytes) const {
+  if (data_end_ == 0 || bytes <= 0 || size_ == 0) return true;
+  return pos / size_ == (pos + bytes - 1) / size_;
 }
 
 void View::map(int64_t pos, int64_t bytes, std::vector<Extent>* out) const {

@@ -62,8 +62,14 @@ class View {
   // The file byte where stream byte `pos` is (MPI_File_get_byte_offset with pos = offset *
   // etype size).
   int64_t file_offset(int64_t pos) const;
+  // Whether the file bytes behind stream bytes [pos, pos + bytes) never go back: false only when
+  // they cross from one instance of a filetype whose extent ends before its data (data_end()) into
+  // the next. Accesses that are not are refused (MPI_ERR_UNSUPPORTED_OPERATION).
+  bool increasing(int64_t pos, int64_t bytes) const;
+  // Where one instance's data ends when its extent ends before that, else 0.
+  int64_t data_end() const { return data_end_; }
   // Appends the file ranges behind stream bytes [pos, pos + bytes), in stream order, adjacent
-  // ones merged (file offsets never decrease along a stream: make() refuses such filetypes).
+  // ones merged; increasing() must hold (the planners rely on offsets that never decrease).
   void map(int64_t pos, int64_t bytes, std::vector<Extent>* out) const;
   // The smallest stream position whose file byte is at or after `file_off` (for positions
   // reached from file sizes: MPI_File_seek with MPI_SEEK_END).
@@ -77,6 +83,7 @@ class View {
   int64_t size_ = 1;             // data bytes of one instance
   int64_t extent_ = 1;
   bool contiguous_ = true;
+  int64_t data_end_ = 0;  // see data_end()
 };
 
 }  // namespace torusmpi::io

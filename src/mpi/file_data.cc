@@ -190,6 +190,14 @@ int plan_access(File* f, const char* fn, int64_t offset, int64_t count, const dt
                           "the view's filetype has no data: no byte of the file can be accessed");
   }
   a->pos = offset * f->view.etype_size();
+  if (!f->view.increasing(a->pos, bytes)) {
+    return raise_error_on(
+        f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+        "the access crosses into the filetype's next instance, which starts before this one's "
+        "data ends (extent %lld, data to byte %lld): torusmpi moves file bytes in increasing "
+        "order",
+        (long long)f->view.filetype().extent(), (long long)f->view.data_end());
+  }
   a->bytes = bytes;
   a->ranges.clear();
   f->view.map(a->pos, a->bytes, &a->ranges);

@@ -134,14 +134,31 @@ TEST(View, Refused) {
   EXPECT_NE(View::make(0, Int(), dtype::contiguous(6, Byte()), &v), "");
   // Decreasing displacements.
   EXPECT_NE(View::make(0, Int(), dtype::hindexed({1, 1}, {8, 0}, Int()), &v), "");
-  // An extent that ends before the data: the next instance would go back.
-  EXPECT_NE(View::make(0, Int(), dtype::resized(dtype::contiguous(4, Int()), 0, 8), &v), "");
   // A filetype without data is a view of nothing.
   EXPECT_EQ(View::make(0, Int(), dtype::contiguous(0, Int()), &v), "");
   EXPECT_TRUE(v.empty());
   std::vector<Extent> r;
   v.map(0, 100, &r);
   EXPECT_TRUE(r.empty());
+}
+
+TEST(View, ExtentEndingBeforeItsData) {
+  // Parallel HDF5's shape: one instance a call, through a filetype resized to a small extent.
+  View v;
+  ASSERT_EQ(View::make(0, Int(), dtype::resized(dtype::contiguous(4, Int()), 0, 8), &v), "");
+  EXPECT_EQ(v.data_end(), 16);
+  EXPECT_TRUE(v.increasing(0, 16));
+  EXPECT_TRUE(v.increasing(16, 16));  // the second instance alone, at byte 8
+  EXPECT_FALSE(v.increasing(12, 8));  // crosses back from byte 16 to byte 8
+  std::vector<Extent> r;
+  v.map(16, 16, &r);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].off, 8);
+  EXPECT_EQ(r[0].len, 16);
+  // An ordinary filetype crosses instances freely.
+  ASSERT_EQ(View::make(0, Int(), dtype::resized(dtype::contiguous(4, Int()), 0, 32), &v), "");
+  EXPECT_EQ(v.data_end(), 0);
+  EXPECT_TRUE(v.increasing(12, 8));
 }
 
 TEST(Sieving, Windows) {
