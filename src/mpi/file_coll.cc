@@ -287,6 +287,7 @@ void launch(CollAccess* x, MPI_Request* request) {
     r->query_fn = query_access;
     r->free_fn = free_access;
     r->grequest_funcs_are_c() = 1;
+    r->graises_own = true;
     r->extra_state = x;
     x->request = r;
     *request = &r->handle;

@@ -156,6 +156,9 @@ struct Request {
   void* extra_state = nullptr;
   bool gcomplete = false;
   bool gfreed = false;
+  // The library's own generalized requests (nonblocking collective file access): query_fn raises
+  // its error itself, on the file's handler, where MPI says it belongs; it is not raised again.
+  bool graises_own = false;
   bool shared = false;  // sent(): one object behind many handles, never released
   // The byte Open MPI's Fortran binding clears: 1 (set by MPI_Grequest_start) for C callbacks.
   // grequest_abi_ follows handle directly (a char array, handle's size a multiple of 8).

@@ -187,9 +187,10 @@ int finish_grequest(const char* fn, MPI_Request* handle, MPI_Status* st, bool in
     err = free_err;
     which = "free_fn";
   }
+  const bool raised = r->graises_own;
   Request::release(r);
   *handle = MPI_REQUEST_NULL;
-  if (err != MPI_SUCCESS && !in_status) {
+  if (err != MPI_SUCCESS && !in_status && !raised) {
     err =
         raise_error(nullptr, err, fn, "the generalized request's %s returned error %d", which, err);
   }
