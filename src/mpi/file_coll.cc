@@ -375,8 +375,6 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   if (split && cs->split) return split_busy(fn, f);
   if (request == kNoRequest) {
     request = nullptr;
-    if (!split && st == nullptr)
-      return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
   } else if (request == nullptr) {
     return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
   }
@@ -435,7 +433,6 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
   CollState* cs = state_of(f);
   if (request == kNoRequest) {
     request = nullptr;
-    if (st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
   } else if (request == nullptr) {
     return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
   }
@@ -534,7 +531,6 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
   if (split && cs->split) return split_busy(fn, f);
-  if (!split && st == nullptr) return raise_error_on(f, MPI_ERR_ARG, fn, "status argument is NULL");
   const dtype::Type* t = nullptr;
   if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);

@@ -2,8 +2,9 @@
 # Applications nobody wrote for torusmpi: Debian's own packages, built with Debian's Open MPI, as
 # their users run them, with small inputs. C++ on Open MPI's C++ bindings (libmpi_cxx): ParFORM,
 # MUSIC (which calls MPI:: itself), MPQC, IQ-TREE. Fortran: Quantum ESPRESSO's pw.x, Elk and the
-# MUMPS examples on mpif.h (libmpi_mpifh), mpgrafic on use mpi_f08 (libmpi_usempif08). Each runs
-# on Open MPI first; its result (an energy, a solution, a file) is then the one torusmpi must give
+# MUMPS examples on mpif.h (libmpi_mpifh), mpgrafic on use mpi_f08 (libmpi_usempif08). LAMMPS
+# (C++ on the C API) writes and reads its restart file through MPI-IO. Each runs on Open MPI
+# first; its result (an energy, a solution, a file) is then the one torusmpi must give
 # by LD_LIBRARY_PATH and by LD_PRELOAD. With 2 ranks every reduction adds two numbers, so the
 # results are the same to the last digit. Then MPICH's example programs, built by torusmpi's own
 # wrappers. scripts/run-tests installs the packages (scripts/install-deps --apps); without them,
@@ -17,10 +18,10 @@ examples=/usr/share/doc
 # Each application: a function app_<name> <directory> <mpirun arguments...> that runs it in the
 # (empty) directory and writes what must not change to <directory>/result; and the program it
 # needs, to know whether it is installed.
-apps=(parform music mpqc iqtree pwx elk mpgrafic mumps)
+apps=(parform music mpqc iqtree pwx elk mpgrafic mumps lammps)
 declare -A need=(
   [parform]=parform [music]=music [mpqc]=mpqc [iqtree]=iqtree2-mpi [pwx]=pw.x [elk]=elk-lapw
-  [mpgrafic]=mpgrafic [mumps]=/usr/lib/mumps/dsimpletest
+  [mpgrafic]=mpgrafic [mumps]=/usr/lib/mumps/dsimpletest [lammps]=lmp
 )
 
 # mpi <directory> <mpirun arguments...> -- <command...>: one job of np ranks in the directory (its
@@ -164,6 +165,42 @@ app_mumps() {
       <"/usr/lib/mumps/input_simpletest_${kind#*:}"
     grep -A1 'Solution is' "$dir/out" >>"$dir/result"
   done
+}
+
+# LAMMPS: Lennard-Jones atoms run 100 steps, written to a restart file through MPI-IO (its MPIIO
+# package: collective writes at explicit offsets), read back and run 50 more: the thermodynamic
+# output and the restart file's bytes.
+app_lammps() {
+  local dir=$1
+  shift
+  cat >"$dir/in.lj" <<'EOF'
+units           lj
+atom_style      atomic
+lattice         fcc 0.8442
+region          box block 0 10 0 10 0 10
+create_box      1 box
+create_atoms    1 box
+mass            1 1.0
+velocity        all create 1.44 87287 loop geom
+pair_style      lj/cut 2.5
+pair_coeff      1 1 1.0 1.0 2.5
+neighbor        0.3 bin
+neigh_modify    delay 0 every 20 check no
+fix             1 all nve
+thermo          50
+run             100
+write_restart   file.mpiio
+clear
+read_restart    file.mpiio
+pair_style      lj/cut 2.5
+pair_coeff      1 1 1.0 1.0 2.5
+fix             1 all nve
+thermo          50
+run             50
+EOF
+  mpi "$dir" "$@" -- lmp -in in.lj -log none
+  grep -E '^ +[0-9]+ +[-0-9.]' "$dir/out" >"$dir/result"
+  [ -s "$dir/file.mpiio" ] && md5sum <"$dir/file.mpiio" >>"$dir/result"
 }
 
 # --- Sources: MPICH's example programs (mpich-doc), built by Open MPI's wrappers and run on Open MPI
