@@ -50,12 +50,22 @@ int check_side(const char* fn, MPI_Win win, const char* what, const void* buf, i
   out->buf = buf;
   out->count = count;
   out->type = type;
-  out->t = engine_type(type);
+  // The handle is a datatype (checked above): no second check through engine_type.
+  out->t = d != nullptr ? d->type.get() : builtin_engine_type(type->builtin).get();
   out->bytes = static_cast<size_t>(count) * static_cast<size_t>(out->t->size());
-  if (buf == nullptr && out->bytes > 0 && std::strcmp(what, "target") != 0) {
+  // The target side has no buffer argument (what is "target").
+  if (buf == nullptr && out->bytes > 0 && what[0] != 't') {
     return raise_error_win(win, MPI_ERR_BUFFER, fn, "%s_addr argument is NULL", what);
   }
   return MPI_SUCCESS;
+}
+
+// Whether the side's elements are one block of s.bytes bytes at its address, known without the
+// datatype engine: a predefined type whose size is its extent (every one but the padded pairs
+// such as MPI_SHORT_INT, and the markers). The per-call path of put and get on basic types: the
+// engine's contiguous() and pack build a repeated layout each time.
+bool dense_predefined(const Side& s) {
+  return s.type->builtin != kDerivedType && s.t->size() == s.t->extent();
 }
 
 // A checked target access: where, and how it is reached.
@@ -168,7 +178,12 @@ std::vector<rma::Block> blocks_of(const Access& a) {
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
   if (a.t->local != nullptr) {
-    a.side.t->pack(a.t->local + (a.address - a.t->base), a.side.count, packed);
+    const char* at = a.t->local + (a.address - a.t->base);
+    if (dense_predefined(a.side)) {
+      std::memcpy(packed, at, a.side.bytes);
+      return MPI_SUCCESS;
+    }
+    a.side.t->pack(at, a.side.count, packed);
     return MPI_SUCCESS;
   }
   std::string error;
@@ -181,7 +196,12 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
   if (a.t->local != nullptr) {
-    a.side.t->unpack(packed, a.side.count, a.t->local + (a.address - a.t->base));
+    char* at = a.t->local + (a.address - a.t->base);
+    if (dense_predefined(a.side)) {
+      std::memcpy(at, packed, a.side.bytes);
+      return MPI_SUCCESS;
+    }
+    a.side.t->unpack(packed, a.side.count, at);
     return MPI_SUCCESS;
   }
   std::string error;
@@ -195,7 +215,11 @@ int target_write(const char* fn, MPI_Win win, const Access& a, const void* packe
 // scratch.
 const void* origin_packed(const Side& s, std::vector<char>* scratch) {
   int64_t off = 0;
-  if (s.t->contiguous(s.count, &off) && !device::in_device_range(s.buf)) {
+  if (device::in_device_range(s.buf)) {
+    // Device bytes are staged below.
+  } else if (dense_predefined(s)) {
+    return s.buf;
+  } else if (s.t->contiguous(s.count, &off)) {
     return static_cast<const char*>(s.buf) + off;
   }
   scratch->resize(s.bytes);
@@ -314,6 +338,9 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
                                target_disp, target_count, target_datatype, win, &o, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
+  // Basic host data goes as it is, without touching the thread's scratch (a dynamic TLS access).
+  if (dense_predefined(o) && !device::in_device_range(o.buf))
+    return target_write(fn, win, a, o.buf);
   thread_local std::vector<char> scratch;
   return target_write(fn, win, a, origin_packed(o, &scratch));
 }
@@ -329,8 +356,11 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
     return err;
   if (skip) return MPI_SUCCESS;
   int64_t off = 0;
-  if (o.t->contiguous(o.count, &off) && !device::in_device_range(origin_addr)) {
-    return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+  if (!device::in_device_range(origin_addr)) {
+    if (dense_predefined(o)) return target_read(fn, win, a, origin_addr);
+    if (o.t->contiguous(o.count, &off)) {
+      return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+    }
   }
   thread_local std::vector<char> scratch;
   scratch.resize(o.bytes);
@@ -371,6 +401,15 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
   if (a.side.bytes == 0) return MPI_SUCCESS;
   thread_local std::vector<char> origin_scratch, target_scratch;
   const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch) : nullptr;
+  if (a.t->local != nullptr && dense_predefined(a.side) && !replace && !no_op) {
+    // Mapped target memory holding basic elements in order: combined where it lies, without the
+    // round trip through the scratch (two copies of the data fewer).
+    char* at = a.t->local + (a.address - a.t->base);
+    UpdateLock update(w, a);
+    if (fetch) unpack_any(*res.t, at, res.count, result_addr);
+    combine(r, a, at, in);
+    return MPI_SUCCESS;
+  }
   target_scratch.resize(a.side.bytes);
   UpdateLock update(w, a);
   if (fetch || !replace) {
