@@ -414,11 +414,59 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
   return MPI_SUCCESS;
 }
 
+// MPI_Accumulate and MPI_Get_accumulate of basic elements with a reducing predefined op on a
+// window mapped here (mapped_basic's case, the result buffer alike): combined in place under the
+// target's update lock. Whether it was done; a call it declines goes the full way (and its errors
+// are raised there).
+bool accumulate_mapped_basic(const char* fn, const void* origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype, void* result_addr, int result_count,
+                             MPI_Datatype result_datatype, bool fetch, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                             MPI_Op op, MPI_Win win) {
+  const int k = op_index(op);
+  if (k < 0 || k == static_cast<int>(BuiltinOp::k_replace) ||
+      k == static_cast<int>(BuiltinOp::k_no_op)) {
+    return false;
+  }
+  if (fetch && (result_datatype != origin_datatype || result_count != origin_count ||
+                result_addr == nullptr || device::in_device_range(result_addr))) {
+    return false;
+  }
+  size_t bytes = 0;
+  char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
+                          target_disp, target_count, target_datatype, &bytes);
+  if (at == nullptr) return false;
+  const dtype::Type& t = *builtin_engine_type(target_datatype->builtin);
+  coll::Reduction r;
+  bool commutative = true;
+  size_t elem = 0, per = 0;
+  int rc;
+  {
+    DeferErrors defer;  // an op the type does not take: the full way raises it on the window
+    rc = resolve_packed_reduction(fn, MPI_COMM_SELF, op, target_datatype, t, &r, &commutative,
+                                  &elem, &per);
+  }
+  if (rc != MPI_SUCCESS) return false;
+  Win* w = win_impl(win);
+  std::atomic<uint32_t>* update = &w->block(target_rank)->update;
+  rma::lock_exclusive(update);
+  if (fetch) std::memcpy(result_addr, at, bytes);
+  r.apply(at, origin_addr,
+          static_cast<size_t>(target_count) * static_cast<size_t>(t.uniform_count()));
+  rma::unlock_exclusive(update);
+  return true;
+}
+
 // MPI_Accumulate (result.t == nullptr) and MPI_Get_accumulate.
 int accumulate(const char* fn, const void* origin_addr, int origin_count,
                MPI_Datatype origin_datatype, void* result_addr, int result_count,
                MPI_Datatype result_datatype, bool fetch, int target_rank, MPI_Aint target_disp,
                int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  if (accumulate_mapped_basic(fn, origin_addr, origin_count, origin_datatype, result_addr,
+                              result_count, result_datatype, fetch, target_rank, target_disp,
+                              target_count, target_datatype, op, win)) {
+    return MPI_SUCCESS;
+  }
   Win* w = nullptr;
   if (int err = check_win(fn, win, &w)) return err;
   const bool no_op_given = op_index(op) == static_cast<int>(BuiltinOp::k_no_op);
