@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,12 @@ enum { kPatternMod = 101 };
 enum { kOptData = 0x100 };
 /* -a: only collectives with a size have an algorithm to show. */
 enum { kOptAlgorithm = 0x200 };
+/* -c: every benchmark with a size, fixed (fetch_and_op) or not. */
+enum { kOptCheck = 0x400 };
+
+static const char* const kWinNames[] = {"create", "allocate", "dynamic"};
+static const char* const kSyncNames[] = {"pscw",  "fence",       "lock",
+                                         "flush", "flush_local", "lock_all"};
 
 static const struct {
   const char* option; /* -T argument */
@@ -36,7 +43,7 @@ static const struct {
 
 static void usage(const struct osu_bench* b, FILE* out) {
   fprintf(out, "Usage: %s [options]\n", b->name);
-  if (b->sizeless) {
+  if (b->sizeless || b->fixed_size) {
     fprintf(out, "  -i, --iterations N            measured iterations (default %d)\n", b->iters);
     fprintf(out, "  -x, --warmup N                warmup iterations (default %d)\n", b->warmup);
   } else {
@@ -54,6 +61,16 @@ static void usage(const struct osu_bench* b, FILE* out) {
             " bytes)\n",
             b->warmup, b->warmup_large, b->large_size);
   }
+  if (b->extra_opts & OSU_OPT_RMA) {
+    fprintf(out, "  -w, --win-option WIN          create, allocate (default) or dynamic\n");
+    fprintf(out, "  -s, --sync-option SYNC        ");
+    for (int k = 0, first = 1; k < 6; k++)
+      if (b->syncs & OSU_SYNC_BIT(k)) {
+        fprintf(out, "%s%s", first ? "" : ", ", kSyncNames[k]);
+        first = 0;
+      }
+    fprintf(out, " (default %s)\n", kSyncNames[b->sync]);
+  }
   if (b->extra_opts & OSU_OPT_WINDOW)
     fprintf(out, "  -W, --window-size N           messages in flight per iteration (default %d)\n",
             b->window);
@@ -63,13 +80,15 @@ static void usage(const struct osu_bench* b, FILE* out) {
     fprintf(out,
             "  -S, --sleep-compute           the compute phase leaves the core to other threads "
             "(device work) instead of spinning\n");
-  if (!b->sizeless)
+  if (!b->sizeless && !b->fixed_size)
     fprintf(
         out,
         "  -T, --type TYPE               mpi_char (default), mpi_int or mpi_float; sizes stay in\n"
-        "                                bytes (count = size / sizeof type)\n"
-        "  -c, --validation              check the received data: adds a Validation column,\n"
-        "                                exit status 1 on a failure\n");
+        "                                bytes (count = size / sizeof type)\n");
+  if (!b->sizeless)
+    fprintf(out,
+            "  -c, --validation              check the received data: adds a Validation column,\n"
+            "                                exit status 1 on a failure\n");
   fprintf(
       out, "  -d, --accelerator neuron      data buffers in torusmpi's emulated device memory%s\n",
       (b->extra_opts & OSU_OPT_BUFFERS)
@@ -150,17 +169,20 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       {'x', "warmup", 1, 0},
       {'W', "window-size", 1, OSU_OPT_WINDOW},
       {'T', "type", 1, kOptData},
-      {'c', "validation", 0, kOptData},
+      {'c', "validation", 0, kOptCheck},
       {'f', "full", 0, 0},
       {'d', "accelerator", 1, 0},
       {'a', "show-algorithm", 0, kOptAlgorithm},
       {'t', "num-threads", 1, OSU_OPT_THREADS},
       {'S', "sleep-compute", 0, OSU_OPT_SLEEP},
+      {'w', "win-option", 1, OSU_OPT_RMA},
+      {'s', "sync-option", 1, OSU_OPT_RMA},
       {'h', "help", 0, 0},
   };
   int places = 0; /* positional H|D given */
   FILE* err = o->rank == 0 ? stderr : NULL;
-  const unsigned takes = b->extra_opts | (b->sizeless ? 0u : (unsigned)kOptData) |
+  const unsigned takes = b->extra_opts | (b->sizeless || b->fixed_size ? 0u : (unsigned)kOptData) |
+                         (b->sizeless ? 0u : (unsigned)kOptCheck) |
                          (b->bus != OSU_BUS_NONE ? (unsigned)kOptAlgorithm : 0u);
 
   for (int a = 1; a < argc; a++) {
@@ -235,6 +257,17 @@ static int parse_options(const struct osu_bench* b, int argc, char** argv, struc
       case 'S':
         o->sleep_compute = 1;
         break;
+      case 'w':
+        ok = 0;
+        for (int k = 0; k < 3; k++)
+          if (strcmp(value, kWinNames[k]) == 0) o->win = (enum osu_win)k, ok = 1;
+        break;
+      case 's':
+        ok = 0;
+        for (int k = 0; k < 6; k++)
+          if (strcmp(value, kSyncNames[k]) == 0 && (b->syncs & OSU_SYNC_BIT(k)))
+            o->sync = (enum osu_sync)k, ok = 1;
+        break;
       case 'h':
         if (o->rank == 0) usage(b, stdout);
         return 0;
@@ -303,8 +336,21 @@ int osu_start(const struct osu_bench* b, int* argc, char*** argv, struct osu_opt
   o->window = b->window;
   parse_type(kTypes[0].option, o);
 
+  o->win = OSU_WIN_ALLOCATE;
+  o->sync = b->sync;
+  if (b->fixed_size) {
+    o->min_size = o->max_size = b->fixed_size;
+    o->type = MPI_LONG_LONG;
+    o->type_name = "MPI_LONG_LONG";
+    o->type_size = (int)sizeof(long long);
+  }
+
   o->where[0] = o->where[1] = 'D';
   int rc = parse_options(b, *argc, *argv, o);
+  if (rc < 0 && (b->extra_opts & OSU_OPT_RMA) && o->nranks != 2) {
+    if (o->rank == 0) fprintf(stderr, "%s: needs exactly 2 ranks (got %d)\n", b->name, o->nranks);
+    rc = 1;
+  }
   if (rc < 0 && (b->extra_opts & OSU_OPT_THREADS) && provided != MPI_THREAD_MULTIPLE) {
     if (o->rank == 0)
       fprintf(stderr, "%s: this MPI library provides thread level %d, not MPI_THREAD_MULTIPLE\n",
@@ -553,6 +599,16 @@ void osu_print_header(const struct osu_bench* b, const struct osu_options* o) {
   int bw = b->metric == OSU_BANDWIDTH;
   const char* column = b->column ? b->column : bw ? "Bandwidth (MB/s)" : "Latency (us)";
   printf("# torusmpi OSU-compatible MPI %s\n", b->title);
+  if (b->extra_opts & OSU_OPT_RMA) {
+    static const char* const kWinCalls[] = {"MPI_Win_create", "MPI_Win_allocate",
+                                            "MPI_Win_create_dynamic"};
+    static const char* const kSyncCalls[] = {
+        "Post/Start/Complete/Wait", "MPI_Win_fence",
+        "MPI_Win_lock/unlock",      "MPI_Win_flush",
+        "MPI_Win_flush_local",      "MPI_Win_lock_all/unlock_all"};
+    printf("# Window creation: %s\n", kWinCalls[o->win]);
+    printf("# Synchronization: %s\n", kSyncCalls[o->sync]);
+  }
   printf("# Datatype: %s.\n", o->type_name);
   printf("%-*s%*s", kSizeWidth, "# Size", kFieldWidth, column);
   if (o->full)
@@ -689,6 +745,16 @@ void osu_print_coll_header(const struct osu_bench* b, const struct osu_options* 
   if (b->sizeless) {
     printf("# Avg Latency(us)");
   } else {
+    if (b->extra_opts & OSU_OPT_RMA) {
+      static const char* const kWinCalls[] = {"MPI_Win_create", "MPI_Win_allocate",
+                                              "MPI_Win_create_dynamic"};
+      static const char* const kSyncCalls[] = {
+          "Post/Start/Complete/Wait", "MPI_Win_fence",
+          "MPI_Win_lock/unlock",      "MPI_Win_flush",
+          "MPI_Win_flush_local",      "MPI_Win_lock_all/unlock_all"};
+      printf("# Window creation: %s\n", kWinCalls[o->win]);
+      printf("# Synchronization: %s\n", kSyncCalls[o->sync]);
+    }
     printf("# Datatype: %s.\n", o->type_name);
     printf("%-*s%*s", kSizeWidth, "# Size", kFieldWidth, "Avg Latency(us)");
   }
@@ -717,6 +783,16 @@ void osu_print_nbc_header(const struct osu_bench* b, const struct osu_options* o
   if (o->rank != 0) return;
   print_title(b);
   printf("# Overall = Coll. Init + Compute + MPI_Wait (no MPI_Test during the compute)\n\n");
+  if (b->extra_opts & OSU_OPT_RMA) {
+    static const char* const kWinCalls[] = {"MPI_Win_create", "MPI_Win_allocate",
+                                            "MPI_Win_create_dynamic"};
+    static const char* const kSyncCalls[] = {
+        "Post/Start/Complete/Wait", "MPI_Win_fence",
+        "MPI_Win_lock/unlock",      "MPI_Win_flush",
+        "MPI_Win_flush_local",      "MPI_Win_lock_all/unlock_all"};
+    printf("# Window creation: %s\n", kWinCalls[o->win]);
+    printf("# Synchronization: %s\n", kSyncCalls[o->sync]);
+  }
   printf("# Datatype: %s.\n", o->type_name);
   printf("%-*s%*s%*s", kSizeWidth, "# Size", kFieldWidth, "Overall(us)", kFieldWidth,
          "Compute(us)");
@@ -775,5 +851,358 @@ long osu_coll_run(const struct osu_bench* b, const struct osu_options* o,
     all_errors += errors;
     osu_print_coll_row(b, o, size, avg, min, max, iters, errors, bytes);
   }
+  return all_errors;
+}
+
+/* --- One-sided benchmarks ---------------------------------------------------------------------
+ */
+
+/* A window of `bytes` on each of the two ranks, of the -w flavor, in device memory where this
+ * rank is `targeted` by the peer's operations and its -d neuron place is D (MPI_Win_allocate
+ * through the info key torusmpi_memory_kind=device, the others on torusmpi_device_malloc's memory).
+ * `disp0` is the displacement of the peer's window start: 0, or its address for a dynamic window. A
+ * library that refuses the window stops the job with its message. */
+struct rma_window {
+  MPI_Win win;
+  char* base;
+  char* own;      /* memory this rank gave the window (create, dynamic), else NULL */
+  int own_device; /* own is device memory */
+  MPI_Aint disp0;
+};
+
+static void rma_fail(const char* call, int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  fprintf(stderr, "osu: %s failed: %s\n", call, text);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1);
+}
+
+static void rma_open(const struct osu_options* o, size_t bytes, int targeted,
+                     struct rma_window* w) {
+  const int device = targeted && on_device(o);
+  const int peer = 1 - o->rank;
+  int rc = MPI_SUCCESS;
+  const char* call = "MPI_Win_create";
+  w->own = NULL;
+  w->own_device = device;
+  w->disp0 = 0;
+  if (bytes == 0) bytes = 1;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (o->win == OSU_WIN_ALLOCATE) {
+    MPI_Info info = MPI_INFO_NULL;
+    if (device) {
+      MPI_Info_create(&info);
+      MPI_Info_set(info, "torusmpi_memory_kind", "device");
+    }
+    call = "MPI_Win_allocate";
+    rc = MPI_Win_allocate((MPI_Aint)bytes, 1, info, MPI_COMM_WORLD, &w->base, &w->win);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  } else {
+    if (device) {
+      w->own = osu_alloc_buf(o, bytes);
+    } else {
+      w->own = osu_alloc(bytes);
+    }
+    w->base = w->own;
+    if (o->win == OSU_WIN_CREATE) {
+      rc = MPI_Win_create(w->base, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
+    } else {
+      call = "MPI_Win_create_dynamic";
+      rc = MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
+      if (rc == MPI_SUCCESS) {
+        call = "MPI_Win_attach";
+        MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
+        rc = MPI_Win_attach(w->win, w->base, (MPI_Aint)bytes);
+      }
+      MPI_Aint mine = 0;
+      MPI_Get_address(w->base, &mine);
+      MPI_Sendrecv(&mine, 1, MPI_AINT, peer, kSyncTag, &w->disp0, 1, MPI_AINT, peer, kSyncTag,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  if (rc != MPI_SUCCESS) rma_fail(call, rc);
+  if (device && !is_device(o, w->base)) {
+    /* A library that ignores the info key: its host window would be timed as a device one. */
+    fprintf(stderr,
+            "osu: MPI_Win_allocate with info torusmpi_memory_kind=device gave host memory: this "
+            "library has no device windows\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+  }
+}
+
+static void rma_close(const struct osu_options* o, struct rma_window* w) {
+  if (o->win == OSU_WIN_DYNAMIC) MPI_Win_detach(w->win, w->base);
+  MPI_Win_free(&w->win);
+  if (w->own != NULL && w->own_device)
+    osu_free_buf(o, w->own);
+  else
+    free(w->own);
+}
+
+/* Element k of a -T buffer (char, int, float; long long for fetch_and_op and compare_and_swap) is
+ * expected to be mult * pattern(seed, k) (mult * 1 for a long long): the number that are not.
+ * Staged through host memory when buf is device memory. */
+static long rma_count_bad(const struct osu_options* o, const void* buf, int count, unsigned seed,
+                          long mult) {
+  const void* h = stage(o, buf, bytes_of(o, count), 1);
+  long bad = 0;
+  for (int k = 0; k < count; k++) {
+    const long want = mult * pattern(seed, k);
+    if (o->type == MPI_LONG_LONG)
+      bad += ((const long long*)h)[k] != mult;
+    else if (o->type == MPI_INT)
+      bad += ((const int*)h)[k] != want;
+    else if (o->type == MPI_FLOAT)
+      bad += ((const float*)h)[k] != (float)want;
+    else
+      bad += ((const char*)h)[k] != (char)want;
+  }
+  return bad;
+}
+
+static void rma_store_ll(const struct osu_options* o, void* buf, long long value) {
+  long long* h = stage(o, buf, sizeof value, 0);
+  *h = value;
+  unstage(buf, h, sizeof value);
+}
+
+static void rma_zero(const struct osu_options* o, void* buf, size_t bytes) {
+  if (is_device(o, buf))
+    g_ext.memset(buf, 0, bytes);
+  else
+    memset(buf, 0, bytes);
+}
+
+struct rma_call {
+  enum osu_rma_op op;
+  const struct osu_options* o;
+  int count, peer, window;
+  size_t size;
+  MPI_Aint disp0;
+  char *sbuf, *rbuf, *cbuf;
+  MPI_Win win;
+};
+
+/* The benchmark's operations of one synchronization: `window` of them, to consecutive places of
+ * the target window (and, for the fetching ones, of rbuf). */
+static void rma_ops(const struct rma_call* c) {
+  const struct osu_options* o = c->o;
+  for (int j = 0; j < c->window; j++) {
+    const MPI_Aint disp = c->disp0 + (MPI_Aint)((size_t)j * c->size);
+    char* r = c->rbuf + (size_t)j * c->size;
+    switch (c->op) {
+      case OSU_RMA_PUT:
+        MPI_Put(c->sbuf, c->count, o->type, c->peer, disp, c->count, o->type, c->win);
+        break;
+      case OSU_RMA_GET:
+        MPI_Get(r, c->count, o->type, c->peer, disp, c->count, o->type, c->win);
+        break;
+      case OSU_RMA_ACC:
+        MPI_Accumulate(c->sbuf, c->count, o->type, c->peer, disp, c->count, o->type, MPI_SUM,
+                       c->win);
+        break;
+      case OSU_RMA_GET_ACC:
+        MPI_Get_accumulate(c->sbuf, c->count, o->type, r, c->count, o->type, c->peer, disp,
+                           c->count, o->type, MPI_SUM, c->win);
+        break;
+      case OSU_RMA_FOP:
+        MPI_Fetch_and_op(c->sbuf, r, MPI_LONG_LONG, c->peer, disp, MPI_SUM, c->win);
+        break;
+      case OSU_RMA_CAS:
+        MPI_Compare_and_swap(c->sbuf, c->cbuf, r, MPI_LONG_LONG, c->peer, disp, c->win);
+        break;
+    }
+  }
+}
+
+long osu_rma_run(const struct osu_bench* b, const struct osu_options* o, enum osu_rma_op op,
+                 int bidir) {
+  const int bw = b->metric == OSU_BANDWIDTH;
+  const int window = bw ? o->window : 1;
+  /* Latency under fence and pscw: the ranks take turns, one operation each per iteration, and the
+   * latency is half an iteration (OSU's way); bandwidth: rank 0 alone unless bidir. */
+  const int turns = !bw && (o->sync == OSU_SYNC_FENCE || o->sync == OSU_SYNC_PSCW);
+  const int is_origin = o->rank == 0 || bidir || turns;
+  const int fetches = op != OSU_RMA_PUT && op != OSU_RMA_ACC;
+  const int accumulates = op == OSU_RMA_ACC || op == OSU_RMA_GET_ACC;
+  if (o->validate && accumulates && o->type == MPI_CHAR) {
+    /* n sums of the same data leave a char's range, where libraries differ (saturate, wrap). */
+    if (o->rank == 0) fprintf(stderr, "%s: -c needs -T mpi_int or -T mpi_float\n", b->name);
+    return 1;
+  }
+  struct rma_call c = {.op = op, .o = o, .peer = 1 - o->rank, .window = window};
+  const size_t span = (o->max_size > 8 ? o->max_size : 8) * (size_t)window;
+  c.sbuf = osu_alloc_buf(o, o->max_size > 8 ? o->max_size : 8);
+  c.rbuf = osu_alloc_buf(o, span);
+  c.cbuf = osu_alloc_buf(o, 8);
+  MPI_Group world, peer_group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &c.peer, &peer_group);
+  osu_print_header(b, o);
+
+  long all_errors = 0;
+  for (size_t size = o->min_size; size <= o->max_size; size = osu_next_size(size)) {
+    c.count = osu_count(o, size);
+    if (c.count <= 0) continue;
+    c.size = size;
+    const int iters = osu_iters(b, o, size);
+    const int warmup = osu_warmup(b, o, size);
+    const int n = warmup + iters;
+    const int per_iter = o->full || o->validate;
+    const unsigned mine = osu_seed(size, 0, o->rank), theirs = osu_seed(size, 0, c.peer);
+    long errors = 0;
+    double t0 = 0, total = 0, tmin = DBL_MAX, tmax = 0;
+    /* Ranks the peer's operations reach (for -c and for -d neuron's window placement). */
+    const int targeted = o->rank == 1 || bidir || turns;
+    struct rma_window w;
+    rma_open(o, size * (size_t)window, targeted, &w);
+    c.win = w.win;
+    c.disp0 = w.disp0;
+
+    /* The window: what gets read (get) or summed into (zero); a put's target is poisoned. */
+    for (int j = 0; j < window; j++) {
+      char* seg = w.base + (size_t)j * size;
+      if (op == OSU_RMA_GET)
+        osu_fill(seg, c.count, o, mine);
+      else if (op == OSU_RMA_PUT)
+        osu_poison(seg, size);
+      else
+        rma_zero(o, seg, size);
+    }
+    if (op == OSU_RMA_FOP) rma_store_ll(o, c.sbuf, 1);
+    if (op == OSU_RMA_CAS) rma_store_ll(o, c.sbuf, 0), rma_store_ll(o, c.cbuf, 0);
+    if (op == OSU_RMA_PUT || accumulates) osu_fill(c.sbuf, c.count, o, mine);
+    osu_sync(2, MPI_COMM_WORLD);
+
+    if (o->sync == OSU_SYNC_FLUSH || o->sync == OSU_SYNC_FLUSH_LOCAL)
+      if (o->rank == 0) MPI_Win_lock(MPI_LOCK_SHARED, c.peer, 0, c.win);
+    if (o->sync == OSU_SYNC_FENCE) MPI_Win_fence(0, c.win);
+
+    for (int i = 0; i < n; i++) {
+      const int timed = i >= warmup;
+      if (o->validate && op == OSU_RMA_PUT)
+        osu_fill(c.sbuf, c.count, o, osu_seed(size, i, o->rank));
+      if (o->validate && op == OSU_RMA_CAS)
+        rma_store_ll(o, c.cbuf, i), rma_store_ll(o, c.sbuf, i + 1);
+      if (o->validate && fetches) osu_poison(c.rbuf, size * (size_t)window);
+      if (timed && (per_iter || i == warmup)) t0 = MPI_Wtime();
+      switch (o->sync) {
+        case OSU_SYNC_LOCK:
+          if (o->rank == 0) {
+            MPI_Win_lock(MPI_LOCK_SHARED, c.peer, 0, c.win);
+            rma_ops(&c);
+            MPI_Win_unlock(c.peer, c.win);
+          }
+          break;
+        case OSU_SYNC_FLUSH:
+          if (o->rank == 0) rma_ops(&c), MPI_Win_flush(c.peer, c.win);
+          break;
+        case OSU_SYNC_FLUSH_LOCAL:
+          if (o->rank == 0) rma_ops(&c), MPI_Win_flush_local(c.peer, c.win);
+          break;
+        case OSU_SYNC_LOCK_ALL:
+          if (o->rank == 0) {
+            MPI_Win_lock_all(0, c.win);
+            rma_ops(&c);
+            MPI_Win_unlock_all(c.win);
+          }
+          break;
+        case OSU_SYNC_FENCE:
+          if (turns) {
+            for (int turn = 0; turn < 2; turn++) {
+              if (o->rank == turn) rma_ops(&c);
+              MPI_Win_fence(0, c.win);
+            }
+          } else {
+            if (is_origin) rma_ops(&c);
+            MPI_Win_fence(0, c.win);
+          }
+          break;
+        case OSU_SYNC_PSCW:
+          if (turns) {
+            for (int turn = 0; turn < 2; turn++) {
+              if (o->rank == turn) {
+                MPI_Win_start(peer_group, 0, c.win);
+                rma_ops(&c);
+                MPI_Win_complete(c.win);
+              } else {
+                MPI_Win_post(peer_group, 0, c.win);
+                MPI_Win_wait(c.win);
+              }
+            }
+          } else {
+            if (bidir || o->rank == 1) MPI_Win_post(peer_group, 0, c.win);
+            if (is_origin) {
+              MPI_Win_start(peer_group, 0, c.win);
+              rma_ops(&c);
+              MPI_Win_complete(c.win);
+            }
+            if (bidir || o->rank == 1) MPI_Win_wait(c.win);
+          }
+          break;
+      }
+      if (timed && per_iter) {
+        const double t = MPI_Wtime() - t0;
+        total += t;
+        if (t < tmin) tmin = t;
+        if (t > tmax) tmax = t;
+      }
+      /* What the operations fetched: the target's data (get), its sum so far (i times ours:
+       * get_accumulate), the counter before this iteration (fetch_and_op, compare_and_swap). */
+      if (o->validate && fetches && is_origin) {
+        for (int j = 0; j < window; j++) {
+          const char* r = c.rbuf + (size_t)j * size;
+          if (op == OSU_RMA_GET)
+            errors += rma_count_bad(o, r, c.count, theirs, 1);
+          else if (op == OSU_RMA_GET_ACC)
+            errors += rma_count_bad(o, r, c.count, mine, i);
+          else
+            errors += rma_count_bad(o, r, 1, 0, i);
+        }
+      }
+    }
+    if (!per_iter) total = MPI_Wtime() - t0;
+    if (o->sync == OSU_SYNC_FLUSH || o->sync == OSU_SYNC_FLUSH_LOCAL)
+      if (o->rank == 0) MPI_Win_unlock(c.peer, c.win);
+    if (o->sync == OSU_SYNC_FENCE) MPI_Win_fence(MPI_MODE_NOSUCCEED, c.win);
+    osu_sync(2, MPI_COMM_WORLD);
+
+    /* The target's window after all n iterations from the peer. */
+    if (o->validate && targeted) {
+      for (int j = 0; j < window; j++) {
+        const char* seg = w.base + (size_t)j * size;
+        if (op == OSU_RMA_PUT)
+          errors += rma_count_bad(o, seg, c.count, osu_seed(size, n - 1, c.peer), 1);
+        else if (op == OSU_RMA_GET)
+          errors += rma_count_bad(o, seg, c.count, mine, 1);
+        else if (accumulates)
+          errors += rma_count_bad(o, seg, c.count, theirs, n);
+        else
+          errors += rma_count_bad(o, seg, 1, 0, n);
+      }
+    }
+    rma_close(o, &w);
+
+    errors = osu_sum_errors(errors, 2, MPI_COMM_WORLD);
+    all_errors += errors;
+    const double halves = turns ? 2.0 : 1.0;
+    if (bw) {
+      const double bytes = (double)size * window * (bidir ? 2 : 1);
+      osu_print_row(o, size, bytes * iters / total / 1e6, bytes / tmax / 1e6, bytes / tmin / 1e6,
+                    iters, errors);
+    } else {
+      osu_print_row(o, size, total * 1e6 / iters / halves, tmin * 1e6 / halves, tmax * 1e6 / halves,
+                    iters, errors);
+    }
+  }
+  MPI_Group_free(&peer_group);
+  MPI_Group_free(&world);
+  osu_free_buf(o, c.cbuf);
+  osu_free_buf(o, c.rbuf);
+  osu_free_buf(o, c.sbuf);
   return all_errors;
 }

@@ -46,6 +46,23 @@ enum osu_bus {
          (OSU's dummy compute burns the core a library's progress thread or     \
          device engine would use) */
 
+#define OSU_OPT_RMA                                                   \
+  0x10 /* one-sided: -w create|allocate|dynamic, -s SYNC (the bench's \
+          syncs); exactly 2 ranks; origin buffers take -d neuron's places */
+
+/* One-sided window creation (-w) and synchronization (-s), OSU's names. */
+enum osu_win { OSU_WIN_CREATE, OSU_WIN_ALLOCATE, OSU_WIN_DYNAMIC };
+enum osu_sync {
+  OSU_SYNC_PSCW,
+  OSU_SYNC_FENCE,
+  OSU_SYNC_LOCK,
+  OSU_SYNC_FLUSH,
+  OSU_SYNC_FLUSH_LOCAL,
+  OSU_SYNC_LOCK_ALL,
+};
+#define OSU_SYNC_BIT(s) (1u << (s))
+#define OSU_SYNC_ALL 0x3fu
+
 struct osu_bench {
   const char* name;  /* "osu_latency": usage */
   const char* title; /* "Latency Test": header "# torusmpi OSU-compatible MPI Latency Test" */
@@ -63,6 +80,12 @@ struct osu_bench {
   const char* full_usage; /* -f in the usage if not "add min and max (full_what) and iterations" */
   enum osu_bus bus;       /* collectives only */
   int sizeless;           /* 1: no message size (barrier): no -m, -T, -c, no size column */
+  /* One-sided (OSU_OPT_RMA): the -s values taken (OSU_SYNC_BIT mask) and the default. */
+  unsigned syncs;
+  enum osu_sync sync;
+  /* Nonzero: the only size, in bytes of a fixed datatype (fetch_and_op, compare_and_swap: 8, a
+   * long long): no -m, no -T. */
+  size_t fixed_size;
 };
 
 /* What the OSU Micro-Benchmarks' collective benchmarks default to: sizes 1 B to 1 MiB, 1000
@@ -92,6 +115,8 @@ struct osu_options {
   int show_algorithm; /* -a: collectives add an Algorithm column (torusmpi only) */
   int threads;        /* -t: threads per rank (OSU_OPT_THREADS), 1 otherwise */
   int sleep_compute;  /* -S (OSU_OPT_SLEEP) */
+  enum osu_win win;   /* -w (OSU_OPT_RMA), default allocate */
+  enum osu_sync sync; /* -s (OSU_OPT_RMA), default the bench's */
 };
 
 /* MPI_Init (MPI_Init_thread at MPI_THREAD_MULTIPLE with OSU_OPT_THREADS), parse argv, check the
@@ -207,6 +232,21 @@ struct osu_nbc_times {
 void osu_print_nbc_header(const struct osu_bench* b, const struct osu_options* o);
 void osu_print_nbc_row(const struct osu_bench* b, const struct osu_options* o, size_t size,
                        const struct osu_nbc_times* t, long errors, double bytes);
+
+/* One-sided benchmarks: rank 0 is the origin (both ranks under osu_put_bibw and under fence and
+ * pscw latency, which alternate as OSU's do), rank 1 the target. See README.md, "One-sided". */
+enum osu_rma_op {
+  OSU_RMA_PUT,
+  OSU_RMA_GET,
+  OSU_RMA_ACC,     /* MPI_Accumulate, MPI_SUM */
+  OSU_RMA_GET_ACC, /* MPI_Get_accumulate, MPI_SUM */
+  OSU_RMA_FOP,     /* MPI_Fetch_and_op, MPI_SUM on a long long */
+  OSU_RMA_CAS,     /* MPI_Compare_and_swap on a long long */
+};
+/* Latency (b->metric OSU_LATENCY: one operation per synchronization) or bandwidth (-W operations
+ * per synchronization; bidirectional when `bidir`). Returns the errors (rank 0: both ranks'). */
+long osu_rma_run(const struct osu_bench* b, const struct osu_options* o, enum osu_rma_op op,
+                 int bidir);
 
 /* MPI_Finalize, then the exit status: 1 if this rank saw errors (rank 0: any rank's, summed by
  * osu_sum_errors). */

@@ -186,9 +186,18 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
       info_value(info, "alloc_shared_noncontig", &hint) && (hint == "true" || hint == "1");
   std::vector<size_t> offsets(static_cast<size_t>(w->size));
   size_t data_bytes = 0;
+  // MPI_Win_allocate's parts need not touch: each starts on a page of its own plus a cache line per
+  // rank, so that copies between a page-aligned buffer and a part are not at the same page offset
+  // (4 KiB aliasing: loads that seem to depend on the stores before them stall; a put or get of
+  // 32 KiB took 15% longer).
+  const bool staggered = flavor == MPI_WIN_FLAVOR_ALLOCATE;
   for (int r = 0; r < w->size && allocates; ++r) {
-    offsets[r] = data_bytes;
     size_t s = static_cast<size_t>(cards[r].size);
+    if (staggered) {
+      data_bytes =
+          (data_bytes + kPage - 1) / kPage * kPage + 64 * (static_cast<size_t>(r) % 63 + 1);
+    }
+    offsets[r] = data_bytes;
     data_bytes += noncontig ? (s + kPage - 1) / kPage * kPage : s;
   }
   const size_t control_bytes = rma::control_bytes(w->size);

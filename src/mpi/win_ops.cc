@@ -50,12 +50,22 @@ int check_side(const char* fn, MPI_Win win, const char* what, const void* buf, i
   out->buf = buf;
   out->count = count;
   out->type = type;
-  out->t = engine_type(type);
+  // The handle is a datatype (checked above): no second check through engine_type.
+  out->t = d != nullptr ? d->type.get() : builtin_engine_type(type->builtin).get();
   out->bytes = static_cast<size_t>(count) * static_cast<size_t>(out->t->size());
-  if (buf == nullptr && out->bytes > 0 && std::strcmp(what, "target") != 0) {
+  // The target side has no buffer argument (what is "target").
+  if (buf == nullptr && out->bytes > 0 && what[0] != 't') {
     return raise_error_win(win, MPI_ERR_BUFFER, fn, "%s_addr argument is NULL", what);
   }
   return MPI_SUCCESS;
+}
+
+// Whether the side's elements are one block of s.bytes bytes at its address, known without the
+// datatype engine: a predefined type whose size is its extent (every one but the padded pairs
+// such as MPI_SHORT_INT, and the markers). The per-call path of put and get on basic types: the
+// engine's contiguous() and pack build a repeated layout each time.
+bool dense_predefined(const Side& s) {
+  return s.type->builtin != kDerivedType && s.t->size() == s.t->extent();
 }
 
 // A checked target access: where, and how it is reached.
@@ -168,7 +178,12 @@ std::vector<rma::Block> blocks_of(const Access& a) {
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
   if (a.t->local != nullptr) {
-    a.side.t->pack(a.t->local + (a.address - a.t->base), a.side.count, packed);
+    const char* at = a.t->local + (a.address - a.t->base);
+    if (dense_predefined(a.side)) {
+      std::memcpy(packed, at, a.side.bytes);
+      return MPI_SUCCESS;
+    }
+    a.side.t->pack(at, a.side.count, packed);
     return MPI_SUCCESS;
   }
   std::string error;
@@ -181,7 +196,12 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
   if (a.t->local != nullptr) {
-    a.side.t->unpack(packed, a.side.count, a.t->local + (a.address - a.t->base));
+    char* at = a.t->local + (a.address - a.t->base);
+    if (dense_predefined(a.side)) {
+      std::memcpy(at, packed, a.side.bytes);
+      return MPI_SUCCESS;
+    }
+    a.side.t->unpack(packed, a.side.count, at);
     return MPI_SUCCESS;
   }
   std::string error;
@@ -195,7 +215,11 @@ int target_write(const char* fn, MPI_Win win, const Access& a, const void* packe
 // scratch.
 const void* origin_packed(const Side& s, std::vector<char>* scratch) {
   int64_t off = 0;
-  if (s.t->contiguous(s.count, &off) && !device::in_device_range(s.buf)) {
+  if (device::in_device_range(s.buf)) {
+    // Device bytes are staged below.
+  } else if (dense_predefined(s)) {
+    return s.buf;
+  } else if (s.t->contiguous(s.count, &off)) {
     return static_cast<const char*>(s.buf) + off;
   }
   scratch->resize(s.bytes);
@@ -304,9 +328,48 @@ int check_transfer(const char* fn, const void* origin_addr, int origin_count,
   return MPI_SUCCESS;
 }
 
+// MPI_Put and MPI_Get of basic elements between host memory and a window mapped here (the
+// common case: halo exchanges, the benchmarks): where the target's bytes are, or nullptr when
+// anything differs from that case. Every condition the full checks would raise on is tested here,
+// so a call this declines goes the full way and gets its error message there.
+char* mapped_basic(const char* fn, MPI_Win win, const void* buf, int count, MPI_Datatype type,
+                   int rank, MPI_Aint disp, int target_count, MPI_Datatype target_type,
+                   size_t* bytes) {
+  if (type != target_type || count != target_count || count <= 0 || buf == nullptr) return nullptr;
+  if (type == nullptr || type->magic != kMagicDatatype || type->builtin < 0 ||
+      type->builtin >= static_cast<int>(BuiltinType::kCount)) {
+    return nullptr;
+  }
+  if (require_active(fn) != MPI_SUCCESS) return nullptr;
+  Win* w = win_impl(win);
+  if (w == nullptr || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || rank < 0 || rank >= w->size) {
+    return nullptr;
+  }
+  // Passive target and fence epochs; general active target takes the full way.
+  if (!w->fence_open && !w->lock_all && w->held[rank] == Held::kNone) return nullptr;
+  const WinTarget& t = w->targets[rank];
+  const dtype::Type& e = *builtin_engine_type(type->builtin);
+  if (t.local == nullptr || e.size() == 0 || e.size() != e.extent() || disp < 0) return nullptr;
+  const uint64_t n = static_cast<uint64_t>(count) * static_cast<uint64_t>(e.size());
+  const uint64_t off = static_cast<uint64_t>(disp) * static_cast<uint64_t>(t.disp_unit);
+  if (t.disp_unit <= 0 || off / static_cast<uint64_t>(t.disp_unit) != static_cast<uint64_t>(disp) ||
+      off > static_cast<uint64_t>(t.size) || n > static_cast<uint64_t>(t.size) - off ||
+      device::in_device_range(buf)) {
+    return nullptr;
+  }
+  *bytes = n;
+  return t.local + off;
+}
+
 int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
         int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
         MPI_Win win) {
+  size_t bytes = 0;
+  if (char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
+                              target_disp, target_count, target_datatype, &bytes)) {
+    std::memcpy(at, origin_addr, bytes);
+    return MPI_SUCCESS;
+  }
   Side o;
   Access a;
   bool skip;
@@ -314,6 +377,9 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
                                target_disp, target_count, target_datatype, win, &o, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
+  // Basic host data goes as it is, without touching the thread's scratch (a dynamic TLS access).
+  if (dense_predefined(o) && !device::in_device_range(o.buf))
+    return target_write(fn, win, a, o.buf);
   thread_local std::vector<char> scratch;
   return target_write(fn, win, a, origin_packed(o, &scratch));
 }
@@ -321,6 +387,12 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
 int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
         int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
         MPI_Win win) {
+  size_t bytes = 0;
+  if (char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
+                              target_disp, target_count, target_datatype, &bytes)) {
+    std::memcpy(origin_addr, at, bytes);
+    return MPI_SUCCESS;
+  }
   Side o;
   Access a;
   bool skip;
@@ -329,8 +401,11 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
     return err;
   if (skip) return MPI_SUCCESS;
   int64_t off = 0;
-  if (o.t->contiguous(o.count, &off) && !device::in_device_range(origin_addr)) {
-    return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+  if (!device::in_device_range(origin_addr)) {
+    if (dense_predefined(o)) return target_read(fn, win, a, origin_addr);
+    if (o.t->contiguous(o.count, &off)) {
+      return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+    }
   }
   thread_local std::vector<char> scratch;
   scratch.resize(o.bytes);
@@ -339,11 +414,59 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
   return MPI_SUCCESS;
 }
 
+// MPI_Accumulate and MPI_Get_accumulate of basic elements with a reducing predefined op on a
+// window mapped here (mapped_basic's case, the result buffer alike): combined in place under the
+// target's update lock. Whether it was done; a call it declines goes the full way (and its errors
+// are raised there).
+bool accumulate_mapped_basic(const char* fn, const void* origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype, void* result_addr, int result_count,
+                             MPI_Datatype result_datatype, bool fetch, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                             MPI_Op op, MPI_Win win) {
+  const int k = op_index(op);
+  if (k < 0 || k == static_cast<int>(BuiltinOp::k_replace) ||
+      k == static_cast<int>(BuiltinOp::k_no_op)) {
+    return false;
+  }
+  if (fetch && (result_datatype != origin_datatype || result_count != origin_count ||
+                result_addr == nullptr || device::in_device_range(result_addr))) {
+    return false;
+  }
+  size_t bytes = 0;
+  char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
+                          target_disp, target_count, target_datatype, &bytes);
+  if (at == nullptr) return false;
+  const dtype::Type& t = *builtin_engine_type(target_datatype->builtin);
+  coll::Reduction r;
+  bool commutative = true;
+  size_t elem = 0, per = 0;
+  int rc;
+  {
+    DeferErrors defer;  // an op the type does not take: the full way raises it on the window
+    rc = resolve_packed_reduction(fn, MPI_COMM_SELF, op, target_datatype, t, &r, &commutative,
+                                  &elem, &per);
+  }
+  if (rc != MPI_SUCCESS) return false;
+  Win* w = win_impl(win);
+  std::atomic<uint32_t>* update = &w->block(target_rank)->update;
+  rma::lock_exclusive(update);
+  if (fetch) std::memcpy(result_addr, at, bytes);
+  r.apply(at, origin_addr,
+          static_cast<size_t>(target_count) * static_cast<size_t>(t.uniform_count()));
+  rma::unlock_exclusive(update);
+  return true;
+}
+
 // MPI_Accumulate (result.t == nullptr) and MPI_Get_accumulate.
 int accumulate(const char* fn, const void* origin_addr, int origin_count,
                MPI_Datatype origin_datatype, void* result_addr, int result_count,
                MPI_Datatype result_datatype, bool fetch, int target_rank, MPI_Aint target_disp,
                int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  if (accumulate_mapped_basic(fn, origin_addr, origin_count, origin_datatype, result_addr,
+                              result_count, result_datatype, fetch, target_rank, target_disp,
+                              target_count, target_datatype, op, win)) {
+    return MPI_SUCCESS;
+  }
   Win* w = nullptr;
   if (int err = check_win(fn, win, &w)) return err;
   const bool no_op_given = op_index(op) == static_cast<int>(BuiltinOp::k_no_op);
@@ -371,6 +494,15 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
   if (a.side.bytes == 0) return MPI_SUCCESS;
   thread_local std::vector<char> origin_scratch, target_scratch;
   const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch) : nullptr;
+  if (a.t->local != nullptr && dense_predefined(a.side) && !replace && !no_op) {
+    // Mapped target memory holding basic elements in order: combined where it lies, without the
+    // round trip through the scratch (two copies of the data fewer).
+    char* at = a.t->local + (a.address - a.t->base);
+    UpdateLock update(w, a);
+    if (fetch) unpack_any(*res.t, at, res.count, result_addr);
+    combine(r, a, at, in);
+    return MPI_SUCCESS;
+  }
   target_scratch.resize(a.side.bytes);
   UpdateLock update(w, a);
   if (fetch || !replace) {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The installed one-sided OSU-compatible benchmarks (osu/, README "One-sided"), quickly: each one
+# with validation (-c: the target checks its window after the iterations, the origin what each
+# fetch brought back; exit 1 on a wrong element), every synchronization (-s) and every window
+# flavor (-w) at least once, on 2 ranks of one emulated instance (the windows torusmpi serves
+# today). Then the options they refuse. Times are not checked: that is osu/compare's job.
+. "$(dirname "$0")/lib.sh"
+
+osu=$TM_PREFIX/libexec/torusmpi/osu
+[ -x "$osu/osu_put_latency" ] || { echo "Bail out! no benchmarks in $osu: run make install first"; exit 1; }
+quick=(-i 20 -x 2)
+
+# rma_ok <last size>: the job passed, printed the header with its window and synchronization
+# lines, a row for <last size> and no row that failed validation.
+rma_ok() {
+  [ "$job_rc" -eq 0 ] || return 1
+  grep -q "^# Window creation: MPI_Win_" "$job_out" || { echo "# no window line"; return 1; }
+  grep -q "^# Synchronization: " "$job_out" || { echo "# no synchronization line"; return 1; }
+  grep -Eq "^$1[[:space:]].*Pass" "$job_out" || { echo "# no passing row for size $1"; return 1; }
+  ! grep -Eq '(^|[[:space:]])Fail([[:space:]]|$)' "$job_out" || { echo "# a row failed"; return 1; }
+}
+
+# rma <benchmark> <last size> [its arguments...]
+rma() {
+  local name=$1 last=$2
+  shift 2
+  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_DEVICE_GUARD=1 "$osu/$name" -c "${quick[@]}" "$@"
+  check "$name -c $*" rma_ok "$last" || diag_job
+}
+
+for s in pscw fence lock flush flush_local lock_all; do
+  rma osu_put_latency 4096 -m 1:4096 -s $s
+done
+rma osu_get_latency 65536 -m 1:65536 -w create -s lock
+rma osu_get_latency 4096 -m 1:4096 -w dynamic -s fence
+rma osu_get_latency 4096 -m 1:4096 -w allocate -s pscw
+rma osu_put_latency 4096 -m 1:4096 -w dynamic -s flush
+rma osu_acc_latency 4096 -m 4:4096 -T mpi_int -s flush
+rma osu_acc_latency 4096 -m 4:4096 -T mpi_int -w dynamic -s lock_all
+rma osu_get_acc_latency 4096 -m 4:4096 -T mpi_float -w create -s flush_local
+rma osu_get_acc_latency 4096 -m 4:4096 -T mpi_int -s fence
+rma osu_fop_latency 8 -s flush
+rma osu_fop_latency 8 -w create -s pscw
+rma osu_cas_latency 8 -w dynamic -s flush
+rma osu_cas_latency 8 -w create -s fence
+rma osu_put_bw 65536 -m 1:65536 -W 8 -s flush
+rma osu_put_bw 4096 -m 1:4096 -W 8 -w create -s fence
+rma osu_get_bw 65536 -m 1:65536 -W 8 -w create -s lock
+rma osu_get_bw 4096 -m 1:4096 -W 8 -w dynamic -s pscw
+rma osu_put_bibw 65536 -m 1:65536 -W 8 -s pscw
+rma osu_put_bibw 4096 -m 1:4096 -W 8 -w dynamic -s fence
+# Origin buffers in device memory, the window on the host (-d neuron D H).
+rma osu_put_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
+rma osu_get_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
+
+# refused <message> <ranks> <benchmark> [arguments...]: exit status 1 and the message on stderr.
+refused() {
+  local message=$1 np=$2 name=$3
+  shift 3
+  run_job 60 "${mpirun[@]}" -np "$np" "$osu/$name" "$@"
+  check "$name $* on $np ranks: refused" grep -q -- "$message" "$job_err" || diag_job
+  check "... exit status 1" test "$job_rc" -ne 0 || diag_job
+}
+refused "bad value 'lock' for option '-s'" 2 osu_put_bibw -s lock
+refused "bad value 'shared' for option '-w'" 2 osu_put_latency -w shared
+refused "unknown option '-m'" 2 osu_fop_latency -m 8
+refused "-c needs -T mpi_int or -T mpi_float" 2 osu_acc_latency -c
+refused "needs exactly 2 ranks (got 3)" 3 osu_get_latency
+# Windows in device memory (D D) are not served yet: the benchmark says so instead of timing
+# a host window.
+refused "has no device windows" 2 osu_put_latency -m 1:64 -d neuron D D
+refused "windows on device memory are not implemented" 2 osu_get_latency -m 1:64 -w create -d neuron
+check_shm
+tap_done
