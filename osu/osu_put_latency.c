@@ -10,17 +10,7 @@
 static const struct osu_bench kBench = {
     .name = "osu_put_latency",
     .title = "MPI_Put Latency Test",
-    .metric = OSU_LATENCY,
-    .extra_opts = OSU_OPT_RMA | OSU_OPT_BUFFERS,
-    .min_ranks = 2,
-    .min_size = 1,
-    .max_size = 1 << 22,
-    .iters = 10000,
-    .warmup = 100,
-    .iters_large = 1000,
-    .warmup_large = 10,
-    .large_size = 8192,
-    .full_what = "over iterations",
+    OSU_RMA_LATENCY_DEFAULTS(1, 1 << 22),
     .syncs = OSU_SYNC_ALL,
     .sync = OSU_SYNC_FLUSH,
 };

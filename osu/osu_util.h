@@ -96,6 +96,18 @@ struct osu_bench {
   .warmup = 100, .iters_large = 100, .warmup_large = 10, .large_size = 8192,                \
   .full_what = "over ranks"
 
+/* The one-sided benchmarks' descriptors start with these (osu_put_latency.c, osu_put_bw.c):
+ * latency from min to max bytes, bandwidth over a window; each names its syncs after them. */
+#define OSU_RMA_LATENCY_DEFAULTS(min, max)                                                  \
+  .metric = OSU_LATENCY, .extra_opts = OSU_OPT_RMA | OSU_OPT_BUFFERS, .min_ranks = 2,       \
+  .min_size = (min), .max_size = (max), .iters = 10000, .warmup = 100, .iters_large = 1000, \
+  .warmup_large = 10, .large_size = 8192, .full_what = "over iterations"
+#define OSU_RMA_BANDWIDTH_DEFAULTS                                                       \
+  .metric = OSU_BANDWIDTH, .extra_opts = OSU_OPT_RMA | OSU_OPT_BUFFERS | OSU_OPT_WINDOW, \
+  .min_ranks = 2, .min_size = 1, .max_size = 1 << 20, .iters = 100, .warmup = 10,        \
+  .iters_large = 20, .warmup_large = 2, .large_size = 8192, .window = 32,                \
+  .full_what = "over iterations"
+
 struct osu_options {
   size_t min_size, max_size;
   int iters, warmup; /* -1: the benchmark's defaults, by size */

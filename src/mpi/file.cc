@@ -351,19 +351,29 @@ int PMPI_File_delete(const char* filename, MPI_Info info) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_delete);
 
+namespace {
+
+// The checks of the calls that change a file's size (set_size, preallocate).
+int check_resize(const char* fn, MPI_File fh, MPI_Offset size, File** f) {
+  if (int err = mpi::check_file(fn, fh, f)) return err;
+  if (size < 0) return mpi::raise_error_on(*f, MPI_ERR_ARG, fn, "size argument is negative");
+  if ((*f)->amode & MPI_MODE_RDONLY) {
+    return mpi::raise_error_on(*f, MPI_ERR_READ_ONLY, fn, "file was opened MPI_MODE_RDONLY");
+  }
+  if ((*f)->amode & MPI_MODE_SEQUENTIAL) {
+    return mpi::raise_error_on(*f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                               "file was opened MPI_MODE_SEQUENTIAL");
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_set_size";
   File* f = nullptr;
-  if (int err = mpi::check_file(kFn, fh, &f)) return err;
-  if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
-  if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
-  }
-  if (f->amode & MPI_MODE_SEQUENTIAL) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
-                               "file was opened MPI_MODE_SEQUENTIAL");
-  }
+  if (int err = check_resize(kFn, fh, size, &f)) return err;
   // Collective: every process passes the same size; the first one sets it.
   MPI_Offset sizes[2] = {size, -size}, both[2] = {0, 0};
   PMPI_Allreduce(sizes, both, 2, MPI_OFFSET, MPI_MAX, f->comm);
@@ -384,15 +394,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_preallocate";
   File* f = nullptr;
-  if (int err = mpi::check_file(kFn, fh, &f)) return err;
-  if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "size argument is negative");
-  if (f->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, kFn, "file was opened MPI_MODE_RDONLY");
-  }
-  if (f->amode & MPI_MODE_SEQUENTIAL) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
-                               "file was opened MPI_MODE_SEQUENTIAL");
-  }
+  if (int err = check_resize(kFn, fh, size, &f)) return err;
   const char* op = nullptr;
   int err = f->rank == 0 ? f->posix.preallocate(size, &op) : 0;
   PMPI_Bcast(&err, 1, MPI_INT, 0, f->comm);
