@@ -733,54 +733,65 @@ using mpi::kNoRequest;
 
 // Blocking (kNoRequest, no split), nonblocking (a request) and split _begin (kNoRequest, split).
 #define TM_FILE_COLL(call, kind, offset, write, st, req, split)                                    \
-  torusmpi::progress::Lock lock;                                                                   \
   return mpi::collective("MPI_File_" call, fh, kind, offset, buf, count, datatype, write, st, req, \
                          split)
 
 int PMPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* st) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("read_all", Kind::kIndividual, 0, false, st, kNoRequest, false);
 }
 int PMPI_File_write_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                         MPI_Status* st) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("write_all", Kind::kIndividual, 0, true, st, kNoRequest, false);
 }
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
                           MPI_Datatype datatype, MPI_Status* st) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("read_at_all", Kind::kExplicit, offset, false, st, kNoRequest, false);
 }
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                            MPI_Datatype datatype, MPI_Status* st) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("write_at_all", Kind::kExplicit, offset, true, st, kNoRequest, false);
 }
 int PMPI_File_iread_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
                         MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("iread_all", Kind::kIndividual, 0, false, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_iwrite_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
                          MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("iwrite_all", Kind::kIndividual, 0, true, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
                            MPI_Datatype datatype, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("iread_at_all", Kind::kExplicit, offset, false, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                             MPI_Datatype datatype, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("iwrite_at_all", Kind::kExplicit, offset, true, MPI_STATUS_IGNORE, request, false);
 }
 int PMPI_File_read_all_begin(MPI_File fh, void* buf, int count, MPI_Datatype datatype) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("read_all_begin", Kind::kIndividual, 0, false, MPI_STATUS_IGNORE, kNoRequest, true);
 }
 int PMPI_File_write_all_begin(MPI_File fh, const void* buf, int count, MPI_Datatype datatype) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("write_all_begin", Kind::kIndividual, 0, true, MPI_STATUS_IGNORE, kNoRequest, true);
 }
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void* buf, int count,
                                 MPI_Datatype datatype) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("read_at_all_begin", Kind::kExplicit, offset, false, MPI_STATUS_IGNORE, kNoRequest,
                true);
 }
 int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void* buf, int count,
                                  MPI_Datatype datatype) {
+  torusmpi::progress::Lock lock;
   TM_FILE_COLL("write_at_all_begin", Kind::kExplicit, offset, true, MPI_STATUS_IGNORE, kNoRequest,
                true);
 }
