@@ -745,16 +745,6 @@ void osu_print_coll_header(const struct osu_bench* b, const struct osu_options* 
   if (b->sizeless) {
     printf("# Avg Latency(us)");
   } else {
-    if (b->extra_opts & OSU_OPT_RMA) {
-      static const char* const kWinCalls[] = {"MPI_Win_create", "MPI_Win_allocate",
-                                              "MPI_Win_create_dynamic"};
-      static const char* const kSyncCalls[] = {
-          "Post/Start/Complete/Wait", "MPI_Win_fence",
-          "MPI_Win_lock/unlock",      "MPI_Win_flush",
-          "MPI_Win_flush_local",      "MPI_Win_lock_all/unlock_all"};
-      printf("# Window creation: %s\n", kWinCalls[o->win]);
-      printf("# Synchronization: %s\n", kSyncCalls[o->sync]);
-    }
     printf("# Datatype: %s.\n", o->type_name);
     printf("%-*s%*s", kSizeWidth, "# Size", kFieldWidth, "Avg Latency(us)");
   }
