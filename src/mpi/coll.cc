@@ -216,11 +216,13 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
     total = static_cast<size_t>(blockcount) * c->size;
     mine = static_cast<size_t>(blockcount);
   } else {
-    for (int i = 0; i < c->size; ++i) total += static_cast<size_t>(recvcounts[i]);
+    size_t* counts = call.room(0, c->size);
+    for (int i = 0; i < c->size; ++i) {
+      total += static_cast<size_t>(recvcounts[i]);
+      counts[i] = static_cast<size_t>(recvcounts[i]) * per;
+    }
     mine = static_cast<size_t>(recvcounts[c->rank]);
-    std::vector<size_t> counts(c->size);
-    for (int i = 0; i < c->size; ++i) counts[i] = static_cast<size_t>(recvcounts[i]) * per;
-    call.a.counts = call.keep(0, std::move(counts));
+    call.a.counts = counts;
   }
   bool in_place = sendbuf == MPI_IN_PLACE;
   if (!in_place) {
