@@ -2,8 +2,9 @@
 # osu/compare as a reader uses it: --repeat's table (per library the best, median and spread of
 # the runs, torusmpi's ratios) holds numbers that agree with each other, --plot writes a PNG that
 # gnuplot drew without a warning, and without gnuplot the table still comes and the reason is
-# said. MPICH is Debian's mpich and libmpich-dev; without them its columns read "failed" and
-# that alone is accepted. The times themselves are not checked: they are the machine's.
+# said; osu/breakdown prints both libraries' figures, the floor and instructions per call by layer
+# that add up. MPICH is Debian's mpich and libmpich-dev; without them its columns read "failed"
+# and that alone is accepted. The times themselves are not checked: they are the machine's.
 . "$(dirname "$0")/lib.sh"
 
 compare=$TM_SRCDIR/../osu/compare
@@ -79,6 +80,31 @@ no_gnuplot() {
 }
 check "compare --plot without gnuplot: the table, the reason, exit status 1" no_gnuplot ||
   diag_job
+
+# osu/breakdown: both libraries' figures, the floor, and instructions per call by layer whose
+# rows add up to the total (valgrind is one of the test dependencies).
+breakdown=$TM_SRCDIR/../osu/breakdown
+run_job 300 "$breakdown" --prefix "$TM_PREFIX" --iters 200 --calls 300 osu_allreduce 8
+breakdown_table() {
+  [ "$job_rc" = 0 ] || { echo "# exit status $job_rc"; return 1; }
+  local l
+  for l in 'torusmpi (us per call, best of 3)' 'Open MPI (us per call, best of 3)' \
+    'floor: 8 B each way, us'; do
+    grep -Eq "^# $(printf '%s' "$l" | sed 's/[()]/\\&/g') +[0-9]+\.[0-9]+\$" "$job_out" ||
+      { echo "# no figure for '$l'"; return 1; }
+  done
+  awk '/^# instructions per call on rank 0/ { on = 1; next }
+    on && $1 == "total" { total = $2; next }
+    on && NF >= 2 { sum += $NF; rows++; if ($0 ~ /^  coll:/) coll = $NF; if ($0 ~ /^  src\/mpi:/) mpi = $NF }
+    END {
+      if (rows < 4 || coll <= 0 || mpi <= 0 || total <= 0) { print "# too few layers"; exit 1 }
+      # Each row is rounded: the rows may miss the total by one per row.
+      d = sum - total; if (d < 0) d = -d;
+      if (d > rows) { printf "# rows add up to %d, not %d\n", sum, total; exit 1 }
+    }' "$job_out"
+}
+check "breakdown osu_allreduce 8: figures, floor, instructions by layer adding up" \
+  breakdown_table || diag_job
 
 check_shm
 tap_done
