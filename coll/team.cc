@@ -90,8 +90,7 @@ bool Team::matches(const Entry& e, const Args& a) {
   const size_t* const v[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
   static_assert(kArrayMembers[5] == &Args::rdispls, "v follows kArrayMembers");
   const unsigned present = (v[0] != nullptr) | (v[1] != nullptr) << 1 | (v[2] != nullptr) << 2 |
-                           (v[3] != nullptr) << 3 | (v[4] != nullptr) << 4 |
-                           (v[5] != nullptr) << 5;
+                           (v[3] != nullptr) << 3 | (v[4] != nullptr) << 4 | (v[5] != nullptr) << 5;
   if (present != e.present) return false;
   const bool neighbor = coll_neighbor(a.coll);
   const size_t* stored = e.arrays.data();
