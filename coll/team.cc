@@ -85,8 +85,8 @@ bool Team::matches(const Entry& e, const Args& a) {
       e.in_network != a.in_network || e.root != a.root || e.count != a.count || e.elem != a.elem)
     return false;
   if (!coll_vector(a.coll)) return true;  // no arrays: the small-message path ends here
-  // The same arrays present, then each one's values: a loop over the present ones only (a
-  // reduce_scatter has one of six), which costs a fifth of one over all six.
+  // The same arrays present, then each one's values, looping over the present ones only (a
+  // reduce_scatter has one of the six).
   const size_t* const v[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
   static_assert(kArrayMembers[5] == &Args::rdispls, "v follows kArrayMembers");
   const unsigned present = (v[0] != nullptr) | (v[1] != nullptr) << 1 | (v[2] != nullptr) << 2 |
