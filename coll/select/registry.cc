@@ -10,7 +10,8 @@ namespace {
 // fallback, and among equal costs the earlier wins. Each entry is defined in its algorithm's file
 // (coll/algorithms.h), its cost function beside its `Cost =` comment.
 const Algorithm* const kAlgorithms[] = {
-    // barrier
+    // barrier (recursive_doubling first: it wins the tie at powers of two, see its file)
+    &kBarrierRecursiveDoubling,
     &kBarrierDissemination,
     &kBarrierIna,
     // bcast

@@ -221,6 +221,11 @@ TEST(Sim, BarrierMustHearFromEveryone) {
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("without having heard"), std::string::npos) << r.error;
   EXPECT_TRUE(simulate(Coll::kBarrier, 5, 0, barrier_dissemination).ok);
+  // Folded (3, 5, 6, 7), and powers of two.
+  for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 13, 16}) {
+    sim::Result rd = simulate(Coll::kBarrier, p, 0, barrier_recursive_doubling);
+    EXPECT_TRUE(rd.ok) << p << " ranks: " << rd.error;
+  }
 }
 
 TEST(Sim, NeighbourBlocksMustComeFromTheirEdges) {
