@@ -1,9 +1,9 @@
 // Windows of one-sided communication (MPI_Win): the object behind a window handle, and what the
-// three files of windows share (win.cc: creation, freeing, attributes, info, names, error
-// handlers; win_sync.cc: epochs; win_ops.cc: put, get and the accumulates).
+// files of windows share (win.cc: creation, freeing, attributes, info, names, error handlers;
+// win_sync.cc: epochs; win_ops.cc: put, get and the accumulates; win_net.cc: across nodes).
 //
-// This slice serves windows whose processes share a node (and an emulated instance). Every
-// operation completes in the call that starts it, by direct load/store or a single copy:
+// Between processes that share a node (and an emulated instance), every operation completes in the
+// call that starts it, by direct load/store or a single copy:
 // - MPI_Win_allocate and MPI_Win_allocate_shared put every process's memory in one shared segment
 //   (pml/shm/rma.h), mapped by all: a put is a copy into the mapping.
 // - MPI_Win_create leaves the memory where the application has it; other processes reach it with

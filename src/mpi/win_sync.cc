@@ -4,7 +4,9 @@
 // Every operation has completed at its target when its call returns (win.h), so closing an epoch
 // orders memory and synchronizes processes, nothing more: a fence is a barrier of the window's
 // communicator, a flush a memory fence. Locks are words in the window's control segment (a target
-// need not call MPI for another process to lock it), and post/start/complete/wait count in it.
+// need not call MPI for another process to lock it), and post/start/complete/wait count in it;
+// a process of another node asks the target's service to take or give back the lock word, to
+// count a post or a complete there (win_net.cc).
 #include <algorithm>
 #include <atomic>
 #include <string>
