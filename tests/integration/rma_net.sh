@@ -8,7 +8,8 @@
 # the error classes; a target that computes without calling MPI while the others lock, put,
 # accumulate and unlock; accumulates and fetch-and-ops by every rank to one counter, from its node
 # and from the other, none lost; an idle window's progress thread asleep. The network carried the
-# bytes (per-NIC counts); a remote lock never given back is diagnosed by TORUSMPI_TIMEOUT.
+# bytes (per-NIC counts); no memory error or leak under valgrind's memcheck; a remote lock never
+# given back is diagnosed by TORUSMPI_TIMEOUT.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -47,6 +48,20 @@ for net in ofi ucx; do
   check "rma.gcc net over $net, 2 instances of 2 ranks" passed 4 || diag_job
   grep -m1 '^# idle' "$job_out"
 done
+
+# Memory errors and leaks of the requests and their service (as rma.sh runs memcheck).
+if command -v valgrind >/dev/null; then
+  memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --suppressions="$TM_SRCDIR/integration/pmix.supp"
+    --log-file="$work/memcheck.%p.log")
+  on ofi 2 "${memcheck[@]}" "$bin.gcc" net
+  check "rma.gcc net over ofi, 2 instances of 1 rank, under memcheck: no error, no leak" \
+    passed 2 || { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
+  check "memcheck really ran both ranks" \
+    test "$(grep -ls Memcheck "$work"/memcheck.*.log | wc -l)" -eq 2
+else
+  skip "rma.gcc net under memcheck" "valgrind is not installed"
+fi
 
 run_job 90 "${mpirun[@]}" -np 4 "${via_path[@]}" "${ofi[@]}" -x TORUSMPI_INSTANCE=torus:1x2:cores=1 \
   -x TORUSMPI_INSTANCES=2 "$bin.clang" net
