@@ -7,9 +7,10 @@
 # locks, lock_all, flushes, post/start/complete/wait, every op, vector datatypes on either side,
 # the error classes; a target that computes without calling MPI while the others lock, put,
 # accumulate and unlock; accumulates and fetch-and-ops by every rank to one counter, from its node
-# and from the other, none lost; an idle window's progress thread asleep. The network carried the
-# bytes (per-NIC counts); no memory error or leak under valgrind's memcheck; a remote lock never
-# given back is diagnosed by TORUSMPI_TIMEOUT.
+# and from the other, none lost; a window over a reversed subset of the world; an idle window's
+# progress thread asleep; named segments. The network carried the bytes (per-NIC counts); no
+# memory error or leak under valgrind's memcheck; a remote lock never given back is diagnosed by
+# TORUSMPI_TIMEOUT.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -49,13 +50,17 @@ for net in ofi ucx; do
   grep -m1 '^# idle' "$job_out"
 done
 
+# Named segments, one per node's processes of each window (check_shm below: none left).
+on ucx 4 -x TORUSMPI_SHM_NAMED=1 "$bin.gcc" net
+check "rma.gcc net over ucx, 2 instances of 2 ranks, named segments" passed 4 || diag_job
+
 # Memory errors and leaks of the requests and their service (as rma.sh runs memcheck).
 if command -v valgrind >/dev/null; then
   memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --suppressions="$TM_SRCDIR/integration/pmix.supp"
     --log-file="$work/memcheck.%p.log")
-  on ofi 2 "${memcheck[@]}" "$bin.gcc" net
-  check "rma.gcc net over ofi, 2 instances of 1 rank, under memcheck: no error, no leak" \
+  on ofi 2 "${memcheck[@]}" "$bin.gcc" net light
+  check "rma.gcc net light over ofi, 2 instances of 1 rank, under memcheck: no error, no leak" \
     passed 2 || { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
   check "memcheck really ran both ranks" \
     test "$(grep -ls Memcheck "$work"/memcheck.*.log | wc -l)" -eq 2
