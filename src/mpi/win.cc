@@ -270,6 +270,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
 
   w->held.assign(static_cast<size_t>(w->size), Held::kNone);
+  w->in_flight.assign(static_cast<size_t>(w->size), 0);
   w->started.assign(static_cast<size_t>(w->size), 0);
   if (info != MPI_INFO_NULL) w->info = info_new(info_impl(info));
   const WinTarget& me = w->targets[w->rank];
@@ -419,6 +420,9 @@ int PMPI_Win_free(MPI_Win* win) {
                            : w->access_open ? "MPI_Win_start without MPI_Win_complete"
                                             : "a lock is held");
   }
+  // Puts and accumulates to other nodes are answered before the last barrier.
+  std::string error;
+  int net_rc = w->mixed ? mpi::net_flush(w, -1, &error) : MPI_SUCCESS;
   // MPI: attributes go first, through their delete callbacks.
   int rc = mpi::attr_delete_all(mpi::AttrKind::kWin, *win);
   // Nobody reaches the memory once every process is here: the segment can go.
@@ -426,6 +430,7 @@ int PMPI_Win_free(MPI_Win* win) {
   PMPI_Barrier(w->comm);
   mpi::win_delete(w);
   *win = MPI_WIN_NULL;
+  if (net_rc != MPI_SUCCESS) return raise_error(nullptr, net_rc, kFn, "%s", error.c_str());
   return rc;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_free);

@@ -97,6 +97,12 @@ struct Win {
   uint32_t completes_expected = 0;
   bool mixed = false;       // some targets are remote (win_net.cc serves the window)
   uint32_t next_reply = 0;  // the tag of the next request's answer (win_net.cc)
+  // Puts and accumulates to other nodes not answered yet (win_net.cc's net_post), per target and
+  // in all, and the first error an answer brought (raised by the next flush, unlock, fence...).
+  std::vector<int> in_flight;
+  int in_flight_total = 0;
+  int net_error = 0;
+  std::string net_error_text;
 
   rma::ControlBlock* block(int r) { return rma::control_blocks(control.base) + r; }
   std::atomic<uint32_t>* posts(int target, int origin) {
@@ -144,6 +150,13 @@ struct NetCall {
   int basic = -1;
 };
 int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error);
+// The same for a put or an accumulate, without waiting for the answer: the data is copied, the
+// request stays in flight (FIFO to its target, which serves in arrival order, so a later request
+// from this process sees its effect) until net_flush waits for it. An error in the answer is kept
+// for net_flush.
+int net_post(Win* w, int target, const NetCall& call, std::string* error);
+// Waits until nothing posted to `target` (every target: -1) is in flight; the kept error if any.
+int net_flush(Win* w, int target, std::string* error);
 // Sends kPost or kComplete (nothing is answered).
 int net_signal(Win* w, int target, NetKind kind, std::string* error);
 // The window's service starts (its progress thread too) and stops: after the window's segments

@@ -322,17 +322,9 @@ int serve(void*) {
   return events;
 }
 
-std::vector<uint8_t>& request_scratch() {
-  thread_local std::vector<uint8_t> scratch;
-  return scratch;
-}
-
-}  // namespace
-
-int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error) {
-  const pml::Comm& comm = *comm_impl(w->comm);
+// A request's message: header, blocks, data.
+void build(const NetCall& call, int tag, std::vector<uint8_t>* msg) {
   const size_t nblocks = call.blocks != nullptr ? call.blocks->size() : 0;
-  const int tag = static_cast<int>(kFirstAnswerTag + w->next_reply++ % kAnswerTags);
   Wire h{static_cast<uint32_t>(call.kind),
          tag,
          call.op,
@@ -340,15 +332,77 @@ int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string
          nblocks,
          call.bytes,
          call.result_bytes};
-  std::vector<uint8_t>& msg = request_scratch();
-  msg.resize(sizeof h + nblocks * sizeof(rma::Block) + call.bytes);
-  std::memcpy(msg.data(), &h, sizeof h);
+  msg->resize(sizeof h + nblocks * sizeof(rma::Block) + call.bytes);
+  std::memcpy(msg->data(), &h, sizeof h);
   if (nblocks > 0) {
-    std::memcpy(msg.data() + sizeof h, call.blocks->data(), nblocks * sizeof(rma::Block));
+    std::memcpy(msg->data() + sizeof h, call.blocks->data(), nblocks * sizeof(rma::Block));
   }
   if (call.bytes > 0) {
-    std::memcpy(msg.data() + sizeof h + nblocks * sizeof(rma::Block), call.data, call.bytes);
+    std::memcpy(msg->data() + sizeof h + nblocks * sizeof(rma::Block), call.data, call.bytes);
   }
+}
+
+// What an answer says: MPI_SUCCESS or an error class with *error.
+int answered(const Win& w, int target, Status st, const pml::Request& recv, size_t want,
+             const Answer& a, std::string* error) {
+  if (st != Status::kOk || recv.bytes != want) {
+    *error = "the request to rank " + std::to_string(target) + " of the window (on another node) " +
+             "failed: " + (st != Status::kOk ? status_string(st) : "a short answer");
+    return MPI_ERR_OTHER;
+  }
+  if (a.error == MPI_ERR_RMA_RANGE) {
+    *error = "rank " + std::to_string(target) +
+             " (on another node) refused the access: it is not in its part of the window" +
+             (w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? " (memory it attached)" : "");
+    return a.error;
+  }
+  if (a.error != MPI_SUCCESS) {
+    *error = "rank " + std::to_string(target) + " (on another node) could not serve the request";
+    return a.error;
+  }
+  return MPI_SUCCESS;
+}
+
+int next_tag(Win* w) { return static_cast<int>(kFirstAnswerTag + w->next_reply++ % kAnswerTags); }
+
+// A put or accumulate left in flight (net_post): its message (the origin's data copied, so the
+// origin's buffer is free at once), its answer, both requests; it counts itself out of the
+// window's and deletes itself when both are done.
+struct InFlight {
+  Win* w = nullptr;
+  int target = 0;
+  int left = 2;
+  std::vector<uint8_t> msg;
+  Answer answer{};
+  pml::Request send, recv;
+};
+
+// At most this many in flight per window: each holds a copy of its data.
+constexpr int kMaxInFlight = 64;
+
+void in_flight_done(pml::Request* r) {
+  auto* f = static_cast<InFlight*>(r->user);
+  if (--f->left > 0) return;
+  Win* w = f->w;
+  Status st = f->send.error != Status::kOk ? f->send.error : f->recv.error;
+  std::string error;
+  if (answered(*w, f->target, st, f->recv, sizeof(Answer), f->answer, &error) != MPI_SUCCESS &&
+      w->net_error == MPI_SUCCESS) {
+    w->net_error = f->answer.error != MPI_SUCCESS ? f->answer.error : MPI_ERR_OTHER;
+    w->net_error_text = error;
+  }
+  --w->in_flight[f->target];
+  --w->in_flight_total;
+  delete f;
+}
+
+}  // namespace
+
+int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error) {
+  const pml::Comm& comm = *comm_impl(w->comm);
+  const int tag = next_tag(w);
+  thread_local std::vector<uint8_t> msg;
+  build(call, tag, &msg);
   std::vector<uint8_t> answer(sizeof(Answer) + call.result_bytes);
   pml::Request recv, send;
   Status st = pml::irecv(comm, comm.context, answer.data(), answer.size(), target, tag, &recv);
@@ -360,28 +414,67 @@ int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string
     pml::wait(&recv);
     if (st == Status::kOk) st = send.error != Status::kOk ? send.error : recv.error;
   }
-  if (st != Status::kOk || recv.bytes != answer.size()) {
-    *error = "the request to rank " + std::to_string(target) + " of the window (on another node) " +
-             "failed: " + (st != Status::kOk ? status_string(st) : "a short answer");
-    return MPI_ERR_OTHER;
-  }
-  Answer a;
-  std::memcpy(&a, answer.data(), sizeof a);
-  if (a.error == MPI_ERR_RMA_RANGE) {
-    *error = "rank " + std::to_string(target) +
-             " (on another node) refused the access: it is not in its part of the window" +
-             (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? " (memory it attached)" : "");
-    return a.error;
-  }
-  if (a.error != MPI_SUCCESS) {
-    *error = "rank " + std::to_string(target) + " (on another node) could not serve the request";
-    return a.error;
-  }
+  Answer a{};
+  if (recv.bytes >= sizeof a) std::memcpy(&a, answer.data(), sizeof a);
+  if (int rc = answered(*w, target, st, recv, answer.size(), a, error)) return rc;
   if (granted != nullptr) *granted = a.granted != 0;
   if (call.result_bytes > 0) {
     std::memcpy(call.result, answer.data() + sizeof(Answer), call.result_bytes);
   }
   return MPI_SUCCESS;
+}
+
+int net_post(Win* w, int target, const NetCall& call, std::string* error) {
+  if (w->in_flight_total >= kMaxInFlight) {
+    progress::wait_until([w] { return w->in_flight_total < kMaxInFlight; });
+  }
+  const pml::Comm& comm = *comm_impl(w->comm);
+  auto* f = new InFlight;
+  f->w = w;
+  f->target = target;
+  const int tag = next_tag(w);
+  build(call, tag, &f->msg);
+  f->send.user = f->recv.user = f;
+  f->send.on_complete = f->recv.on_complete = in_flight_done;
+  // Counted first: either request may complete inside its call.
+  ++w->in_flight[target];
+  ++w->in_flight_total;
+  Status st = pml::irecv(comm, comm.context, &f->answer, sizeof f->answer, target, tag, &f->recv);
+  if (st != Status::kOk) {
+    --w->in_flight[target];
+    --w->in_flight_total;
+    delete f;
+  } else {
+    st = pml::isend(comm, comm.context, f->msg.data(), f->msg.size(), target, kRequestTag,
+                    pml::SendMode::kStandard, &f->send);
+    if (st != Status::kOk) {
+      // The receive completes cancelled (or would wait forever): the request is gone either way.
+      f->send.error = st;
+      if (!pml::cancel(&f->recv)) pml::wait(&f->recv);
+      in_flight_done(&f->send);
+      return MPI_SUCCESS;  // counted in net_error: the next flush raises it
+    }
+  }
+  if (st != Status::kOk) {
+    *error = "the request to rank " + std::to_string(target) + " of the window (on another node) " +
+             "failed: " + status_string(st);
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+int net_flush(Win* w, int target, std::string* error) {
+  if (target >= 0) {
+    progress::wait_until([w, target] { return w->in_flight[target] == 0; });
+  } else {
+    progress::wait_until([w] { return w->in_flight_total == 0; });
+  }
+  if (w->net_error == MPI_SUCCESS) return MPI_SUCCESS;
+  const int rc = w->net_error;
+  *error = w->net_error_text;
+  w->net_error = MPI_SUCCESS;
+  w->net_error_text.clear();
+  return rc;
 }
 
 int net_signal(Win* w, int target, NetKind kind, std::string* error) {

@@ -178,13 +178,19 @@ std::vector<rma::Block> blocks_of(const Access& a) {
 }
 
 // A request to a target on another node (win_net.cc) about the access's blocks; raises what it
-// answers.
+// answers. Puts and accumulates (nothing to bring back) are left in flight, answered by the next
+// flush, unlock, fence or complete; not on dynamic windows, whose target checks the range (the
+// call that made the mistake must return it).
 int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   Win* w = win_impl(win);
   const std::vector<rma::Block> blocks = blocks_of(a);
   call.blocks = &blocks;
   std::string error;
-  const int rc = net_call(w, static_cast<int>(a.t - w->targets.data()), call, nullptr, &error);
+  const int target = static_cast<int>(a.t - w->targets.data());
+  const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+                    (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate);
+  const int rc =
+      post ? net_post(w, target, call, &error) : net_call(w, target, call, nullptr, &error);
   if (rc != MPI_SUCCESS) return raise_error_win(win, rc, fn, "%s", error.c_str());
   return MPI_SUCCESS;
 }

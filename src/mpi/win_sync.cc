@@ -159,6 +159,11 @@ int PMPI_Win_fence(int assert_arg, MPI_Win win) {
     return raise_error_win(win, MPI_ERR_RMA_SYNC, kFn,
                            "a passive target or post/start epoch is open on the window");
   }
+  if (w->mixed) {
+    std::string error;
+    if (int rc = mpi::net_flush(w, -1, &error))
+      return raise_error_win(win, rc, kFn, "%s", error.c_str());
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (int rc = PMPI_Barrier(w->comm)) {
     return raise_error_win(win, rc, kFn, "the window's barrier failed");
@@ -216,7 +221,14 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::string error;
-  const int rc = mpi::release(w, rank, w->held[rank], &error);
+  // The lock is given back even when an answer brought an error (the epoch ends either way).
+  int rc = w->mixed ? mpi::net_flush(w, rank, &error) : MPI_SUCCESS;
+  std::string why;
+  const int released = mpi::release(w, rank, w->held[rank], &why);
+  if (rc == MPI_SUCCESS && released != MPI_SUCCESS) {
+    rc = released;
+    error = why;
+  }
   w->held[rank] = Held::kNone;
   --w->held_count;
   if (rc != MPI_SUCCESS) return raise_error_win(win, rc, kFn, "%s", error.c_str());
@@ -285,12 +297,16 @@ int PMPI_Win_unlock_all(MPI_Win win) {
                            "this process holds no MPI_Win_lock_all on the window");
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  int rc = MPI_SUCCESS;
   std::string error;
+  int rc = w->mixed ? mpi::net_flush(w, -1, &error) : MPI_SUCCESS;
   if (!w->lock_all_nocheck) {
     for (int r = 0; r < w->size; ++r) {
-      int one = mpi::release(w, r, Held::kShared, &error);
-      if (rc == MPI_SUCCESS) rc = one;
+      std::string why;
+      int one = mpi::release(w, r, Held::kShared, &why);
+      if (rc == MPI_SUCCESS && one != MPI_SUCCESS) {
+        rc = one;
+        error = why;
+      }
     }
   }
   w->lock_all = false;
@@ -310,6 +326,11 @@ int flush_one(const char* fn, int rank, MPI_Win win) {
     return raise_error_win(win, MPI_ERR_RMA_SYNC, fn,
                            "rank %d is not locked by this process (no passive target epoch)", rank);
   }
+  if (w->mixed) {
+    std::string error;
+    if (int rc = mpi::net_flush(w, rank, &error))
+      return raise_error_win(win, rc, fn, "%s", error.c_str());
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return MPI_SUCCESS;
 }
@@ -321,6 +342,11 @@ int flush_all(const char* fn, MPI_Win win) {
   if (!w->lock_all && w->held_count == 0) {
     return raise_error_win(win, MPI_ERR_RMA_SYNC, fn,
                            "this process holds no lock of the window (no passive target epoch)");
+  }
+  if (w->mixed) {
+    std::string error;
+    if (int rc = mpi::net_flush(w, -1, &error))
+      return raise_error_win(win, rc, fn, "%s", error.c_str());
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return MPI_SUCCESS;
@@ -429,12 +455,16 @@ int PMPI_Win_complete(MPI_Win win) {
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::string error;
-  int rc = MPI_SUCCESS;
+  int rc = w->mixed ? mpi::net_flush(w, -1, &error) : MPI_SUCCESS;
   for (int t : w->access) {
     if (w->targets[t].remote) {
       // Its operations were answered: this arrives after them.
-      int one = mpi::net_signal(w, t, mpi::NetKind::kComplete, &error);
-      if (rc == MPI_SUCCESS) rc = one;
+      std::string why;
+      int one = mpi::net_signal(w, t, mpi::NetKind::kComplete, &why);
+      if (rc == MPI_SUCCESS && one != MPI_SUCCESS) {
+        rc = one;
+        error = why;
+      }
     } else {
       w->block(t)->completes.fetch_add(1, std::memory_order_release);
     }
