@@ -18,10 +18,11 @@
 // node is reached by messages on the window communicator's point-to-point context, which nothing
 // else uses: each request (put, get, an accumulate, a lock, an unlock, post, complete) is served
 // by the target's progress engine, which applies it to the same memory, lock words and update
-// lock that the target's node peers use directly, and answers. The origin waits for the answer,
-// so these operations too have completed at their target when their call returns, and every
-// epoch closes as above. The target's progress thread runs while such a window lives: passive
-// target needs no MPI call of the target.
+// lock that the target's node peers use directly, and answers. The origin waits for the answer
+// of a get, a fetching accumulate, a lock or an unlock in the call; puts and accumulates stay in
+// flight until whatever closes the epoch (flush, unlock, fence, complete, free) waits for their
+// answers, which come in order. The target's progress thread runs while such a window lives:
+// passive target needs no MPI call of the target.
 #ifndef TORUSMPI_MPI_WIN_H_
 #define TORUSMPI_MPI_WIN_H_
 
