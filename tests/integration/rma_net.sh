@@ -8,9 +8,9 @@
 # the error classes; a target that computes without calling MPI while the others lock, put,
 # accumulate and unlock; accumulates and fetch-and-ops by every rank to one counter, from its node
 # and from the other, none lost; a window over a reversed subset of the world; an idle window's
-# progress thread asleep; named segments. The network carried the bytes (per-NIC counts); no
-# memory error or leak under valgrind's memcheck; a remote lock never given back is diagnosed by
-# TORUSMPI_TIMEOUT.
+# progress thread asleep; named segments; real nodes in namespaces (scripts/cluster). The network
+# carried the bytes (per-NIC counts); no memory error or leak under valgrind's memcheck; a remote
+# lock never given back is diagnosed by TORUSMPI_TIMEOUT.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -71,6 +71,20 @@ fi
 run_job 90 "${mpirun[@]}" -np 4 "${via_path[@]}" "${ofi[@]}" -x TORUSMPI_INSTANCE=torus:1x2:cores=1 \
   -x TORUSMPI_INSTANCES=2 "$bin.clang" net
 check "rma.clang net over ofi, LD_LIBRARY_PATH, 2 instances of 2 ranks" passed 4 || diag_job
+
+# Real nodes on this machine (scripts/cluster: a UTS, IPC and mount namespace each, as
+# multinode.sh runs them), 2 nodes of 2 ranks over UCX; no node leaves a process or a /dev/shm
+# entry behind (the cluster says so on "cluster: " lines).
+if unshare --uts --ipc --mount --fork true 2>/dev/null; then
+  cdir=$(mktemp -d /tmp/torusmpi-rma-net.XXXXXX)
+  run_job 90 env MPIRUN="$TM_OMPI_MPIRUN" bash "$TM_SRCDIR/../scripts/cluster" run --dir "$cdir" \
+    --nodes 2 --ppn 2 --net ucx -- "${via_preload[@]}" "$bin.gcc" net
+  rm -rf "$cdir"
+  check "rma.gcc net on 2 real nodes (namespaces) of 2 ranks over ucx" eval \
+    'passed 4 && ! grep "^cluster: " "$job_err" | sed "s/^/# /" | grep .' || diag_job
+else
+  skip "rma.gcc net on real nodes" "unshare is not permitted here"
+fi
 
 # Rank 1 (the other instance) waits for rank 0's exclusive lock forever: TORUSMPI_TIMEOUT ends
 # the job (exit status 110) naming the wait.
