@@ -773,6 +773,16 @@ static void check_counter(int flavor) {
   rc |= MPI_Get_accumulate(add, 3, MPI_INT, before, 3, MPI_INT, 0, disp(&w, 0, 10), 1, every_other,
                            MPI_SUM, w.win);
   rc |= MPI_Win_unlock(0, w.win);
+  /* MPI_MAXLOC on MPI_DOUBLE_INT (a pair with padding: the packed stream has none) at ints
+   * 20-23 (16-byte aligned), zero before. */
+  struct {
+    double value;
+    int index;
+  } pair = {1.5 * g_rank, g_rank};
+  rc |= MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w.win);
+  rc |= MPI_Accumulate(&pair, 1, MPI_DOUBLE_INT, 0, disp(&w, 0, 20), 1, MPI_DOUBLE_INT, MPI_MAXLOC,
+                       w.win);
+  rc |= MPI_Win_unlock(0, w.win);
   MPI_Type_free(&every_other);
   char what[128];
   snprintf(what, sizeof what, "%s: accumulate, fetch_and_op, get_accumulate(vector) calls",
@@ -793,6 +803,13 @@ static void check_counter(int flavor) {
              kFlavorNames[flavor], p);
     check(w.mem[10] == tri && w.mem[11] == 0 && w.mem[12] == 10 * tri && w.mem[14] == 100 * tri,
           what, "%d %d %d %d", w.mem[10], w.mem[11], w.mem[12], w.mem[14]);
+    double best = 0;
+    int at = -1;
+    memcpy(&best, &w.mem[20], sizeof best);
+    memcpy(&at, &w.mem[22], sizeof at);
+    snprintf(what, sizeof what, "%s: MPI_MAXLOC on MPI_DOUBLE_INT from %d ranks",
+             kFlavorNames[flavor], p);
+    check(best == 1.5 * (p - 1) && at == p - 1, what, "%g at %d", best, at);
     MPI_Win_unlock(0, w.win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
