@@ -8,7 +8,8 @@
 # MPI_ERRORS_RETURN. First on Open MPI itself (the reference: where it checks less, its answers are
 # "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
 # LD_LIBRARY_PATH, under valgrind's memcheck, with named segments (TORUSMPI_SHM_NAMED=1), and the
-# clang build; a Fortran program's window gives Open MPI's answers. A lock never given back is
+# clang build, and with three threads per rank (MPI_THREAD_MULTIPLE); a Fortran program's window
+# gives Open MPI's answers. A lock never given back is
 # diagnosed by TORUSMPI_TIMEOUT; a rank killed while windows are live leaves nothing in /dev/shm.
 # Windows across emulated instances: rma_net.sh.
 . "$(dirname "$0")/lib.sh"
@@ -32,6 +33,9 @@ for np in 1 2 3 4; do
 done
 run_job 180 "${mpirun[@]}" -np 3 "${via_path[@]}" "$bin.clang"
 check "rma.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
+run_job 120 "${mpirun[@]}" -np 3 "${via_preload[@]}" "$bin.gcc" threads
+check "rma.gcc threads (MPI_THREAD_MULTIPLE), np=3: concurrent updates from 3 threads per rank" \
+  passed 3 || diag_job
 # Memory errors and leaks of torusmpi's windows under valgrind's memcheck (as valgrind.sh runs it).
 if command -v valgrind >/dev/null; then
   memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect

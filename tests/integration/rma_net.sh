@@ -8,9 +8,9 @@
 # the error classes; a target that computes without calling MPI while the others lock, put,
 # accumulate and unlock; accumulates and fetch-and-ops by every rank to one counter, from its node
 # and from the other, none lost; a window over a reversed subset of the world; an idle window's
-# progress thread asleep; named segments; real nodes in namespaces (scripts/cluster). The network
-# carried the bytes (per-NIC counts); no memory error or leak under valgrind's memcheck; a remote
-# lock never given back is diagnosed by TORUSMPI_TIMEOUT.
+# progress thread asleep; threads (MPI_THREAD_MULTIPLE); named segments; real nodes in namespaces
+# (scripts/cluster). The network carried the bytes (per-NIC counts); no memory error or leak
+# under valgrind's memcheck; a remote lock never given back is diagnosed by TORUSMPI_TIMEOUT.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -49,6 +49,10 @@ for net in ofi ucx; do
   check "rma.gcc net over $net, 2 instances of 2 ranks" passed 4 || diag_job
   grep -m1 '^# idle' "$job_out"
 done
+
+# MPI_THREAD_MULTIPLE: three threads of each rank update one counter across nodes.
+on ucx 4 "$bin.gcc" threads
+check "rma.gcc threads over ucx, 2 instances of 2 ranks: none lost" passed 4 || diag_job
 
 # Named segments, one per node's processes of each window (check_shm below: none left).
 on ucx 4 -x TORUSMPI_SHM_NAMED=1 "$bin.gcc" net

@@ -18,9 +18,12 @@
  *                  the world (window ranks are not job ranks); an idle window costs little CPU
  *   rma net light  the same without the computing target and the idle window (timed: not under
  *                  valgrind)
+ *   rma threads    MPI_THREAD_MULTIPLE: three threads of every rank fetch-and-add and accumulate to
+ *                  rank 0's counters under one lock_all, flushing now and then: none lost
  *   rma crash      the last rank dies while windows are live
  *   rma hang       rank 1 waits forever for rank 0's exclusive lock
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -874,6 +877,43 @@ static void check_subset(void) {
   MPI_Comm_free(&sub);
 }
 
+static MPI_Win g_threads_win;
+
+static void* thread_updates(void* arg) {
+  int* rc = arg;
+  for (int i = 0; i < 300; ++i) {
+    long one = 1, old = -1;
+    *rc |= MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 0, MPI_SUM, g_threads_win);
+    *rc |= MPI_Accumulate(&one, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, g_threads_win);
+    if (i % 50 == 0) *rc |= MPI_Win_flush(0, g_threads_win);
+  }
+  return NULL;
+}
+
+static int run_threads(int provided) {
+  check(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided", "got %d", provided);
+  long* mem = NULL;
+  int rc = MPI_Win_allocate(2 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                            &g_threads_win);
+  mem[0] = mem[1] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  rc |= MPI_Win_lock_all(0, g_threads_win);
+  pthread_t t[3];
+  int rcs[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) pthread_create(&t[i], NULL, thread_updates, &rcs[i]);
+  for (int i = 0; i < 3; ++i) pthread_join(t[i], NULL);
+  rc |= MPI_Win_unlock_all(g_threads_win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) {
+    check(rc == MPI_SUCCESS && (rcs[0] | rcs[1] | rcs[2]) == MPI_SUCCESS &&
+              mem[0] == 900L * g_size && mem[1] == 900L * g_size,
+          "3 threads of every rank add to one counter: none lost",
+          "rc %d, counters %ld %ld, want %ld", rc, mem[0], mem[1], 900L * g_size);
+  }
+  MPI_Win_free(&g_threads_win);
+  return 0;
+}
+
 /* Ranks of two emulated nodes (2 instances). */
 static int run_net(int light) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -945,14 +985,22 @@ static int run_hang(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const int threads = argc > 1 && strcmp(argv[1], "threads") == 0;
+  int provided = MPI_THREAD_SINGLE;
+  if (threads) {
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(version, &len);
   g_torusmpi = strstr(version, "torusmpi") != NULL;
-  if (argc > 1 && strcmp(argv[1], "net") == 0) {
+  if (threads) {
+    run_threads(provided);
+  } else if (argc > 1 && strcmp(argv[1], "net") == 0) {
     run_net(argc > 2 && strcmp(argv[2], "light") == 0);
   } else if (argc > 1 && strcmp(argv[1], "hang") == 0) {
     run_hang();
