@@ -9,9 +9,9 @@
 # "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
 # LD_LIBRARY_PATH, under valgrind's memcheck, with named segments (TORUSMPI_SHM_NAMED=1), and the
 # clang build, and with three threads per rank (MPI_THREAD_MULTIPLE); a Fortran program's window
-# gives Open MPI's answers. A lock never given back is
-# diagnosed by TORUSMPI_TIMEOUT; a rank killed while windows are live leaves nothing in /dev/shm.
-# Windows across emulated instances: rma_net.sh.
+# gives Open MPI's answers. A lock never given back is diagnosed by TORUSMPI_TIMEOUT; a rank
+# killed while windows are live leaves nothing in /dev/shm. Windows across emulated instances:
+# rma_net.sh.
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
