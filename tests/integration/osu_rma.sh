@@ -49,9 +49,10 @@ rma osu_get_bw 65536 -m 1:65536 -W 8 -w create -s lock
 rma osu_get_bw 4096 -m 1:4096 -W 8 -w dynamic -s pscw
 rma osu_put_bibw 65536 -m 1:65536 -W 8 -s pscw
 rma osu_put_bibw 4096 -m 1:4096 -W 8 -w dynamic -s fence
-# Across two emulated instances of one rank (every target on the other: requests over ucx).
+# Across two emulated instances of one rank (every target on the other: requests over ucx), the
+# last two with origin buffers in device memory.
 across=(-x TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo -x TORUSMPI_INSTANCE=torus:1x1:cores=1
-  -x TORUSMPI_INSTANCES=2)
+  -x TORUSMPI_INSTANCES=2 -x TORUSMPI_DEVICE_GUARD=1)
 rma_across() {
   local name=$1 last=$2
   shift 2
@@ -69,6 +70,8 @@ rma_across osu_acc_latency 4096 -m 4:4096 -T mpi_int -s lock_all
 rma_across osu_get_acc_latency 4096 -m 4:4096 -T mpi_float -w create -s fence
 rma_across osu_fop_latency 8 -s flush_local
 rma_across osu_cas_latency 8 -w dynamic -s flush
+rma_across osu_put_latency 65536 -m 1:65536 -w create -s flush -d neuron D H
+rma_across osu_get_latency 65536 -m 1:65536 -w allocate -s lock -d neuron D H
 # Origin buffers in device memory, the window on the host (-d neuron D H).
 rma osu_put_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
 rma osu_get_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
