@@ -15,7 +15,10 @@
 // The wire: a request is one message on the window communicator's point-to-point context, tag
 // kRequestTag: a Wire header, the target blocks (addresses in the target, type-map order), the
 // packed data. Its answer, when it has one, comes on the tag the request names: an Answer, then
-// the bytes asked for. The origin posts the answer's receive before it sends and waits for both.
+// the bytes asked for. The origin posts the answer's receive before it sends; it waits for both in
+// the call (net_call: gets, fetching accumulates, locks), or leaves them in flight until its
+// epoch ends (net_post: puts and accumulates). Post and complete are answered by nothing
+// (net_signal).
 #include <sched.h>
 
 #include <cstring>
