@@ -133,7 +133,13 @@ enum class NetKind : uint32_t {
   kUnlockExclusive,
   kPost,      // the sender exposed its memory to this process (no answer)
   kComplete,  // the sender completed its access epoch to this process (no answer)
+  // Large contiguous transfers (one block, at least kDirectBytes): the data is a message of its
+  // own (win_net.cc's tags), received into (sent from) the window's memory where it lies, so the
+  // transport's rendezvous (an RMA read) moves it in one copy.
+  kPutDirect,  // answered once the data has landed
+  kGetDirect,  // answered (an Answer), then the data follows
 };
+constexpr size_t kDirectBytes = 16384;
 
 // One request to window rank `target` and its answer: the target's memory as blocks (addresses
 // in that process, in type-map order), `data` (the packed stream, bytes), `result` (result_bytes,
@@ -151,6 +157,9 @@ struct NetCall {
   int basic = -1;
 };
 int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error);
+// kPutDirect (call.data, call.bytes) and kGetDirect (into call.result, call.result_bytes) of the
+// one block in call.blocks; waits for the answer.
+int net_direct(Win* w, int target, const NetCall& call, std::string* error);
 // The same for a put or an accumulate, without waiting for the answer: the data is copied, the
 // request stays in flight (FIFO to its target, which serves in arrival order, so a later request
 // from this process sees its effect) until net_flush waits for it. An error in the answer is kept

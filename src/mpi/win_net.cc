@@ -40,9 +40,14 @@
 namespace torusmpi::mpi {
 namespace {
 
+// Tags on the window communicator's context. What goes from a process to another is a request,
+// an answer (and a get's data) on the tag the other's request named, or the data of its own
+// kPutDirect on its request's tag + kPutDataTags: the two processes count their tags apart, so
+// answers and put data must not share tags.
 constexpr int kRequestTag = 1;
 constexpr int kFirstAnswerTag = 2;
 constexpr uint32_t kAnswerTags = 1u << 29;
+constexpr int kPutDataTags = 1 << 30;
 
 struct Wire {
   uint32_t kind;
@@ -72,11 +77,28 @@ struct Outgoing {
   pml::Request req;
 };
 
+// A kPutDirect's data being received into the window (or, refused, into `discard`): answered
+// once it is done.
+struct DirectPut {
+  int source = 0;
+  int tag = 0;
+  int error = MPI_SUCCESS;
+  uint64_t bytes = 0;
+  std::vector<uint8_t> discard;
+  pml::Request req;
+};
+
+// A kGetDirect's data on its way from the window's memory: deletes itself when sent.
+struct DirectGet {
+  pml::Request req;
+};
+
 // A window this process serves.
 struct Served {
   Win* w = nullptr;
   pml::Comm comm;                            // a copy of the window communicator's pml view
   std::deque<std::unique_ptr<Incoming>> in;  // in arrival order; served in that order
+  std::vector<std::unique_ptr<DirectPut>> puts;
 };
 
 std::vector<std::unique_ptr<Served>>& served() {
@@ -178,6 +200,69 @@ int combine(int op, int basic, uint8_t* cur, const uint8_t* data, size_t total) 
   return MPI_SUCCESS;
 }
 
+void direct_get_sent(pml::Request* r) {
+  if (r->error != Status::kOk) {
+    log::warn("one-sided: the data of a get to a window's process failed: %s",
+              status_string(r->error));
+  }
+  delete static_cast<DirectGet*>(r->user);
+}
+
+void send_answer(const Served& s, int dest, int tag, const Answer& a) {
+  std::vector<uint8_t> out(sizeof a);
+  std::memcpy(out.data(), &a, sizeof a);
+  if (send_owned(s.comm, dest, tag, &out) != Status::kOk) {
+    log::warn("one-sided: cannot answer rank %d of a window", dest);
+  }
+}
+
+// kPutDirect and kGetDirect: the one block is checked, then its data is received in place (the
+// answer follows in serve, once it has landed) or answered and sent from where it lies.
+void handle_direct(Served* s, Incoming* in, const Wire& h, const std::vector<rma::Block>& blocks,
+                   int error) {
+  const auto kind = static_cast<NetKind>(h.kind);
+  if (h.answer_tag < kFirstAnswerTag ||
+      h.answer_tag >= kFirstAnswerTag + static_cast<int>(kAnswerTags)) {
+    log::warn("one-sided: a request from rank %d names no answer tag", in->source);
+    return;
+  }
+  if (error == MPI_SUCCESS && blocks.size() != 1) error = MPI_ERR_INTERN;
+  const rma::Block b = blocks.size() == 1 ? blocks[0] : rma::Block{0, 0};
+  if (kind == NetKind::kGetDirect) {
+    if (error == MPI_SUCCESS && h.result_bytes != b.bytes) error = MPI_ERR_INTERN;
+    send_answer(*s, in->source, h.answer_tag, Answer{error, 0});
+    if (error != MPI_SUCCESS) return;
+    auto* g = new DirectGet;
+    g->req.user = g;
+    g->req.on_complete = direct_get_sent;
+    if (pml::isend(s->comm, s->comm.context, reinterpret_cast<const void*>(b.address), b.bytes,
+                   in->source, h.answer_tag, pml::SendMode::kStandard, &g->req) != Status::kOk) {
+      log::warn("one-sided: cannot send the data of a get to rank %d", in->source);
+      delete g;
+    }
+    return;
+  }
+  // The origin sent the data whatever this says: it is received, into the window or aside.
+  auto p = std::make_unique<DirectPut>();
+  p->source = in->source;
+  p->tag = h.answer_tag;
+  p->error = error;
+  p->bytes = h.bytes;
+  void* into = reinterpret_cast<void*>(b.address);
+  if (error != MPI_SUCCESS || h.bytes != b.bytes) {
+    if (p->error == MPI_SUCCESS) p->error = MPI_ERR_INTERN;
+    p->discard.resize(h.bytes);
+    into = p->discard.data();
+  }
+  p->req.quiet = true;
+  if (pml::irecv(s->comm, s->comm.context, into, h.bytes, in->source, h.answer_tag + kPutDataTags,
+                 &p->req) != Status::kOk) {
+    log::warn("one-sided: cannot receive the data of a put from rank %d", in->source);
+    return;
+  }
+  s->puts.push_back(std::move(p));
+}
+
 // Serves one request; its answer (if asked for) is sent.
 void handle(Served* s, Incoming* in) {
   Win* w = s->w;
@@ -193,7 +278,9 @@ void handle(Served* s, Incoming* in) {
   uint8_t* result = out.data() + sizeof(Answer);
   std::vector<rma::Block> blocks;
   const uint64_t block_bytes = h.blocks * sizeof(rma::Block);
-  if (h.blocks > n || sizeof h + block_bytes + h.bytes != n) {
+  // A kPutDirect's bytes come in a message of their own.
+  const uint64_t inline_bytes = static_cast<NetKind>(h.kind) == NetKind::kPutDirect ? 0 : h.bytes;
+  if (h.blocks > n || sizeof h + block_bytes + inline_bytes != n) {
     a.error = MPI_ERR_INTERN;
   } else {
     blocks.resize(h.blocks);
@@ -206,6 +293,10 @@ void handle(Served* s, Incoming* in) {
     if (a.error == MPI_SUCCESS && !inside(*w, b)) a.error = MPI_ERR_RMA_RANGE;
   }
   const auto kind = static_cast<NetKind>(h.kind);
+  if (kind == NetKind::kPutDirect || kind == NetKind::kGetDirect) {
+    handle_direct(s, in, h, blocks, a.error);
+    return;
+  }
   const bool acc = kind == NetKind::kAccumulate || kind == NetKind::kGetAccumulate;
   const int replace = static_cast<int>(BuiltinOp::k_replace);
   const int no_op = static_cast<int>(BuiltinOp::k_no_op);
@@ -320,6 +411,20 @@ int serve(void*) {
       s->in.pop_front();
       ++events;
     }
+    for (size_t i = 0; i < s->puts.size();) {
+      DirectPut* p = s->puts[i].get();
+      if (!p->req.done()) {
+        ++i;
+        continue;
+      }
+      int error = p->error;
+      if (error == MPI_SUCCESS && (p->req.error != Status::kOk || p->req.bytes != p->bytes)) {
+        error = MPI_ERR_INTERN;
+      }
+      send_answer(*s, p->source, p->tag, Answer{error, 0});
+      s->puts.erase(s->puts.begin() + static_cast<std::ptrdiff_t>(i));
+      ++events;
+    }
   }
   busy = false;
   return events;
@@ -423,6 +528,62 @@ int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string
   if (granted != nullptr) *granted = a.granted != 0;
   if (call.result_bytes > 0) {
     std::memcpy(call.result, answer.data() + sizeof(Answer), call.result_bytes);
+  }
+  return MPI_SUCCESS;
+}
+
+int net_direct(Win* w, int target, const NetCall& call, std::string* error) {
+  const pml::Comm& comm = *comm_impl(w->comm);
+  const int tag = next_tag(w);
+  const bool put = call.kind == NetKind::kPutDirect;
+  // The header goes alone, naming the data's size: the data follows on the answer's tag.
+  NetCall head = call;
+  head.bytes = 0;
+  std::vector<uint8_t> msg;
+  build(head, tag, &msg);
+  Wire h{};
+  std::memcpy(&h, msg.data(), sizeof h);
+  h.bytes = put ? call.bytes : 0;
+  std::memcpy(msg.data(), &h, sizeof h);
+  Answer a{};
+  pml::Request answer, data, send, data_send;
+  bool answer_posted = false, data_posted = false, sent = false, data_sent = false;
+  Status st = pml::irecv(comm, comm.context, &a, sizeof a, target, tag, &answer);
+  answer_posted = st == Status::kOk;
+  // A get's data follows its answer on the same tag (non-overtaking: this receive matches it).
+  if (st == Status::kOk && !put) {
+    st = pml::irecv(comm, comm.context, call.result, call.result_bytes, target, tag, &data);
+    data_posted = st == Status::kOk;
+  }
+  if (st == Status::kOk) {
+    st = pml::isend(comm, comm.context, msg.data(), msg.size(), target, kRequestTag,
+                    pml::SendMode::kStandard, &send);
+    sent = st == Status::kOk;
+  }
+  if (st == Status::kOk && put) {
+    st = pml::isend(comm, comm.context, call.data, call.bytes, target, tag + kPutDataTags,
+                    pml::SendMode::kStandard, &data_send);
+    data_sent = st == Status::kOk;
+  }
+  if (sent) pml::wait(&send);
+  if (data_sent) pml::wait(&data_send);
+  // Without the request out, no answer comes: the receives are taken back.
+  if (answer_posted && (!sent || (put && !data_sent)) && !pml::cancel(&answer)) pml::wait(&answer);
+  if (answer_posted && sent && (!put || data_sent)) pml::wait(&answer);
+  if (data_posted) {
+    if (!sent || a.error != MPI_SUCCESS || answer.error != Status::kOk) {
+      if (!pml::cancel(&data)) pml::wait(&data);
+    } else {
+      pml::wait(&data);
+    }
+  }
+  if (st == Status::kOk) st = send.error != Status::kOk ? send.error : answer.error;
+  if (st == Status::kOk && put) st = data_send.error;
+  if (st == Status::kOk && !put && a.error == MPI_SUCCESS) st = data.error;
+  if (int rc = answered(*w, target, st, answer, sizeof a, a, error)) return rc;
+  if (!put && data.bytes != call.result_bytes) {
+    *error = "the data of a get from rank " + std::to_string(target) + " came short";
+    return MPI_ERR_OTHER;
   }
   return MPI_SUCCESS;
 }

@@ -188,10 +188,15 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   call.blocks = &blocks;
   std::string error;
   const int target = static_cast<int>(a.t - w->targets.data());
+  // One large block: the transport moves it between the buffer and the window in one copy.
+  const bool direct = blocks.size() == 1 && a.side.bytes >= kDirectBytes &&
+                      (call.kind == NetKind::kPut || call.kind == NetKind::kGet);
+  if (direct) call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
   const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
                     (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate);
-  const int rc =
-      post ? net_post(w, target, call, &error) : net_call(w, target, call, nullptr, &error);
+  const int rc = direct ? net_direct(w, target, call, &error)
+                 : post ? net_post(w, target, call, &error)
+                        : net_call(w, target, call, nullptr, &error);
   if (rc != MPI_SUCCESS) return raise_error_win(win, rc, fn, "%s", error.c_str());
   return MPI_SUCCESS;
 }

@@ -819,6 +819,69 @@ static void check_counter(int flavor) {
   win_free(&w);
 }
 
+/* Large contiguous transfers (what the transports move in one copy across nodes): 1 MiB put to
+ * the right neighbour at an odd displacement under an exclusive lock, got back under a shared
+ * one; on a dynamic window a large put past the attached memory is MPI_ERR_RMA_RANGE and the
+ * window still works. */
+static void check_direct(int flavor) {
+  enum { kBytes = 1 << 20 };
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  const MPI_Aint size = kBytes + 64;
+  char* mem = NULL;
+  char* own = NULL;
+  MPI_Win win;
+  MPI_Aint base = 0, *bases = calloc((size_t)g_size, sizeof(MPI_Aint));
+  if (flavor == 1) {
+    MPI_Win_allocate(size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+  } else {
+    own = mem = malloc((size_t)size);
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_attach(win, mem, size);
+    MPI_Get_address(mem, &base);
+  }
+  MPI_Allgather(&base, 1, MPI_AINT, bases, 1, MPI_AINT, MPI_COMM_WORLD);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  memset(mem, 0, (size_t)size);
+  char* src = malloc(kBytes);
+  char* back = malloc(kBytes);
+  for (int i = 0; i < kBytes; ++i) src[i] = (char)(g_rank * 7 + i * 13);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+  rc |= MPI_Put(src, kBytes, MPI_BYTE, right, bases[right] + 3, kBytes, MPI_BYTE, win);
+  rc |= MPI_Win_unlock(right, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int bad = -1;
+  for (int i = 0; i < kBytes && bad < 0; ++i) {
+    if (mem[3 + i] != (char)(left * 7 + i * 13)) bad = i;
+  }
+  rc |= MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+  rc |= MPI_Get(back, kBytes, MPI_BYTE, right, bases[right] + 3, kBytes, MPI_BYTE, win);
+  rc |= MPI_Win_unlock(right, win);
+  if (bad < 0 && memcmp(back, src, kBytes) != 0) bad = kBytes;
+  char what[96];
+  snprintf(what, sizeof what, "%s: 1 MiB put and get at an odd displacement", kFlavorNames[flavor]);
+  check(rc == MPI_SUCCESS && bad < 0, what, "rc %d, first bad byte %d", rc, bad);
+  if (flavor == 3) {
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+    int past = MPI_Put(src, kBytes, MPI_BYTE, right, bases[right] + 128, kBytes, MPI_BYTE, win);
+    int again = MPI_Get(back, 64, MPI_BYTE, right, bases[right] + 3, 64, MPI_BYTE, win);
+    MPI_Win_unlock(right, win);
+    int cls = MPI_SUCCESS;
+    if (past != MPI_SUCCESS) MPI_Error_class(past, &cls);
+    check(
+        cls == MPI_ERR_RMA_RANGE && again == MPI_SUCCESS && memcmp(back, src, 64) == 0,
+        "dynamic: a large put past the attached memory is MPI_ERR_RMA_RANGE, and then a get works",
+        "class %d, get rc %d", cls, again);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (flavor == 3) MPI_Win_detach(win, mem);
+  MPI_Win_free(&win);
+  free(own);
+  free(src);
+  free(back);
+  free(bases);
+}
+
 /* A window over a communicator whose ranks are the world's in reverse order, every other one
  * with 4 ranks (one per node then): window ranks are not job ranks. Each rank puts its world rank
  * into slot 1 + its window rank at every window rank's part under exclusive locks and adds 1 to
@@ -957,6 +1020,8 @@ static int run_net(int light) {
   check_counter(1);
   check_counter(3);
   check_subset();
+  check_direct(1);
+  check_direct(3);
   return 0;
 }
 
