@@ -19,10 +19,10 @@
 // else uses: each request (put, get, an accumulate, a lock, an unlock, post, complete) is served
 // by the target's progress engine, which applies it to the same memory, lock words and update
 // lock that the target's node peers use directly, and answers. The origin waits for the answer
-// of a get, a fetching accumulate, a lock or an unlock in the call; puts and accumulates stay in
-// flight until whatever closes the epoch (flush, unlock, fence, complete, free) waits for their
-// answers, which come in order. The target's progress thread runs while such a window lives:
-// passive target needs no MPI call of the target.
+// of a get, a fetching accumulate, a lock, an unlock or a large contiguous put in the call; other
+// puts and accumulates stay in flight until whatever closes the epoch (flush, unlock, fence,
+// complete, free) waits for their answers, which come in order. The target's progress thread runs
+// while such a window lives: passive target needs no MPI call of the target.
 #ifndef TORUSMPI_MPI_WIN_H_
 #define TORUSMPI_MPI_WIN_H_
 
