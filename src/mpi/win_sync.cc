@@ -1,12 +1,13 @@
 // Epochs of windows: MPI_Win_fence; passive target (MPI_Win_lock/unlock, lock_all/unlock_all,
 // the flushes, MPI_Win_sync); general active target (MPI_Win_post/start/complete/wait/test).
 //
-// Every operation has completed at its target when its call returns (win.h), so closing an epoch
-// orders memory and synchronizes processes, nothing more: a fence is a barrier of the window's
-// communicator, a flush a memory fence. Locks are words in the window's control segment (a target
-// need not call MPI for another process to lock it), and post/start/complete/wait count in it;
-// a process of another node asks the target's service to take or give back the lock word, to
-// count a post or a complete there (win_net.cc).
+// Every operation on this node has completed at its target when its call returns (win.h), so
+// closing an epoch orders memory and synchronizes processes: a fence is a barrier of the window's
+// communicator, a flush a memory fence. Puts and accumulates to other nodes may still be in
+// flight: whatever ends their epoch waits for their answers first (net_flush). Locks are words in
+// the window's control segment (a target need not call MPI for another process to lock it), and
+// post/start/complete/wait count in it; a process of another node asks the target's service to take
+// or give back the lock word, to count a post or a complete there (win_net.cc).
 #include <algorithm>
 #include <atomic>
 #include <string>
