@@ -1,10 +1,10 @@
 // One-sided operations: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
-// MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h): the
-// target's memory is mapped here (MPI_Win_allocate(_shared), or this process's own) and is read
+// MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h), but
+// for puts and accumulates to other nodes, which their epoch's end awaits: the target's memory is
+// mapped here (MPI_Win_allocate(_shared), or this process's own) and is read
 // and written in place, or it is another process's private memory, read and written with one
 // process_vm_readv/writev over the target datatype's blocks, or it is on another node and a
-// request carries the blocks and the data there (win_net.cc): puts and accumulates are answered
-// by the time their epoch closes, the others in the call.
+// request carries the blocks and the data there (win_net.cc).
 //
 // Data moves as the datatype engine's packed stream: the origin's bytes packed (or used in place
 // when contiguous), the target's blocks in type-map order. Accumulates hold the target's update
