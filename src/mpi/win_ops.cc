@@ -1,8 +1,8 @@
 // One-sided operations: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
 // MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h), but
 // for puts and accumulates to other nodes, which their epoch's end awaits: the target's memory is
-// mapped here (MPI_Win_allocate(_shared), or this process's own) and is read
-// and written in place, or it is another process's private memory, read and written with one
+// mapped here (MPI_Win_allocate(_shared), or this process's own) and is read and written in
+// place, or it is another process's private memory, read and written with one
 // process_vm_readv/writev over the target datatype's blocks, or it is on another node and a
 // request carries the blocks and the data there (win_net.cc).
 //
