@@ -136,6 +136,12 @@ bool try_lock_shared(std::atomic<uint32_t>* word) {
   return false;
 }
 
+bool try_lock_exclusive(std::atomic<uint32_t>* word) {
+  uint32_t expected = 0;
+  return word->compare_exchange_strong(expected, kExclusive, std::memory_order_acquire,
+                                       std::memory_order_relaxed);
+}
+
 void unlock_exclusive(std::atomic<uint32_t>* word) { word->store(0, std::memory_order_release); }
 
 void unlock_shared(std::atomic<uint32_t>* word) { word->fetch_sub(1, std::memory_order_release); }

@@ -79,8 +79,9 @@ inline std::atomic<uint32_t>* post_counts(void* base, int n) {
 // cores), letting the progress lock go meanwhile.
 void lock_exclusive(std::atomic<uint32_t>* word);
 void lock_shared(std::atomic<uint32_t>* word);
-// One attempt, no wait: whether the shared lock was taken.
+// One attempt, no wait: whether the shared (exclusive) lock was taken.
 bool try_lock_shared(std::atomic<uint32_t>* word);
+bool try_lock_exclusive(std::atomic<uint32_t>* word);
 void unlock_exclusive(std::atomic<uint32_t>* word);
 void unlock_shared(std::atomic<uint32_t>* word);
 // Waits until *word >= value (acquire).

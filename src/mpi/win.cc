@@ -55,6 +55,7 @@ Win* win_new() {
 
 // Gives back what a window holds and marks its handle freed.
 void win_delete(Win* w) {
+  if (w->mixed) net_close(w);
   rma::segment_close(&w->control);
   delete w->attached;
   w->attached = nullptr;
@@ -69,22 +70,21 @@ void win_delete(Win* w) {
   free_wins().push_back(w);
 }
 
-// Whether every member of the communicator can reach this process's memory through shared
-// memory: the same node, and the same emulated instance (ranks of different instances talk only
-// through the network, as they would on the hardware).
-bool all_on_this_node(const std::vector<int>& members, int* far) {
+// Which members this process reaches through shared memory (by window rank): those of its node
+// and its emulated instance (ranks of different instances talk only through the network, as they
+// would on the hardware). The others are reached by messages (win_net.cc).
+std::vector<bool> near_members(const std::vector<int>& members) {
   const Runtime& rt = runtime();
   const topo::Machine& m = topo::machine();
   const int mine = topo::place(m, rt.job.rank).instance;
-  for (int r : members) {
-    bool local = std::binary_search(rt.job.local_peers.begin(), rt.job.local_peers.end(), r) ||
-                 r == rt.job.rank;
-    if (!local || topo::place(m, r).instance != mine) {
-      *far = r;
-      return false;
-    }
+  std::vector<bool> near(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int r = members[i];
+    near[i] = r == rt.job.rank ||
+              (std::binary_search(rt.job.local_peers.begin(), rt.job.local_peers.end(), r) &&
+               topo::place(m, r).instance == mine);
   }
-  return true;
+  return near;
 }
 
 // What each process tells the others when a window is made.
@@ -104,7 +104,7 @@ bool probe_peers(Win* w, std::string* error) {
   char byte;
   for (int r = 0; r < w->size; ++r) {
     const WinTarget& t = w->targets[r];
-    if (r == w->rank || t.size == 0) continue;
+    if (r == w->rank || t.size == 0 || t.remote) continue;
     std::vector<rma::Block> one{{t.base, 1}};
     if (rma::peer_read(t.pid, one, &byte, error) != Status::kOk) return false;
   }
@@ -145,12 +145,13 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
                        "implemented yet (host memory only)");
   }
   std::vector<int> members = comm_members(*c);
-  int far = -1;
-  if (!all_on_this_node(members, &far)) {
-    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                       "the group of comm spans more than one node (job rank %d is on another "
-                       "node or emulated instance): one-sided communication between nodes is not "
-                       "implemented yet",
+  const std::vector<bool> near = near_members(members);
+  const bool mixed = std::find(near.begin(), near.end(), false) != near.end();
+  if (mixed && flavor == MPI_WIN_FLAVOR_SHARED) {
+    const int far = static_cast<int>(std::find(near.begin(), near.end(), false) - near.begin());
+    return raise_error(comm, MPI_ERR_RMA_SHARED, fn,
+                       "comm argument has rank %d on another node or instance: its memory cannot "
+                       "be shared with this process (MPI_Win_allocate works across nodes)",
                        far);
   }
 
@@ -167,6 +168,16 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
   PMPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
   comm_impl(w->comm)->name = "window of " + c->label();
+  // The processes that share the window's segments: all of them, or those of this node (win.h).
+  MPI_Comm seg_comm = w->comm;
+  if (mixed) {
+    const int color = static_cast<int>(std::find(near.begin(), near.end(), true) - near.begin());
+    if (PMPI_Comm_split(w->comm, color, c->rank, &seg_comm) != MPI_SUCCESS) {
+      win_delete(w);
+      return raise_error(comm, MPI_ERR_INTERN, fn, "cannot make the window's node communicator");
+    }
+  }
+  const int seg_rank = comm_impl(seg_comm)->rank;
   const bool allocates = flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
   if (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) {
     rma::allow_peer_access();
@@ -192,6 +203,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   // 32 KiB took 15% longer).
   const bool staggered = flavor == MPI_WIN_FLAVOR_ALLOCATE;
   for (int r = 0; r < w->size && allocates; ++r) {
+    if (!near[r]) continue;  // its memory is on its node
     size_t s = static_cast<size_t>(cards[r].size);
     if (staggered) {
       data_bytes =
@@ -206,14 +218,14 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   // fd) once all have it: the allreduce below is that "all".
   std::string error;
   rma::SegmentCard card{};
-  if (rc == MPI_SUCCESS && w->rank == 0 &&
+  if (rc == MPI_SUCCESS && seg_rank == 0 &&
       rma::segment_create(runtime().job.nspace, control_bytes + data_bytes, &w->control, &card,
                           &error) != Status::kOk) {
     card.bytes = 0;  // tells the others
   }
-  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(&card, sizeof card, MPI_BYTE, 0, w->comm);
+  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(&card, sizeof card, MPI_BYTE, 0, seg_comm);
   int ok = rc == MPI_SUCCESS && card.bytes != 0;
-  if (ok && w->rank != 0 && rma::segment_open(card, &w->control, &error) != Status::kOk) ok = 0;
+  if (ok && seg_rank != 0 && rma::segment_open(card, &w->control, &error) != Status::kOk) ok = 0;
   if (ok) {
     char* data = static_cast<char*>(w->control.base) + control_bytes;
     w->targets.resize(static_cast<size_t>(w->size));
@@ -223,7 +235,10 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
       t.size = static_cast<MPI_Aint>(cards[r].size);
       t.disp_unit = cards[r].disp_unit;
       t.attached = static_cast<uintptr_t>(cards[r].attached);
-      if (allocates) {
+      t.remote = !near[r];
+      if (t.remote) {
+        t.base = static_cast<uintptr_t>(cards[r].base);  // MPI_Win_allocate's: below
+      } else if (allocates) {
         t.local = data + offsets[r];
         t.base = reinterpret_cast<uintptr_t>(t.local);
       } else {
@@ -236,7 +251,18 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
   int all_ok = 0;
   if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w->comm);
-  if (w->rank == 0) rma::segment_release_name(&w->control);
+  if (seg_rank == 0) rma::segment_release_name(&w->control);
+  if (mixed) PMPI_Comm_free(&seg_comm);
+  if (mixed && rc == MPI_SUCCESS && all_ok) {
+    // Where each process's part is in its own address space: requests from other nodes name
+    // target memory by those addresses.
+    int64_t mine_base = static_cast<int64_t>(w->targets[w->rank].base);
+    std::vector<int64_t> bases(static_cast<size_t>(w->size));
+    rc = PMPI_Allgather(&mine_base, 1, MPI_INT64_T, bases.data(), 1, MPI_INT64_T, w->comm);
+    for (int r = 0; r < w->size && rc == MPI_SUCCESS; ++r) {
+      if (w->targets[r].remote) w->targets[r].base = static_cast<uintptr_t>(bases[r]);
+    }
+  }
   if (rc != MPI_SUCCESS || !all_ok) {
     win_delete(w);
     if (error.empty()) error = "another process of the window could not map it (see its message)";
@@ -244,6 +270,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
 
   w->held.assign(static_cast<size_t>(w->size), Held::kNone);
+  w->in_flight.assign(static_cast<size_t>(w->size), 0);
   w->started.assign(static_cast<size_t>(w->size), 0);
   if (info != MPI_INFO_NULL) w->info = info_new(info_impl(info));
   const WinTarget& me = w->targets[w->rank];
@@ -253,6 +280,10 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   w->attr_flavor = flavor;
   w->attr_model = MPI_WIN_UNIFIED;
   if (allocates) *static_cast<void**>(baseptr) = me.local;
+  if (mixed) {
+    w->mixed = true;
+    net_open(w);
+  }
   *win = &w->handle;
   return MPI_SUCCESS;
 }
@@ -389,6 +420,9 @@ int PMPI_Win_free(MPI_Win* win) {
                            : w->access_open ? "MPI_Win_start without MPI_Win_complete"
                                             : "a lock is held");
   }
+  // Puts and accumulates to other nodes are answered before the last barrier.
+  std::string error;
+  int net_rc = w->mixed ? mpi::net_flush(w, -1, &error) : MPI_SUCCESS;
   // MPI: attributes go first, through their delete callbacks.
   int rc = mpi::attr_delete_all(mpi::AttrKind::kWin, *win);
   // Nobody reaches the memory once every process is here: the segment can go.
@@ -396,6 +430,7 @@ int PMPI_Win_free(MPI_Win* win) {
   PMPI_Barrier(w->comm);
   mpi::win_delete(w);
   *win = MPI_WIN_NULL;
+  if (net_rc != MPI_SUCCESS) return raise_error(nullptr, net_rc, kFn, "%s", error.c_str());
   return rc;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_free);

@@ -1,9 +1,9 @@
 // Windows of one-sided communication (MPI_Win): the object behind a window handle, and what the
-// three files of windows share (win.cc: creation, freeing, attributes, info, names, error
-// handlers; win_sync.cc: epochs; win_ops.cc: put, get and the accumulates).
+// files of windows share (win.cc: creation, freeing, attributes, info, names, error handlers;
+// win_sync.cc: epochs; win_ops.cc: put, get and the accumulates; win_net.cc: across nodes).
 //
-// This slice serves windows whose processes share a node (and an emulated instance). Every
-// operation completes in the call that starts it, by direct load/store or a single copy:
+// Between processes that share a node (and an emulated instance), every operation completes in the
+// call that starts it, by direct load/store or a single copy:
 // - MPI_Win_allocate and MPI_Win_allocate_shared put every process's memory in one shared segment
 //   (pml/shm/rma.h), mapped by all: a put is a copy into the mapping.
 // - MPI_Win_create leaves the memory where the application has it; other processes reach it with
@@ -11,6 +11,18 @@
 // Each window also has a control segment: per process a lock word (passive target), an update
 // lock (accumulates are atomic per element with respect to each other) and counters for
 // post/start/complete/wait. So passive target needs nothing from the target process.
+//
+// A window whose group spans nodes or emulated instances (win_net.cc) keeps all of this among
+// the processes of each node: they share a control segment (and, for MPI_Win_allocate, a data
+// segment) of their own, laid out for the whole group but used only by them. A process of another
+// node is reached by messages on the window communicator's point-to-point context, which nothing
+// else uses: each request (put, get, an accumulate, a lock, an unlock, post, complete) is served
+// by the target's progress engine, which applies it to the same memory, lock words and update
+// lock that the target's node peers use directly, and answers. The origin waits for the answer
+// of a get, a fetching accumulate, a lock, an unlock or a large contiguous put in the call; other
+// puts and accumulates stay in flight until whatever closes the epoch (flush, unlock, fence,
+// complete, free) waits for their answers, which come in order. The target's progress thread runs
+// while such a window lives: passive target needs no MPI call of the target.
 #ifndef TORUSMPI_MPI_WIN_H_
 #define TORUSMPI_MPI_WIN_H_
 
@@ -35,6 +47,7 @@ struct WinTarget {
   MPI_Aint size = 0;
   int disp_unit = 1;
   uintptr_t attached = 0;  // dynamic windows: its AttachTable, in that process
+  bool remote = false;     // on another node or instance: reached by messages (win_net.cc)
 };
 
 // The memory a process attached to a dynamic window (MPI_Win_attach), where other processes read
@@ -83,6 +96,14 @@ struct Win {
   bool exposure_open = false;
   std::vector<uint32_t> started;  // posts consumed from each target (MPI_Win_start)
   uint32_t completes_expected = 0;
+  bool mixed = false;       // some targets are remote (win_net.cc serves the window)
+  uint32_t next_reply = 0;  // the tag of the next request's answer (win_net.cc)
+  // Puts and accumulates to other nodes not answered yet (win_net.cc's net_post), per target and
+  // in all, and the first error an answer brought (raised by the next flush, unlock, fence...).
+  std::vector<int> in_flight;
+  int in_flight_total = 0;
+  int net_error = 0;
+  std::string net_error_text;
 
   rma::ControlBlock* block(int r) { return rma::control_blocks(control.base) + r; }
   std::atomic<uint32_t>* posts(int target, int origin) {
@@ -98,6 +119,60 @@ inline Win* win_impl(MPI_Win win) {
 // Raises `cls` from fn on the window's error handler (errors.cc).
 int raise_error_win(MPI_Win win, int cls, const char* fn, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+// The messages of windows across nodes (win_net.cc). What a request asks of its target:
+enum class NetKind : uint32_t {
+  kPut = 1,
+  kGet,
+  kAccumulate,      // op, basic: the combining (MPI_REPLACE, MPI_NO_OP too), under the update lock
+  kGetAccumulate,   // the same, answering the bytes as they were
+  kCompareAndSwap,  // data: the origin's element, then the compared one
+  kTryLockShared,   // answers whether the lock word was taken (never waits at the target)
+  kTryLockExclusive,
+  kUnlockShared,
+  kUnlockExclusive,
+  kPost,      // the sender exposed its memory to this process (no answer)
+  kComplete,  // the sender completed its access epoch to this process (no answer)
+  // Large contiguous transfers (one block, at least kDirectBytes): the data is a message of its
+  // own (win_net.cc's tags), received into (sent from) the window's memory where it lies, so the
+  // transport's rendezvous (an RMA read) moves it in one copy.
+  kPutDirect,  // answered once the data has landed
+  kGetDirect,  // answered (an Answer), then the data follows
+};
+constexpr size_t kDirectBytes = 16384;
+
+// One request to window rank `target` and its answer: the target's memory as blocks (addresses
+// in that process, in type-map order), `data` (the packed stream, bytes), `result` (result_bytes,
+// the answer's bytes). The op is a BuiltinOp index, basic the builtin datatype of the elements.
+// Returns MPI_SUCCESS or an error class, with *error set (a range the target refused, a transport
+// failure); *granted for the try-locks.
+struct NetCall {
+  NetKind kind = NetKind::kPut;
+  const std::vector<rma::Block>* blocks = nullptr;
+  const void* data = nullptr;
+  size_t bytes = 0;
+  void* result = nullptr;
+  size_t result_bytes = 0;
+  int op = -1;
+  int basic = -1;
+};
+int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error);
+// kPutDirect (call.data, call.bytes) and kGetDirect (into call.result, call.result_bytes) of the
+// one block in call.blocks; waits for the answer.
+int net_direct(Win* w, int target, const NetCall& call, std::string* error);
+// The same for a put or an accumulate, without waiting for the answer: the data is copied, the
+// request stays in flight (FIFO to its target, which serves in arrival order, so a later request
+// from this process sees its effect) until net_flush waits for it. An error in the answer is kept
+// for net_flush.
+int net_post(Win* w, int target, const NetCall& call, std::string* error);
+// Waits until nothing posted to `target` (every target: -1) is in flight; the kept error if any.
+int net_flush(Win* w, int target, std::string* error);
+// Sends kPost or kComplete (nothing is answered).
+int net_signal(Win* w, int target, NetKind kind, std::string* error);
+// The window's service starts (its progress thread too) and stops: after the window's segments
+// are mapped, and after its last barrier, before its communicator goes.
+void net_open(Win* w);
+void net_close(Win* w);
 
 // Resolves the win argument of fn, or raises MPI_ERR_WIN (on MPI_COMM_WORLD: there is no window).
 int check_win(const char* fn, MPI_Win win, Win** out);

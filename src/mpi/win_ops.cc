@@ -1,8 +1,10 @@
 // One-sided operations: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
-// MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h): the
-// target's memory is mapped here (MPI_Win_allocate(_shared), or this process's own) and is read
-// and written in place, or it is another process's private memory, read and written with one
-// process_vm_readv/writev over the target datatype's blocks.
+// MPI_Compare_and_swap and their request forms. Each completes before it returns (win.h), but
+// for puts and accumulates to other nodes, which their epoch's end awaits: the target's memory is
+// mapped here (MPI_Win_allocate(_shared), or this process's own) and is read and written in
+// place, or it is another process's private memory, read and written with one
+// process_vm_readv/writev over the target datatype's blocks, or it is on another node and a
+// request carries the blocks and the data there (win_net.cc).
 //
 // Data moves as the datatype engine's packed stream: the origin's bytes packed (or used in place
 // when contiguous), the target's blocks in type-map order. Accumulates hold the target's update
@@ -144,6 +146,8 @@ int check_target(const char* fn, MPI_Win win, Win* w, int rank, MPI_Aint disp, i
     // The displacement is an address in the target (MPI_Get_address), inside memory the target
     // attached: its table says (read from that process, or here for this one).
     a->address = static_cast<uintptr_t>(disp);
+    // A target on another node checks its own table (win_net.cc): MPI_ERR_RMA_RANGE all the same.
+    if (a->t->remote) return MPI_SUCCESS;
     return check_attached(fn, win, *w, rank, disp, count, t);
   }
   const int64_t off = static_cast<int64_t>(disp) * a->t->disp_unit;
@@ -174,9 +178,39 @@ std::vector<rma::Block> blocks_of(const Access& a) {
   return blocks;
 }
 
+// A request to a target on another node (win_net.cc) about the access's blocks; raises what it
+// answers. Puts and accumulates (nothing to bring back) are left in flight, answered by the next
+// flush, unlock, fence or complete; not on dynamic windows, whose target checks the range (the
+// call that made the mistake must return it).
+int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
+  Win* w = win_impl(win);
+  const std::vector<rma::Block> blocks = blocks_of(a);
+  call.blocks = &blocks;
+  std::string error;
+  const int target = static_cast<int>(a.t - w->targets.data());
+  // One large block: the transport moves it between the buffer and the window in one copy.
+  const bool direct = blocks.size() == 1 && a.side.bytes >= kDirectBytes &&
+                      (call.kind == NetKind::kPut || call.kind == NetKind::kGet);
+  if (direct) call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
+  const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+                    (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate);
+  const int rc = direct ? net_direct(w, target, call, &error)
+                 : post ? net_post(w, target, call, &error)
+                        : net_call(w, target, call, nullptr, &error);
+  if (rc != MPI_SUCCESS) return raise_error_win(win, rc, fn, "%s", error.c_str());
+  return MPI_SUCCESS;
+}
+
 // The target's data as a packed stream, into `packed` (a.side.bytes).
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (a.t->remote) {
+    NetCall call;
+    call.kind = NetKind::kGet;
+    call.result = packed;
+    call.result_bytes = a.side.bytes;
+    return remote_call(fn, win, a, call);
+  }
   if (a.t->local != nullptr) {
     const char* at = a.t->local + (a.address - a.t->base);
     if (dense_predefined(a.side)) {
@@ -195,6 +229,13 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
 
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (a.t->remote) {
+    NetCall call;
+    call.kind = NetKind::kPut;
+    call.data = packed;
+    call.bytes = a.side.bytes;
+    return remote_call(fn, win, a, call);
+  }
   if (a.t->local != nullptr) {
     char* at = a.t->local + (a.address - a.t->base);
     if (dense_predefined(a.side)) {
@@ -494,6 +535,25 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
   if (a.side.bytes == 0) return MPI_SUCCESS;
   thread_local std::vector<char> origin_scratch, target_scratch;
   const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch) : nullptr;
+  if (a.t->remote) {
+    // Combined at the target, under its update lock (win_net.cc).
+    NetCall call;
+    call.kind = fetch ? NetKind::kGetAccumulate : NetKind::kAccumulate;
+    call.op = op_index(op);
+    call.basic = a.side.t->uniform_id();
+    if (!no_op) {
+      call.data = in;
+      call.bytes = a.side.bytes;
+    }
+    if (fetch) {
+      target_scratch.resize(a.side.bytes);
+      call.result = target_scratch.data();
+      call.result_bytes = a.side.bytes;
+    }
+    if (int err = remote_call(fn, win, a, call)) return err;
+    if (fetch) unpack_any(*res.t, target_scratch.data(), res.count, result_addr);
+    return MPI_SUCCESS;
+  }
   if (a.t->local != nullptr && dense_predefined(a.side) && !replace && !no_op) {
     // Mapped target memory holding basic elements in order: combined where it lies, without the
     // round trip through the scratch (two copies of the data fewer).
@@ -664,6 +724,19 @@ int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, voi
   if (int err = mpi::check_target(kFn, win, w, target_rank, target_disp, 1, datatype, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
+  if (a.t->remote) {
+    // Compared and swapped at the target, under its update lock (win_net.cc).
+    alignas(16) unsigned char both[64];
+    std::memcpy(both, origin_addr, o.bytes);
+    std::memcpy(both + o.bytes, compare_addr, o.bytes);
+    mpi::NetCall call;
+    call.kind = mpi::NetKind::kCompareAndSwap;
+    call.data = both;
+    call.bytes = 2 * o.bytes;
+    call.result = result_addr;
+    call.result_bytes = o.bytes;
+    return mpi::remote_call(kFn, win, a, call);
+  }
   alignas(16) unsigned char old[32];
   mpi::UpdateLock update(w, a);
   if (int err = mpi::target_read(kFn, win, a, old)) return err;

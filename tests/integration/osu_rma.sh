@@ -2,8 +2,8 @@
 # The installed one-sided OSU-compatible benchmarks (osu/, README "One-sided"), quickly: each one
 # with validation (-c: the target checks its window after the iterations, the origin what each
 # fetch brought back; exit 1 on a wrong element), every synchronization (-s) and every window
-# flavor (-w) at least once, on 2 ranks of one emulated instance (the windows torusmpi serves
-# today). Then the options they refuse. Times are not checked: that is osu/compare's job.
+# flavor (-w) at least once, on 2 ranks of one emulated instance, then a few across two
+# instances. Then the options they refuse. Times are not checked: that is osu/compare's job.
 . "$(dirname "$0")/lib.sh"
 
 osu=$TM_PREFIX/libexec/torusmpi/osu
@@ -49,6 +49,29 @@ rma osu_get_bw 65536 -m 1:65536 -W 8 -w create -s lock
 rma osu_get_bw 4096 -m 1:4096 -W 8 -w dynamic -s pscw
 rma osu_put_bibw 65536 -m 1:65536 -W 8 -s pscw
 rma osu_put_bibw 4096 -m 1:4096 -W 8 -w dynamic -s fence
+# Across two emulated instances of one rank (every target on the other: requests over ucx), the
+# last two with origin buffers in device memory.
+across=(-x TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo -x TORUSMPI_INSTANCE=torus:1x1:cores=1
+  -x TORUSMPI_INSTANCES=2 -x TORUSMPI_DEVICE_GUARD=1)
+rma_across() {
+  local name=$1 last=$2
+  shift 2
+  run_job 60 "${mpirun[@]}" -np 2 "${across[@]}" "$osu/$name" -c "${quick[@]}" "$@"
+  if grep -q 'built without it' "$job_err"; then
+    skip "$name -c $* across instances" "this build has no ucx transport"
+    return
+  fi
+  check "$name -c $* across 2 instances" rma_ok "$last" || diag_job
+}
+rma_across osu_put_latency 65536 -m 1:65536 -s flush
+rma_across osu_get_bw 65536 -m 1:65536 -W 8 -w create -s lock
+rma_across osu_put_bibw 4096 -m 1:4096 -W 8 -w dynamic -s pscw
+rma_across osu_acc_latency 4096 -m 4:4096 -T mpi_int -s lock_all
+rma_across osu_get_acc_latency 4096 -m 4:4096 -T mpi_float -w create -s fence
+rma_across osu_fop_latency 8 -s flush_local
+rma_across osu_cas_latency 8 -w dynamic -s flush
+rma_across osu_put_latency 65536 -m 1:65536 -w create -s flush -d neuron D H
+rma_across osu_get_latency 65536 -m 1:65536 -w allocate -s lock -d neuron D H
 # Origin buffers in device memory, the window on the host (-d neuron D H).
 rma osu_put_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
 rma osu_get_latency 4096 -m 1:4096 -w create -s flush -d neuron D H

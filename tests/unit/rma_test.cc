@@ -1,6 +1,6 @@
 // The shm transport's one-sided mechanics (pml/shm/rma.h): window segments made, opened by
 // another mapping and released (memfd and named), lock words (exclusive excludes everyone, shared
-// holders share, try_lock_shared fails under an exclusive holder), counters awaited, and the
+// holders share, the try-locks fail under a conflicting holder), counters awaited, and the
 // single copy through process_vm_readv/writev over scattered blocks.
 #include "pml/shm/rma.h"
 
@@ -118,6 +118,23 @@ TEST(RmaLock, SharedHoldersShareAndExcludeTheExclusive) {
   unlock_exclusive(&word);
   EXPECT_TRUE(try_lock_shared(&word));
   unlock_shared(&word);
+  EXPECT_EQ(word.load(), 0u);
+}
+
+// What a window's service across nodes uses (it never waits): the exclusive try-lock fails under
+// any holder and succeeds on a free word.
+TEST(RmaLock, TryLockExclusiveNeverWaitsAndNeverOverlaps) {
+  std::atomic<uint32_t> word{0};
+  EXPECT_TRUE(try_lock_exclusive(&word));
+  EXPECT_EQ(word.load(), kExclusive);
+  EXPECT_FALSE(try_lock_exclusive(&word));
+  EXPECT_FALSE(try_lock_shared(&word));
+  unlock_exclusive(&word);
+  EXPECT_TRUE(try_lock_shared(&word));
+  EXPECT_FALSE(try_lock_exclusive(&word));
+  unlock_shared(&word);
+  EXPECT_TRUE(try_lock_exclusive(&word));
+  unlock_exclusive(&word);
   EXPECT_EQ(word.load(), 0u);
 }
 
