@@ -4,12 +4,14 @@
 //
 // Every rank of the file's group calls two_phase() with its part of one collective call: the
 // extents its view gives the call (file order) and its packed data. In turn:
-//   1. each rank's touched range [lo, hi) to every rank (p - 1 messages of 16 bytes each way);
-//      from them, alike everywhere: whether to aggregate (cb mode; "automatic": only when the
-//      ranges interleave), the domains, the rounds;
-//   2. each rank tells each aggregator its extents inside the aggregator's domain (a count, then
-//      the list), from which the aggregator plans every rank's slices as the rank does;
-//   3. round by round, writes: every rank's slice to the aggregator (one message, straight from
+//   1. each rank's touched range [lo, hi) and extent count to every rank (p - 1 messages of 24
+//      bytes each way), and at the same time its whole extent list to each aggregator (unless
+//      the mode is "disable"); from the ranges, alike everywhere: whether to aggregate (cb mode;
+//      "automatic": only when the ranges interleave), the domains, the rounds. An aggregator
+//      receives each list as soon as its count is in, clips it to its domain and plans every
+//      rank's slices as the rank does. So one exchange precedes the data, not three (ranges,
+//      counts, lists): at 4 ranks and 1 MiB the round trips cost as much as the data's copies;
+//   2. round by round, writes: every rank's slice to the aggregator (one message, straight from
 //      the packed data), pieces placed in the round buffer, one pwrite per covered run; reads:
 //      one pread of the span the round's pieces cover, then each rank's slice back to it (one
 //      message, straight into its packed data). An aggregator keeps two rounds going: the next
@@ -84,6 +86,10 @@ struct TwoPhaseArgs {
   int64_t cb_buffer_size = 1 << 20;
   CbMode mode = CbMode::kAutomatic;
   Scratch* scratch = nullptr;  // nullptr: the call's own buffers
+  // Nonzero: this rank's arguments were wrong (its own error, already reported by the caller,
+  // an MPI error class). It still takes part in the first exchange, telling the others, so that
+  // every rank's call fails instead of theirs waiting for it; it moves no data.
+  int refused = 0;
 };
 
 struct TwoPhaseResult {
@@ -93,6 +99,9 @@ struct TwoPhaseResult {
   int64_t transferred = 0;  // bytes of this rank's data read (to the end of file) or written
   bool aggregated = false;  // collective buffering was used
   int64_t file_calls = 0;   // pread/pwrite calls this rank made (statistics, tests)
+  // Some rank's TwoPhaseArgs::refused (the lowest such rank's): its class, its rank.
+  int refused = 0;
+  int refused_by = -1;
 };
 
 // One collective access in flight. step() does what can be done without waiting for another
@@ -111,7 +120,7 @@ class TwoPhase {
   const TwoPhaseResult& result() const { return res_; }
 
  private:
-  enum class State { kStart, kRanges, kCounts, kLists, kRounds, kDone };
+  enum class State { kStart, kRanges, kLists, kRounds, kDone };
   struct Impl;
   bool advance();
   void post_round(int k);

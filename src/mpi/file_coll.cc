@@ -201,6 +201,7 @@ void unstage(CollAccess* x) {
 int finish_access(CollAccess* x, MPI_Status* st) {
   const io::TwoPhaseResult& r = x->result;
   if (!r.ok) {
+    if (r.refused != 0) return raise_error_on(x->f, r.refused, x->fn, "%s", r.what.c_str());
     if (r.os_error != 0) {
       return raise_error_on(x->f, errno_class(r.os_error), x->fn, "%s", r.what.c_str());
     }
@@ -265,6 +266,23 @@ void start_engine(File* f, CollState* cs, CollAccess* x, int tag, bool blocking)
   // Blocking calls reuse the file's buffers (nonblocking ones may overlap: their own).
   if (blocking) a.scratch = &cs->scratch;
   x->op = std::make_unique<io::TwoPhase>(std::move(a));
+}
+
+// A collective call whose arguments are wrong here (err, raised already): this process still
+// takes the call's part in the engine's first exchange, so that the others fail too instead of
+// waiting for it. Blocking, even for a nonblocking or split call: the others are in the same call.
+int refuse(File* f, CollState* cs, bool write, int err) {
+  Comm* comm = comm_of(f);
+  io::PmlChannel channel(comm, comm->context);
+  io::TwoPhaseArgs a;
+  a.channel = &channel;
+  a.tag = next_tag(cs);
+  a.fd = f->posix.fd();
+  a.aggregators = cs->aggregators;
+  a.mode = write ? cs->hints.write : cs->hints.read;
+  a.refused = err;
+  io::two_phase(a);
+  return err;
 }
 
 // A blocking access, to its end.
@@ -372,14 +390,15 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  if (split && cs->split) return split_busy(fn, f);
+  if (split && cs->split) return refuse(f, cs, write, split_busy(fn, f));
   if (request == kNoRequest) {
     request = nullptr;
   } else if (request == nullptr) {
-    return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    return refuse(f, cs, write, raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL"));
   }
   auto x = std::make_unique<CollAccess>();
-  if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get())) return err;
+  if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get()))
+    return refuse(f, cs, write, err);
   start_engine(f, cs, x.get(), next_tag(cs), !split && request == nullptr);
   if (split) {
     auto s = std::make_unique<CollState::Split>();

@@ -286,6 +286,57 @@ int stage_read_end(File* f, const char* fn, void* buf, int64_t count, MPI_Dataty
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// MPI_File_set_view's checks of this process's arguments, and the view they make (*v, *rep_out);
+// an error is raised on the file's handler and returned.
+int check_view(File* f, const char* kFn, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+               const char* datarep, MPI_Info info, io::View* v, const Datarep** rep_out) {
+  dtype::TypeRef et, ft;
+  if (int err = view_type(f, kFn, etype, "etype", &et)) return err;
+  if (int err = view_type(f, kFn, filetype, "filetype", &ft)) return err;
+  if (datarep == nullptr)
+    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datarep argument is NULL");
+  const Datarep* rep = find_datarep(datarep);
+  if (rep == nullptr) {
+    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
+                          "datarep argument \"%s\" is not a data representation", datarep);
+  }
+  if (info != MPI_INFO_NULL && info_impl(info) == nullptr)
+    return raise_error_on(f, MPI_ERR_INFO, kFn, "info argument is not a valid info");
+  if (disp == MPI_DISPLACEMENT_CURRENT) {
+    if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
+      return raise_error_on(f, MPI_ERR_ARG, kFn,
+                            "disp MPI_DISPLACEMENT_CURRENT on a file not opened "
+                            "MPI_MODE_SEQUENTIAL");
+    }
+    disp = f->view.file_offset(f->pointer * f->view.etype_size());
+  }
+  for (const auto* t : {et.get(), ft.get()}) {
+    if (const char* why = unconvertible(rep, *t)) {
+      return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
+                            t == et.get() ? "etype" : "filetype", why, datarep);
+    }
+  }
+  if (rep->user && rep->extent_fn != nullptr && derived_type(etype) == nullptr) {
+    MPI_Aint extent = 0;
+    int rc = rep->extent_fn(etype, &extent, rep->extra_state);
+    if (rc != MPI_SUCCESS || extent != et->extent()) {
+      return raise_error_on(
+          f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
+          "data representation %s gives the etype %ld file bytes, not its %lld native ones "
+          "(this library converts elements in place)",
+          datarep, static_cast<long>(extent), static_cast<long long>(et->extent()));
+    }
+  }
+  std::string why = io::View::make(disp, et, ft, v);
+  if (!why.empty()) return raise_error_on(f, MPI_ERR_ARG, kFn, "%s", why.c_str());
+  *rep_out = rep;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 }  // namespace torusmpi::mpi
 
 namespace mpi = torusmpi::mpi;
@@ -297,46 +348,22 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   constexpr const char* kFn = "MPI_File_set_view";
   File* f = nullptr;
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
-  torusmpi::dtype::TypeRef et, ft;
-  if (int err = mpi::view_type(f, kFn, etype, "etype", &et)) return err;
-  if (int err = mpi::view_type(f, kFn, filetype, "filetype", &ft)) return err;
-  if (datarep == nullptr)
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datarep argument is NULL");
-  const mpi::Datarep* rep = mpi::find_datarep(datarep);
-  if (rep == nullptr) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
-                               "datarep argument \"%s\" is not a data representation", datarep);
-  }
-  if (info != MPI_INFO_NULL && mpi::info_impl(info) == nullptr)
-    return mpi::raise_error_on(f, MPI_ERR_INFO, kFn, "info argument is not a valid info");
-  if (disp == MPI_DISPLACEMENT_CURRENT) {
-    if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
-      return mpi::raise_error_on(f, MPI_ERR_ARG, kFn,
-                                 "disp MPI_DISPLACEMENT_CURRENT on a file not opened "
-                                 "MPI_MODE_SEQUENTIAL");
-    }
-    disp = f->view.file_offset(f->pointer * f->view.etype_size());
-  }
-  for (const auto* t : {et.get(), ft.get()}) {
-    if (const char* why = mpi::unconvertible(rep, *t)) {
-      return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
-                                 t == et.get() ? "etype" : "filetype", why, datarep);
-    }
-  }
-  if (rep->user && rep->extent_fn != nullptr && mpi::derived_type(etype) == nullptr) {
-    MPI_Aint extent = 0;
-    int rc = rep->extent_fn(etype, &extent, rep->extra_state);
-    if (rc != MPI_SUCCESS || extent != et->extent()) {
-      return mpi::raise_error_on(
-          f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
-          "data representation %s gives the etype %ld file bytes, not its %lld native ones "
-          "(this library converts elements in place)",
-          datarep, static_cast<long>(extent), static_cast<long long>(et->extent()));
-    }
-  }
   torusmpi::io::View v;
-  std::string why = torusmpi::io::View::make(disp, et, ft, &v);
-  if (!why.empty()) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "%s", why.c_str());
+  const mpi::Datarep* rep = nullptr;
+  int err = mpi::check_view(f, kFn, disp, etype, filetype, datarep, info, &v, &rep);
+  // Collective: a process whose arguments are wrong (its error already raised) still joins the
+  // group's one exchange, so that every process fails instead of the others waiting for it; the
+  // exchange is also the barrier the shared pointer's reset needs (the processes leave together).
+  int mine[2] = {err, err != MPI_SUCCESS ? f->rank : -1}, any[2] = {0, -1};
+  int rc = PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, f->comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (err != MPI_SUCCESS) return err;
+  if (any[0] != MPI_SUCCESS) {
+    return mpi::raise_error_on(f, any[0], kFn,
+                               "the view was left as it was: the arguments of rank %d of the "
+                               "file's group were wrong",
+                               any[1]);
+  }
   mpi::retain_type(etype);
   mpi::retain_type(filetype);
   mpi::release_type(f->etype);
@@ -347,14 +374,13 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   f->datarep = rep;
   f->pointer = 0;
   if (info != MPI_INFO_NULL) PMPI_File_set_info(fh, info);
-  int rc = MPI_SUCCESS;
   for (auto& hook : f->at_set_view) {
     int e = hook(f);
     if (rc == MPI_SUCCESS) rc = e;
   }
-  // Collective: the processes leave together, as the shared pointer's reset needs.
-  int barrier = PMPI_Barrier(f->comm);
-  return rc != MPI_SUCCESS ? rc : barrier;
+  if (rc != MPI_SUCCESS) return rc;
+  // The hooks' work (rank 0's reset of the shared pointer) is done before anyone goes on.
+  return PMPI_Barrier(f->comm);
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_set_view);
 

@@ -991,6 +991,69 @@ static void nonblocking_error(void) {
   MPI_File_close(&fh);
 }
 
+/* A collective call whose arguments are wrong on one rank only (the last) fails on every rank,
+ * with that rank's error class, instead of the others waiting for it: set_view with a data
+ * representation that does not exist (the view stays as it was everywhere), write_all with a
+ * negative count (nothing is written), iwrite_all with a NULL request; then a right write_all
+ * works (the ranks' calls are still paired). */
+static void wrong_on_one_rank(void) {
+  if (g_ompi_reference) {
+    /* Open MPI's other ranks wait in the call for ever. */
+    printf("skip %d wrong arguments on one rank: Open MPI hangs\n", g_rank);
+    return;
+  }
+  char path[4096];
+  file_name(path, sizeof path, "wrong");
+  MPI_File fh = open_fresh(path);
+  int last = g_rank == g_size - 1, ok = 1, cls = 0, rc;
+  MPI_Datatype et = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+  MPI_Offset disp = -1, size = -1;
+  char rep[MPI_MAX_DATAREP_STRING];
+
+  CALL(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+  rc = MPI_File_set_view(fh, 8, MPI_BYTE, MPI_BYTE, last ? "no-such-rep" : "native", MPI_INFO_NULL);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_view(fh, &disp, &et, &ft, rep));
+  ok = cls == MPI_ERR_UNSUPPORTED_DATAREP && disp == 0 && et == MPI_INT;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), view disp %lld", cls,
+             MPI_ERR_UNSUPPORTED_DATAREP, (long long)disp);
+  end_case("set_view wrong on the last rank: fails on every rank, views unchanged", ok);
+
+  int v[4] = {g_rank, g_rank, g_rank, g_rank};
+  MPI_Status st;
+  rc = MPI_File_write_at_all(fh, 4 * g_rank, v, last ? -1 : 4, MPI_INT, &st);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_COUNT && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), file size %lld", cls, MPI_ERR_COUNT,
+             (long long)size);
+  end_case("write_at_all count -1 on the last rank: fails on every rank, nothing written", ok);
+
+  MPI_Request req = MPI_REQUEST_NULL;
+  rc = MPI_File_iwrite_at_all(fh, 4 * g_rank, v, 4, MPI_INT, last ? NULL : &req);
+  MPI_Error_class(rc, &cls);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Wait(&req, &st);
+    MPI_Error_class(rc, &cls);
+  }
+  ok = cls == MPI_ERR_REQUEST;
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d (want %d)", cls, MPI_ERR_REQUEST);
+  end_case("iwrite_at_all request NULL on the last rank: fails on every rank", ok);
+
+  CALL(MPI_File_write_at_all(fh, 4 * g_rank, v, 4, MPI_INT, &st));
+  /* Each rank may have written its own part (nothing interleaves): all of them before the size. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = size == (MPI_Offset)g_size * 16;
+  if (!ok) snprintf(g_why, sizeof g_why, "file size %lld", (long long)size);
+  end_case("... after them a right write_at_all writes every rank's part", ok);
+  CALL(MPI_File_close(&fh));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
 /* --- Device buffers (torusmpi) --------------------------------------------------------------- */
 
 /* write_all from device memory through 3-D subarray blocks, aggregated (cb enabled, small rounds),
@@ -1210,6 +1273,7 @@ int main(int argc, char** argv) {
     collective_cases();
     nonblocking_progress();
     nonblocking_error();
+    wrong_on_one_rank();
     device_cases();
     shared_cases(20);
   }

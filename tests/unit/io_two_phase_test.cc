@@ -8,6 +8,7 @@
 // layout with holes (never written: zeros), and ranks with nothing to do.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -310,6 +311,58 @@ TEST(IoTwoPhase, ScratchKeptFromCallToCall) {
   for (int64_t cb : {int64_t{1} << 16, int64_t{512}, int64_t{1} << 20, int64_t{64}}) {
     round_trip(blocks(5, 1, 1, 8), CbMode::kEnable, {0, 3}, cb, ++seed, true, &scratch);
     round_trip(holes(5, 3, 11, true), CbMode::kEnable, {1}, cb, ++seed, true, &scratch);
+  }
+}
+
+TEST(IoTwoPhase, ARefusingRankFailsEveryRankAndNothingMoves) {
+  // One rank's arguments were wrong (an MPI class, 13 here): every rank's call ends, failed with
+  // that class and rank, no byte is written, and no message (the lists the others sent the
+  // aggregators) is left behind; in every mode, refused by an aggregator or by another rank.
+  Group g = blocks(2, 2, 1, 16);
+  for (CbMode mode : {CbMode::kEnable, CbMode::kAutomatic, CbMode::kDisable}) {
+    for (int refuser : {0, 1, 3}) {
+      SCOPED_TRACE(testing::Message()
+                   << "mode " << static_cast<int>(mode) << ", rank " << refuser << " refuses");
+      TmpFile file;
+      Net net;
+      std::vector<std::unique_ptr<MemChannel>> ch;
+      std::vector<std::vector<char>> data;
+      std::vector<std::unique_ptr<TwoPhase>> ops;
+      for (int r = 0; r < 4; ++r) {
+        ch.push_back(std::make_unique<MemChannel>(&net, r, 4));
+        int64_t bytes = 0;
+        for (const Extent& e : g.extents[r]) bytes += e.len;
+        data.emplace_back(static_cast<size_t>(bytes), 'x');
+      }
+      for (int r = 0; r < 4; ++r) {
+        TwoPhaseArgs a;
+        a.channel = ch[r].get();
+        a.tag = 8;
+        a.fd = file.fd();
+        a.write = true;
+        if (r == refuser) {
+          a.refused = 13;
+        } else {
+          a.extents = g.extents[r];
+          a.data = data[r].data();
+        }
+        a.aggregators = {0, 2};
+        a.mode = mode;
+        ops.push_back(std::make_unique<TwoPhase>(a));
+      }
+      EXPECT_TRUE(run_group(ops)) << "deadlock";
+      EXPECT_TRUE(net.idle()) << "a message was left unreceived";
+      for (int r = 0; r < 4; ++r) {
+        const TwoPhaseResult& res = ops[r]->result();
+        EXPECT_FALSE(res.ok) << "rank " << r;
+        EXPECT_EQ(res.refused, 13) << "rank " << r;
+        EXPECT_EQ(res.refused_by, refuser) << "rank " << r;
+        EXPECT_EQ(res.file_calls, 0) << "rank " << r;
+      }
+      struct stat st;
+      ASSERT_EQ(fstat(file.fd(), &st), 0);
+      EXPECT_EQ(st.st_size, 0);
+    }
   }
 }
 
