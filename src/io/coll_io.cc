@@ -177,17 +177,20 @@ struct TwoPhase::Impl {
   struct Part {
     int rank;
     const Slice* s;
-    int64_t staged;  // offset in staging, or -1 when its one piece goes straight to buf
+    // Offset in staging, or kDirect when its one piece goes straight to buf, or kOwn: the
+    // aggregator's own slice, placed from (writes) or to (reads) its packed data, no message.
+    int64_t staged;
   };
+  static constexpr int64_t kDirect = -1, kOwn = -2;
   struct Slot {
     explicit Slot(TwoPhaseResult* res) : x(res) {}
     Pending x;
-    std::vector<char> own_buf, own_staging;
+    Bytes own_buf, own_staging;
     // The caller's (TwoPhaseArgs::scratch), or the slot's own.
-    std::vector<char>* buf_ = &own_buf;
-    std::vector<char>* staging_ = &own_staging;
-    std::vector<char>& buf() { return *buf_; }
-    std::vector<char>& staging() { return *staging_; }
+    Bytes* buf_ = &own_buf;
+    Bytes* staging_ = &own_staging;
+    Bytes& buf() { return *buf_; }
+    Bytes& staging() { return *staging_; }
     std::vector<Part> parts;
     std::vector<Extent> pieces;
   };
@@ -233,9 +236,10 @@ bool TwoPhase::advance() {
       if (a.refused != 0) {
         m.heads[me] = Impl::Head{a.refused, 0, -1};
       } else if (!a.extents.empty()) {
-        m.heads[me] = Impl::Head{a.extents.front().off,
-                           a.extents.back().off + a.extents.back().len - a.extents.front().off,
-                           static_cast<int64_t>(a.extents.size())};
+        m.heads[me] =
+            Impl::Head{a.extents.front().off,
+                       a.extents.back().off + a.extents.back().len - a.extents.front().off,
+                       static_cast<int64_t>(a.extents.size())};
       }
       for (int r = 0; r < p; ++r) {
         if (r == me) continue;
@@ -309,6 +313,7 @@ bool TwoPhase::advance() {
       m.d = split_domains(lo, hi, naggr, a.cb_buffer_size);
       m.plan = plan_rank(a.extents, m.d);
       for (const Slice& s : m.plan.slices) {
+        if (a.aggregators[s.agg] == me) continue;  // placed by the aggregator itself
         char* at = a.data + s.pos;
         if (a.write) {
           m.mine_x.send(a, a.aggregators[s.agg], a.tag + 3, at, static_cast<size_t>(s.bytes));
@@ -330,7 +335,14 @@ bool TwoPhase::advance() {
       const int64_t db = m.d.begin(m.my_agg), de = m.d.end(m.my_agg);
       m.from.reserve(static_cast<size_t>(p));
       for (int r = 0; r < p; ++r) {
-        m.from.push_back(plan_rank(clip(r == me ? a.extents : m.lists[r], db, de), m.d));
+        if (r != me) {
+          m.from.push_back(plan_rank(clip(m.lists[r], db, de), m.d));
+          continue;
+        }
+        // Its own: positions in its packed data, which holds first the bytes before the domain.
+        int64_t before = 0;
+        for (const Extent& e : a.extents) before += std::clamp<int64_t>(db - e.off, 0, e.len);
+        m.from.push_back(plan_rank(clip(a.extents, db, de), m.d, before));
       }
       m.next.assign(static_cast<size_t>(p), 0);
       int64_t len = de - db;
@@ -342,8 +354,7 @@ bool TwoPhase::advance() {
       }
       for (int i = 0; i < 2 && i < m.d.rounds(m.my_agg); ++i) {
         // Grown only (a kept scratch serves the next call as it is).
-        size_t want = static_cast<size_t>(std::min(m.d.cb, len));
-        if (m.slot[i].buf().size() < want) m.slot[i].buf().resize(want);
+        m.slot[i].buf().reserve(static_cast<size_t>(std::min(m.d.cb, len)));
       }
       state_ = State::kRounds;
       return true;
@@ -364,10 +375,11 @@ bool TwoPhase::advance() {
       if (a.write && res_.ok) {
         const int64_t rb = m.d.round_begin(m.my_agg, m.done);
         for (const Impl::Part& pt : sl.parts) {
-          if (pt.staged < 0) continue;
-          const char* src = sl.staging().data() + pt.staged;
+          if (pt.staged == Impl::kDirect) continue;
+          const char* src = pt.staged >= 0 ? sl.staging().data() + pt.staged : nullptr;
           for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
             const Piece& q = m.from[pt.rank].pieces[i];
+            if (pt.staged == Impl::kOwn) src = a.data + q.pos;
             std::memcpy(sl.buf().data() + (q.off - rb), src, static_cast<size_t>(q.len));
             src += q.len;
           }
@@ -394,7 +406,7 @@ bool TwoPhase::advance() {
 void TwoPhase::post_round(int k) {
   Impl& m = *impl_;
   const TwoPhaseArgs& a = a_;
-  const int p = a.channel->size();
+  const int p = a.channel->size(), me = a.channel->rank();
   Impl::Slot& sl = m.slot[k % 2];
   const int64_t rb = m.d.round_begin(m.my_agg, k);
   // This round's slice of each rank, and where multi-piece ones sit in the staging buffer.
@@ -405,8 +417,10 @@ void TwoPhase::post_round(int k) {
     const RankPlan& rp = m.from[r];
     if (m.next[r] >= rp.slices.size() || rp.slices[m.next[r]].round != k) continue;
     const Slice* s = &rp.slices[m.next[r]++];
-    int64_t at = -1;
-    if (s->count > 1) {
+    int64_t at = Impl::kDirect;
+    if (r == me) {
+      at = Impl::kOwn;
+    } else if (s->count > 1) {
       at = staged_bytes;
       staged_bytes += s->bytes;
     }
@@ -415,13 +429,13 @@ void TwoPhase::post_round(int k) {
       sl.pieces.push_back(Extent{rp.pieces[i].off, rp.pieces[i].len});
     }
   }
-  if (static_cast<int64_t>(sl.staging().size()) < staged_bytes) {
-    sl.staging().resize(static_cast<size_t>(staged_bytes));
-  }
+  sl.staging().reserve(static_cast<size_t>(staged_bytes));
   if (a.write) {
     for (const Impl::Part& pt : sl.parts) {
+      if (pt.staged == Impl::kOwn) continue;
       const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
-      char* to = pt.staged < 0 ? sl.buf().data() + (q0.off - rb) : sl.staging().data() + pt.staged;
+      char* to = pt.staged == Impl::kDirect ? sl.buf().data() + (q0.off - rb)
+                                            : sl.staging().data() + pt.staged;
       sl.x.recv(a, pt.rank, a.tag + 3, to, static_cast<size_t>(pt.s->bytes));
     }
     return;
@@ -445,6 +459,13 @@ void TwoPhase::post_round(int k) {
   for (const Impl::Part& pt : sl.parts) {
     const Piece& q0 = m.from[pt.rank].pieces[pt.s->first];
     const char* src = sl.buf().data() + (q0.off - rb);
+    if (pt.staged == Impl::kOwn) {
+      for (size_t i = pt.s->first; i < pt.s->first + pt.s->count; ++i) {
+        const Piece& q = m.from[pt.rank].pieces[i];
+        std::memcpy(a.data + q.pos, sl.buf().data() + (q.off - rb), static_cast<size_t>(q.len));
+      }
+      continue;
+    }
     if (pt.staged >= 0) {
       char* to = sl.staging().data() + pt.staged;
       src = to;

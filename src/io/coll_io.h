@@ -22,6 +22,7 @@
 #define TORUSMPI_IO_COLL_IO_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,10 +70,29 @@ class Channel {
   virtual void wait(int id) = 0;
 };
 
-// An aggregator's round buffers, kept by the caller from one call to the next (blocking calls
-// of one file: their allocation and first touch cost as much as a small call's whole exchange).
+// A buffer that grows without being filled: every byte of a round buffer is written (received,
+// placed, read) before it is used, and zero-filling 1 MiB rounds was, by instruction count, 45%
+// of an aggregator's work in a 4-rank 1 MiB write_all (each call's vector<char>::resize).
+class Bytes {
+ public:
+  char* data() { return p_.get(); }
+  size_t size() const { return size_; }
+  // At least n bytes; what was there is not kept when it grows.
+  void reserve(size_t n) {
+    if (n <= size_) return;
+    p_.reset(new char[n]);
+    size_ = n;
+  }
+
+ private:
+  std::unique_ptr<char[]> p_;
+  size_t size_ = 0;
+};
+
+// An aggregator's round buffers, kept by the caller from one call to the next (their
+// allocation and first touch cost as much as a small call's whole exchange).
 struct Scratch {
-  std::vector<char> buf[2], staging[2];
+  Bytes buf[2], staging[2];
 };
 
 struct TwoPhaseArgs {

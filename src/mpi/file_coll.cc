@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,6 @@ struct CollState {
   std::vector<int> node_of;      // each rank's node
   int aggregators_for = -1;      // the cb_nodes they were chosen for
   uint32_t calls = 0;            // collective calls so far: each one's tags
-  io::Scratch scratch;           // an aggregator's round buffers, for blocking calls
   io::SharedPointer shared;
   std::string shared_error;  // why the shared pointer is not there, when it is not
   // A split collective in flight (MPI allows one per file).
@@ -185,8 +185,28 @@ struct CollAccess {
   bool unstaged = false;
   bool in_place = false;  // a read into the user's memory: nothing to unstage
   int unstage_error = MPI_SUCCESS;
-  Request* request = nullptr;  // a nonblocking access's request
+  Request* request = nullptr;            // a nonblocking access's request
+  std::unique_ptr<io::Scratch> scratch;  // a blocking access's, from the pool
 };
+
+// An aggregator's round buffers, kept from one blocking call to the next, of any file: a program
+// that opens a file per checkpoint (or a benchmark per iteration) would otherwise allocate and
+// first-touch them in every call. A pool, not one set: threads may make blocking calls at once.
+std::mutex g_scratch_mutex;
+std::vector<std::unique_ptr<io::Scratch>> g_scratch_pool;
+constexpr size_t kScratchKept = 2;
+
+std::unique_ptr<io::Scratch> take_scratch() {
+  std::lock_guard<std::mutex> g(g_scratch_mutex);
+  if (g_scratch_pool.empty()) return std::make_unique<io::Scratch>();
+  std::unique_ptr<io::Scratch> s = std::move(g_scratch_pool.back());
+  g_scratch_pool.pop_back();
+  return s;
+}
+void give_back_scratch(std::unique_ptr<io::Scratch> s) {
+  std::lock_guard<std::mutex> g(g_scratch_mutex);
+  if (s && g_scratch_pool.size() < kScratchKept) g_scratch_pool.push_back(std::move(s));
+}
 
 // A read's staged bytes into the user's layout (only what was read), once.
 void unstage(CollAccess* x) {
@@ -263,8 +283,11 @@ void start_engine(File* f, CollState* cs, CollAccess* x, int tag, bool blocking)
   a.aggregators = cs->aggregators;
   a.cb_buffer_size = cs->hints.cb_buffer_size;
   a.mode = x->write ? cs->hints.write : cs->hints.read;
-  // Blocking calls reuse the file's buffers (nonblocking ones may overlap: their own).
-  if (blocking) a.scratch = &cs->scratch;
+  // Blocking calls reuse the process's buffers (nonblocking ones may overlap: their own).
+  if (blocking) {
+    x->scratch = take_scratch();
+    a.scratch = x->scratch.get();
+  }
   x->op = std::make_unique<io::TwoPhase>(std::move(a));
 }
 
@@ -291,6 +314,7 @@ int run_access(CollAccess* x, MPI_Status* st) {
   progress::wait_until([op] { return op->step(); });
   x->result = op->result();
   x->op.reset();
+  give_back_scratch(std::move(x->scratch));
   unstage(x);
   x->over = true;
   return finish_access(x, st);
