@@ -309,6 +309,9 @@ int PMPI_File_close(MPI_File* fh) {
   if (fh == nullptr) return mpi::raise_error_file(MPI_ERR_ARG, kFn, "fh argument is NULL");
   File* f = nullptr;
   if (int err = mpi::check_file(kFn, *fh, &f)) return err;
+  // Nonblocking accesses the program has not waited for (MPI wants them completed first) still
+  // end before the descriptor goes.
+  mpi::wait_async(f);
   int rc = MPI_SUCCESS;
   for (auto& hook : f->at_close) {
     int e = hook(f);

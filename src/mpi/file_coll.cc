@@ -494,6 +494,9 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
   Access a;
   if (int err = plan_access(f, fn, at, count, *t, &a)) return err;
+  if (request != nullptr) {
+    return start_async(f, fn, write, std::move(a), buf, count, type, *t, request);
+  }
   Staged s;
   const char* op = nullptr;
   int64_t moved = 0;
@@ -511,11 +514,7 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
         return err;
     }
   }
-  if (request != nullptr) {
-    done_request(moved, request);
-  } else {
-    set_io_status(st, moved);
-  }
+  set_io_status(st, moved);
   return MPI_SUCCESS;
 }
 

@@ -9,12 +9,14 @@
 // asynchronous path worth a thread here, and the request completes through MPI_Test/MPI_Wait
 // like any other, its status counting the bytes moved.
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/progress.h"
 #include "device/device.h"
+#include "io/worker.h"
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
@@ -112,7 +114,146 @@ int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_O
   return MPI_SUCCESS;
 }
 
+// --- Nonblocking independent accesses: the I/O worker's jobs ----------------------------------
+
+struct AsyncAccess final : io::Job {
+  File* f = nullptr;
+  const char* fn = nullptr;
+  bool write = false;
+  Access a;
+  Staged staged;
+  bool direct = false;  // a read straight into the user's memory: nothing to unstage
+  void* user = nullptr;
+  int count = 0;
+  MPI_Datatype type = nullptr;  // retained until the request goes
+  dtype::TypeRef t;
+  Request* request = nullptr;
+  // The worker's results.
+  int os_err = 0;
+  const char* op = nullptr;
+  int64_t moved = 0;
+  // After them, the progress engine's.
+  int unstage_error = MPI_SUCCESS;
+
+  ~AsyncAccess() override { release_type(type); }
+  void run() override {
+    if (write) {
+      os_err = f->posix.write(a.ranges, staged.data, f->hints, f->atomic, &op);
+      moved = os_err == 0 ? a.bytes : 0;
+    } else {
+      os_err = f->posix.read(a.ranges, staged.data, f->hints, f->atomic, &moved, &op);
+    }
+  }
+};
+
+std::deque<AsyncAccess*>& async_in_flight() {
+  static std::deque<AsyncAccess*> list;
+  return list;
+}
+int g_async_poll_id = -1;
+
+// Finishes the accesses whose file calls are done: unstages reads, completes requests.
+int poll_async(void*) {
+  int events = 0;
+  auto& list = async_in_flight();
+  for (size_t i = 0; i < list.size();) {
+    AsyncAccess* x = list[i];
+    if (!x->done()) {
+      ++i;
+      continue;
+    }
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!x->write && !x->direct && x->os_err == 0) {
+      x->unstage_error =
+          stage_read_end(x->f, x->fn, x->user, x->count, x->type, *x->t, &x->staged, x->moved);
+    }
+    --x->f->async_jobs;
+    progress::add_work(-1);
+    ++events;
+    __atomic_store_n(&x->request->gcomplete, true, __ATOMIC_RELEASE);
+  }
+  return events;
+}
+
+int query_async(void* state, MPI_Status* st) {
+  auto* x = static_cast<AsyncAccess*>(state);
+  if (x->os_err != 0) return os_error(x->f, x->fn, x->op, x->os_err);
+  if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
+  set_io_status(st, x->moved);
+  return MPI_SUCCESS;
+}
+int free_async(void* state) {
+  delete static_cast<AsyncAccess*>(state);
+  return MPI_SUCCESS;
+}
+
+// The nonblocking forms of independent(): the pointer moves by what is asked, at once (MPI 3.1,
+// 13.4.3), the access goes to the worker.
+int independent_async(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_Offset offset,
+                      const void* buf, int count, MPI_Datatype type, MPI_Request* request) {
+  File* f = nullptr;
+  if (int err = check_file(fn, fh, &f)) return err;
+  const dtype::Type* t = nullptr;
+  if (int err = check_access(f, fn, buf, count, type, write, !use_pointer, &t)) return err;
+  if (use_pointer) offset = f->pointer;
+  Access a;
+  if (int err = plan_access(f, fn, offset, count, *t, &a)) return err;
+  const int64_t bytes = a.bytes;
+  if (int err = start_async(f, fn, write, std::move(a), buf, count, type, *t, request)) return err;
+  if (use_pointer) f->pointer += bytes / f->view.etype_size();
+  return MPI_SUCCESS;
+}
+
 }  // namespace
+
+int start_async(File* f, const char* fn, bool write, Access a, const void* buf, int count,
+                MPI_Datatype type, const dtype::Type& t, MPI_Request* request) {
+  if (a.bytes == 0) {
+    done_request(0, request);
+    return MPI_SUCCESS;
+  }
+  auto x = std::make_unique<AsyncAccess>();
+  x->f = f;
+  x->fn = fn;
+  x->write = write;
+  x->user = const_cast<void*>(buf);
+  x->count = count;
+  x->t = engine_type_ref(type);
+  int64_t at = 0;
+  if (write) {
+    // Staged (or pointed at) now: MPI lets the caller not touch buf until the request completes,
+    // so the user's own bytes may be written from directly.
+    if (int err = stage_write(f, fn, buf, count, type, t, &x->staged)) return err;
+  } else if (!f->datarep->external32 && !f->datarep->user && t.contiguous(count, &at) &&
+             !device::in_device_range(static_cast<const char*>(buf) + at)) {
+    x->staged.data = static_cast<char*>(x->user) + at;
+    x->direct = true;
+  } else if (int err = stage_read_begin(f, fn, count, t, &x->staged)) {
+    return err;
+  }
+  x->a = std::move(a);
+  retain_type(type);
+  x->type = type;
+  Request* r = Request::make();
+  r->kind = Request::Kind::kGrequest;
+  r->query_fn = query_async;
+  r->free_fn = free_async;
+  r->grequest_funcs_are_c() = 1;
+  r->graises_own = true;
+  r->extra_state = x.get();
+  x->request = r;
+  *request = &r->handle;
+  if (g_async_poll_id < 0) g_async_poll_id = progress::add(poll_async, nullptr);
+  ++f->async_jobs;
+  progress::add_work(1);
+  async_in_flight().push_back(x.get());
+  io::submit(x.release());
+  return MPI_SUCCESS;
+}
+
+void wait_async(File* f) {
+  if (f->async_jobs > 0) progress::wait_until([f] { return f->async_jobs == 0; });
+}
 
 const Datarep* find_datarep(const char* name) {
   for (const auto& d : datareps()) {
@@ -504,8 +645,8 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_get_position);
 
-// The eight independent data access calls: blocking ones fill a status, nonblocking ones return
-// a complete request.
+// The eight independent data access calls: blocking ones fill a status, nonblocking ones hand
+// the access to the I/O worker and return its request.
 #define TORUSMPI_FILE_ACCESS(Name, Write, Pointer, ...)                                            \
   int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Status* status) {       \
     torusmpi::progress::Lock lock;                                                                 \
@@ -516,18 +657,15 @@ TORUSMPI_WEAK_ALIAS(MPI_File_get_position);
     return err;                                                                                    \
   }                                                                                                \
   TORUSMPI_WEAK_ALIAS(MPI_File_##Name)
-#define TORUSMPI_FILE_IACCESS(Name, Write, Pointer, ...)                                           \
-  int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Request* request) {     \
-    torusmpi::progress::Lock lock;                                                                 \
-    if (request == nullptr)                                                                        \
-      return mpi::raise_error_file(MPI_ERR_REQUEST, "MPI_File_" #Name,                             \
-                                   "request argument is NULL");                                    \
-    int64_t bytes = 0;                                                                             \
-    int err = mpi::independent("MPI_File_" #Name, fh, Write, Pointer, TORUSMPI_OFFSET, buf, count, \
-                               datatype, &bytes);                                                  \
-    if (err == MPI_SUCCESS) mpi::done_request(bytes, request);                                     \
-    return err;                                                                                    \
-  }                                                                                                \
+#define TORUSMPI_FILE_IACCESS(Name, Write, Pointer, ...)                                       \
+  int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Request* request) { \
+    torusmpi::progress::Lock lock;                                                             \
+    if (request == nullptr)                                                                    \
+      return mpi::raise_error_file(MPI_ERR_REQUEST, "MPI_File_" #Name,                         \
+                                   "request argument is NULL");                                \
+    return mpi::independent_async("MPI_File_" #Name, fh, Write, Pointer, TORUSMPI_OFFSET, buf, \
+                                  count, datatype, request);                                   \
+  }                                                                                            \
   TORUSMPI_WEAK_ALIAS(MPI_File_##Name)
 
 #define TORUSMPI_OFFSET offset

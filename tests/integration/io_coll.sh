@@ -8,6 +8,10 @@
 # write_shared, iwrite_shared, read_shared, iread_shared (every record exactly once, whole),
 # write_ordered, read_ordered and their begin/end forms (rank order), seek_shared and
 # get_position_shared under a view; an iwrite_all that returns before the other ranks call theirs;
+# iwrite_at, iread_at, iwrite, iread, iwrite_shared and iread_shared that return while another
+# rank's POSIX lock holds their I/O up (MPI_Test: not done for 200 ms), then complete with the
+# right data, count and pointer; I/O errors of nonblocking calls from MPI_Wait; a collective call
+# (set_view, write_at_all, iwrite_at_all) whose arguments are wrong on one rank failing on all;
 # write_all from and read_all into device memory (native and external32). First on Open MPI
 # itself (the reference; device cases are torusmpi's), then on torusmpi at
 # 1 to 4 and 6 ranks by LD_PRELOAD (MPI_File_get_info must report the hints), by LD_LIBRARY_PATH

@@ -991,6 +991,160 @@ static void nonblocking_error(void) {
   MPI_File_close(&fh);
 }
 
+/* The nonblocking independent calls do their I/O while the caller goes on: rank 1 holds a POSIX
+ * write lock on the whole file, rank 0 (the file open on MPI_COMM_SELF, atomic mode: every access
+ * locks what it touches) starts the access, which cannot be done while the lock is held: the call
+ * must have returned, MPI_Test must say "not yet" for 200 ms and the file must be as it was; then
+ * rank 1 lets go, MPI_Wait completes it, and the data (and the status count, and the individual or
+ * shared pointer, moved at the call: bytes of the default view) must be right. For iwrite_at,
+ * iread_at, iwrite, iread, iwrite_shared, iread_shared. An I/O error (iwrite_at to /dev/full) comes
+ * back from MPI_Wait. */
+enum { kAsyncN = 64 * 1024 }; /* ints: 256 KiB */
+
+static void async_blocked(const char* path, MPI_File fh, int which, int* buf) {
+  static const char* const names[] = {"iwrite_at", "iread_at",      "iwrite",
+                                      "iread",     "iwrite_shared", "iread_shared"};
+  int write = which % 2 == 0, tag = 900 + which, go = 0;
+  char what[160];
+  snprintf(what, sizeof what, "%s returns while a lock blocks its I/O, completes after",
+           names[which]);
+  if (g_rank == 1) {
+    int fd = open(path, O_RDWR);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    int locked = fd >= 0 && fcntl(fd, F_SETLKW, &fl) == 0;
+    MPI_Send(&locked, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
+    MPI_Recv(&go, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    fl.l_type = F_UNLCK;
+    if (fd >= 0) fcntl(fd, F_SETLK, &fl);
+    if (fd >= 0) close(fd);
+    end_case(what, locked);
+    return;
+  }
+  if (g_rank != 0) {
+    end_case(what, 1);
+    return;
+  }
+  int locked = 0, ok = 1;
+  MPI_Recv(&locked, 1, MPI_INT, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (int i = 0; i < kAsyncN; ++i) buf[i] = write ? value(i, which) : -1;
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Offset pos = -1;
+  int rc = MPI_SUCCESS;
+  switch (which) {
+    case 0:
+      rc = MPI_File_iwrite_at(fh, 0, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 1:
+      rc = MPI_File_iread_at(fh, 0, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 2:
+      rc = MPI_File_iwrite(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 3:
+      rc = MPI_File_iread(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 4:
+      rc = MPI_File_iwrite_shared(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    default:
+      rc = MPI_File_iread_shared(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+  }
+  if (which == 2 || which == 3) MPI_File_get_position(fh, &pos);
+  if (which >= 4) MPI_File_get_position_shared(fh, &pos);
+  int flag = 0, tests = 0;
+  double t0 = MPI_Wtime();
+  while (rc == MPI_SUCCESS && !flag && MPI_Wtime() - t0 < 0.2) {
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    ++tests;
+    usleep(1000);
+  }
+  struct stat sb;
+  int size_then = stat(path, &sb) == 0 ? (int)sb.st_size : -1;
+  MPI_Send(&go, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
+  MPI_Status st;
+  int count = -1;
+  if (rc == MPI_SUCCESS && !flag) rc = MPI_Wait(&req, &st);
+  if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_INT, &count);
+  int bad = -1;
+  if (!write) {
+    for (int i = 0; i < kAsyncN && bad < 0; ++i)
+      if (buf[i] != value(i, which - 1)) bad = i;
+  } else {
+    long bytes = 0;
+    char* got = posix_slurp(path, &bytes);
+    const int* g = (const int*)got;
+    if (got == NULL || bytes != (long)sizeof(int) * kAsyncN) bad = -2;
+    for (int i = 0; bad == -1 && i < kAsyncN; ++i)
+      if (g[i] != value(i, which)) bad = i;
+    free(got);
+  }
+  ok = locked && rc == MPI_SUCCESS && flag == 0 && tests > 10 &&
+       size_then == (write ? 0 : (int)sizeof(int) * kAsyncN) && count == kAsyncN && bad == -1 &&
+       (which < 2 || pos == (MPI_Offset)sizeof(int) * kAsyncN);
+  if (!ok)
+    snprintf(g_why, sizeof g_why,
+             "locked %d rc %d done early %d after %d tests, size then %d, count %d, first bad %d, "
+             "pointer %lld",
+             locked, rc, flag, tests, size_then, count, bad, (long long)pos);
+  end_case(what, ok);
+}
+
+static void nonblocking_independent(void) {
+  if (g_ompi_reference) {
+    /* Open MPI's ROMIO does these accesses inside the call. */
+    printf("skip %d nonblocking independent I/O: Open MPI does it in the call\n", g_rank);
+    return;
+  }
+  char path[4096];
+  file_name(path, sizeof path, "async");
+  int* buf = malloc(sizeof(int) * kAsyncN);
+  if (g_size >= 2) {
+    if (g_rank == 0) unlink(path);
+    MPI_File fh = MPI_FILE_NULL;
+    if (g_rank == 0) {
+      CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+      CALL(MPI_File_set_atomicity(fh, 1));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int which = 0; which < 6; ++which) {
+      if (g_rank == 0 && (which == 2 || which == 4)) {
+        /* A fresh file for the pointer's pair: the write makes it, the read reads it. */
+        CALL(MPI_File_set_size(fh, 0));
+        CALL(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        CALL(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+      }
+      if (g_rank == 0 && (which == 3 || which == 5)) {
+        CALL(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        CALL(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+      }
+      if (g_rank == 0 && which == 1) CALL(MPI_File_sync(fh));
+      async_blocked(path, fh, which, buf);
+    }
+    if (g_rank == 0) CALL(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0) unlink(path);
+  }
+  /* The error at completion. */
+  if (access("/dev/full", W_OK) == 0) {
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int cls = -1;
+    if (rc == MPI_SUCCESS) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      rc = MPI_File_iwrite_at(fh, 0, buf, 1024, MPI_INT, &req);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+      MPI_Error_class(rc, &cls);
+      MPI_File_close(&fh);
+    }
+    check(cls == MPI_ERR_NO_SPACE, "iwrite_at to /dev/full: MPI_Wait returns MPI_ERR_NO_SPACE",
+          "class %d", cls);
+  }
+  free(buf);
+}
+
 /* A collective call whose arguments are wrong on one rank only (the last) fails on every rank,
  * with that rank's error class, instead of the others waiting for it: set_view with a data
  * representation that does not exist (the view stays as it was everywhere), write_all with a
@@ -1274,6 +1428,7 @@ int main(int argc, char** argv) {
     nonblocking_progress();
     nonblocking_error();
     wrong_on_one_rank();
+    nonblocking_independent();
     device_cases();
     shared_cases(20);
   }
