@@ -256,7 +256,8 @@ int poll_accesses(void*) {
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
     progress::add_work(-1);
     ++events;
-    if (x->request != nullptr) __atomic_store_n(&x->request->gcomplete, true, __ATOMIC_RELEASE);
+    // As MPI_Grequest_complete does: a request the program freed already ends here (x with it).
+    if (x->request != nullptr) PMPI_Grequest_complete(&x->request->handle);
   }
   return events;
 }

@@ -170,7 +170,8 @@ int poll_async(void*) {
     --x->f->async_jobs;
     progress::add_work(-1);
     ++events;
-    __atomic_store_n(&x->request->gcomplete, true, __ATOMIC_RELEASE);
+    // As MPI_Grequest_complete does: a request the program freed already ends here (x with it).
+    PMPI_Grequest_complete(&x->request->handle);
   }
   return events;
 }

@@ -1127,6 +1127,28 @@ static void nonblocking_independent(void) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (g_rank == 0) unlink(path);
   }
+  /* A request freed before it completes: the write still happens (close waits for it). */
+  {
+    char mine[4200];
+    snprintf(mine, sizeof mine, "%s.%d", path, g_rank);
+    unlink(mine);
+    MPI_File fh;
+    MPI_Request req = MPI_REQUEST_NULL;
+    for (int i = 0; i < kAsyncN; ++i) buf[i] = value(i, 77 + g_rank);
+    CALL(MPI_File_open(MPI_COMM_SELF, mine, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    CALL(MPI_File_iwrite_at(fh, 0, buf, kAsyncN, MPI_INT, &req));
+    CALL(MPI_Request_free(&req));
+    CALL(MPI_File_close(&fh));
+    long bytes = 0;
+    char* got = posix_slurp(mine, &bytes);
+    int bad = got == NULL || bytes != (long)sizeof(int) * kAsyncN ? -2 : -1;
+    for (int i = 0; bad == -1 && i < kAsyncN; ++i)
+      if (((const int*)got)[i] != value(i, 77 + g_rank)) bad = i;
+    free(got);
+    unlink(mine);
+    if (bad != -1) snprintf(g_why, sizeof g_why, "first bad %d (%ld bytes)", bad, bytes);
+    end_case("iwrite_at, its request freed at once: written by close", bad == -1);
+  }
   /* The error at completion. */
   if (access("/dev/full", W_OK) == 0) {
     MPI_File fh;
