@@ -573,15 +573,26 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  if (split && cs->split) return split_busy(fn, f);
+  // A process whose arguments are wrong (its error raised) still takes its part in the exchange
+  // with rank 0, telling it kRefused - class: every process's call fails then.
+  constexpr int64_t kRefused = -1000;
+  int err = split && cs->split ? split_busy(fn, f) : MPI_SUCCESS;
   const dtype::Type* t = nullptr;
-  if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
-  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
-  int64_t etypes = static_cast<int64_t>(count) * t->size() / f->view.etype_size();
+  if (err == MPI_SUCCESS) err = check_access(f, fn, buf, count, type, write, false, &t);
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);  // alike on every process
+  int64_t etypes = err != MPI_SUCCESS
+                       ? kRefused - err
+                       : static_cast<int64_t>(count) * t->size() / f->view.etype_size();
   std::string why;
   bool pointer_ok = true;
   int64_t at = 0;
   auto root = [&](const std::vector<int64_t>& counts, std::vector<int64_t>* starts) {
+    for (int64_t c : counts) {
+      if (c <= kRefused) {
+        std::fill(starts->begin(), starts->end(), c);
+        return;
+      }
+    }
     int64_t total = 0;
     for (int64_t c : counts) total += c;
     int64_t base = 0;
@@ -594,6 +605,11 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   int tag = next_tag(cs) + 4;
   if (!exchange_with_root(comm_of(f), tag, etypes, root, &at, &why))
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  if (err != MPI_SUCCESS) return err;
+  if (at <= kRefused) {
+    return raise_error_on(f, static_cast<int>(kRefused - at), fn,
+                          "the arguments of another process of the file's group were wrong");
+  }
   if (at < 0) {
     return raise_error_on(f, MPI_ERR_IO, fn, "the shared file pointer failed at rank 0%s%s",
                           why.empty() ? "" : ": ", why.c_str());
@@ -619,20 +635,25 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
+  // A wrong whence is raised here and still goes to rank 0, whose verdict then fails every
+  // process (the arguments differ, or all are wrong) instead of the others waiting.
+  int err = MPI_SUCCESS;
   if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END) {
-    return raise_error_on(f, MPI_ERR_ARG, fn,
-                          "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
-                          whence);
+    err = raise_error_on(f, MPI_ERR_ARG, fn,
+                         "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
+                         whence);
   }
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
   // The answer: the new position, or -1 the processes disagree, -2 it would be negative, -3 the
-  // pointer's file failed.
+  // pointer's file failed, -4 every process's whence was wrong.
+  constexpr int64_t kBadWhence = INT64_MIN;
   std::string why;
   int64_t result = 0;
   auto root = [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
     int64_t verdict = 0;
     for (int64_t v : in)
       if (v != in[0]) verdict = -1;
+    if (verdict == 0 && in[0] == kBadWhence) verdict = -4;
     if (verdict == 0) {
       int64_t cur = 0, base = 0;
       if (!cs->shared.fetch_add(0, &cur, &why)) verdict = -3;
@@ -653,9 +674,10 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
     std::fill(out->begin(), out->end(), verdict);
   };
   // Offset and whence in one word: offsets are etypes, far below 2^60.
-  int64_t word = static_cast<int64_t>(offset) * 4 + whence;
+  int64_t word = err != MPI_SUCCESS ? kBadWhence : static_cast<int64_t>(offset) * 4 + whence;
   if (!exchange_with_root(comm_of(f), next_tag(cs) + 4, word, root, &result, &why))
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  if (err != MPI_SUCCESS) return err;
   if (result == -1) {
     return raise_error_on(f, MPI_ERR_NOT_SAME, fn,
                           "offset or whence argument differs between processes");

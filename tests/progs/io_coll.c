@@ -1170,8 +1170,9 @@ static void nonblocking_independent(void) {
 /* A collective call whose arguments are wrong on one rank only (the last) fails on every rank,
  * with that rank's error class, instead of the others waiting for it: set_view with a data
  * representation that does not exist (the view stays as it was everywhere), write_all with a
- * negative count (nothing is written), iwrite_all with a NULL request; then a right write_all
- * works (the ranks' calls are still paired). */
+ * negative count (nothing is written), iwrite_all with a NULL request, set_size and preallocate
+ * with a negative size, write_ordered with a negative count, seek_shared with a wrong whence (the
+ * others: MPI_ERR_NOT_SAME); then a right write_all works (the ranks' calls are still paired). */
 static void wrong_on_one_rank(void) {
   if (g_ompi_reference) {
     /* Open MPI's other ranks wait in the call for ever. */
@@ -1217,6 +1218,36 @@ static void wrong_on_one_rank(void) {
   ok = cls == MPI_ERR_REQUEST;
   if (!ok) snprintf(g_why, sizeof g_why, "rc class %d (want %d)", cls, MPI_ERR_REQUEST);
   end_case("iwrite_at_all request NULL on the last rank: fails on every rank", ok);
+
+  rc = MPI_File_set_size(fh, last ? -1 : 64);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_ARG && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), size %lld", cls, MPI_ERR_ARG,
+             (long long)size);
+  end_case("set_size -1 on the last rank: fails on every rank, size unchanged", ok);
+
+  rc = MPI_File_preallocate(fh, last ? -1 : 64);
+  MPI_Error_class(rc, &cls);
+  ok = cls == MPI_ERR_ARG;
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d (want %d)", cls, MPI_ERR_ARG);
+  end_case("preallocate -1 on the last rank: fails on every rank", ok);
+
+  rc = MPI_File_write_ordered(fh, v, last ? -1 : 4, MPI_INT, &st);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_COUNT && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), size %lld", cls, MPI_ERR_COUNT,
+             (long long)size);
+  end_case("write_ordered count -1 on the last rank: fails on every rank, nothing written", ok);
+
+  rc = MPI_File_seek_shared(fh, 0, last ? -7 : MPI_SEEK_SET);
+  MPI_Error_class(rc, &cls);
+  ok = cls == (last ? MPI_ERR_ARG : g_size > 1 ? MPI_ERR_NOT_SAME : MPI_ERR_ARG);
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d", cls);
+  end_case("seek_shared whence wrong on the last rank: fails on every rank", ok);
 
   CALL(MPI_File_write_at_all(fh, 4 * g_rank, v, 4, MPI_INT, &st));
   /* Each rank may have written its own part (nothing interleaves): all of them before the size. */
