@@ -128,6 +128,10 @@ struct AsyncAccess final : io::Job {
   MPI_Datatype type = nullptr;  // retained until the request goes
   dtype::TypeRef t;
   Request* request = nullptr;
+  // The file's hints and atomicity as they were at the call: the program may change them while
+  // the worker runs (MPI_File_set_info, set_atomicity), which it must not see half way.
+  io::Hints hints;
+  bool atomic = false;
   // The worker's results.
   int os_err = 0;
   const char* op = nullptr;
@@ -138,10 +142,10 @@ struct AsyncAccess final : io::Job {
   ~AsyncAccess() override { release_type(type); }
   void run() override {
     if (write) {
-      os_err = f->posix.write(a.ranges, staged.data, f->hints, f->atomic, &op);
+      os_err = f->posix.write(a.ranges, staged.data, hints, atomic, &op);
       moved = os_err == 0 ? a.bytes : 0;
     } else {
-      os_err = f->posix.read(a.ranges, staged.data, f->hints, f->atomic, &moved, &op);
+      os_err = f->posix.read(a.ranges, staged.data, hints, atomic, &moved, &op);
     }
   }
 };
@@ -233,6 +237,8 @@ int start_async(File* f, const char* fn, bool write, Access a, const void* buf, 
     return err;
   }
   x->a = std::move(a);
+  x->hints = f->hints;
+  x->atomic = f->atomic;
   retain_type(type);
   x->type = type;
   Request* r = Request::make();

@@ -12,7 +12,8 @@
 # rank's POSIX lock holds their I/O up (MPI_Test: not done for 200 ms), then complete with the
 # right data, count and pointer; I/O errors of nonblocking calls from MPI_Wait; a collective call
 # (set_view, write_at_all, iwrite_at_all) whose arguments are wrong on one rank failing on all;
-# write_all from and read_all into device memory (native and external32). First on Open MPI
+# write_all from and read_all into device memory (native and external32), iwrite_at and iread_at
+# likewise. First on Open MPI
 # itself (the reference; device cases are torusmpi's), then on torusmpi at
 # 1 to 4 and 6 ranks by LD_PRELOAD (MPI_File_get_info must report the hints), by LD_LIBRARY_PATH
 # (the clang build), a shared-pointer stress of 4 x 400 records, and across 2 emulated nodes

@@ -1363,6 +1363,69 @@ static void device_cases(void) {
 
 /* --- Interop: a file another library reads back ----------------------------------------------- */
 
+/* iwrite_at from device memory and iread_at into it (native, and external32: big-endian ints in
+ * the file), through the I/O thread: the device side is staged at the call and unstaged when the
+ * request completes. Each rank its own file. */
+static void device_async(void) {
+  if (torusmpi_device_malloc == NULL) return; /* device_cases said so */
+  enum { kN = 4096 };
+  char path[4200], base[4096];
+  file_name(base, sizeof base, "device_async");
+  snprintf(path, sizeof path, "%s.%d", base, g_rank);
+  int* host = malloc(sizeof(int) * kN);
+  void *dev = NULL, *dev2 = NULL;
+  torusmpi_device_malloc(&dev, sizeof(int) * kN);
+  torusmpi_device_malloc(&dev2, sizeof(int) * kN);
+  const char* reps[2] = {"native", "external32"};
+  for (int k = 0; k < 2; ++k) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    int seed = 600 + k, bad = -1, count = -1;
+    for (int i = 0; i < kN; ++i) host[i] = value(i, seed);
+    torusmpi_memcpy(dev, host, sizeof(int) * kN);
+    unlink(path);
+    MPI_File fh;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Status st;
+    CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, reps[k], MPI_INFO_NULL));
+    CALL(MPI_File_iwrite_at(fh, 0, dev, kN, MPI_INT, &req));
+    CALL(MPI_Wait(&req, &st));
+    CALL(MPI_File_sync(fh));
+    long bytes = 0;
+    unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
+    if (got == NULL || bytes != (long)sizeof(int) * kN) bad = -2;
+    for (int i = 0; bad == -1 && i < kN; ++i) {
+      unsigned v = (unsigned)value(i, seed), w;
+      const unsigned char* b = got + 4 * i;
+      if (k == 0)
+        memcpy(&w, b, 4);
+      else
+        w = (unsigned)b[0] << 24 | (unsigned)b[1] << 16 | (unsigned)b[2] << 8 | b[3];
+      if (w != v) bad = i;
+    }
+    free(got);
+    CALL(MPI_File_iread_at(fh, 0, dev2, kN, MPI_INT, &req));
+    CALL(MPI_Wait(&req, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    memset(host, 0, sizeof(int) * kN);
+    torusmpi_memcpy(host, dev2, sizeof(int) * kN);
+    for (int i = 0; bad == -1 && i < kN; ++i)
+      if (host[i] != value(i, seed)) bad = 100000 + i;
+    CALL(MPI_File_close(&fh));
+    unlink(path);
+    int ok = bad == -1 && count == kN;
+    if (!ok && !g_rc_bad)
+      snprintf(g_why, sizeof g_why, "first bad %d (file %ld bytes), count %d", bad, bytes, count);
+    char what[128];
+    snprintf(what, sizeof what, "iwrite_at from and iread_at into device memory, %s", reps[k]);
+    end_case(what, ok);
+  }
+  torusmpi_device_free(dev);
+  torusmpi_device_free(dev2);
+  free(host);
+}
+
 /* FILE: the 3-D subarray layout of seed 5 (written with write_at_all), then after it the darray
  * layout of seed 9 (write_all with a displacement), then p records by write_ordered. */
 static void interop(const char* path, int writing) {
@@ -1483,6 +1546,7 @@ int main(int argc, char** argv) {
     wrong_on_one_rank();
     nonblocking_independent();
     device_cases();
+    device_async();
     shared_cases(20);
   }
   int rc = check_done(g_size);
