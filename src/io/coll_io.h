@@ -17,7 +17,7 @@
 //      message, straight into its packed data). An aggregator keeps two rounds going: the next
 //      one's messages travel while the current one is placed and written (or read and sent).
 // Without aggregation each rank does its own extents, one pread or pwrite per run of adjacent
-// extents.
+// extents (a write's run cut into calls of at most cb_buffer_size bytes).
 #ifndef TORUSMPI_IO_COLL_IO_H_
 #define TORUSMPI_IO_COLL_IO_H_
 
@@ -154,8 +154,8 @@ class TwoPhase {
 // The blocking form: steps until over, driving progress in between.
 TwoPhaseResult two_phase(const TwoPhaseArgs& a);
 
-// One process's access of its extents (sorted), one pread or pwrite per run of adjacent ones:
-// the shared-pointer calls, and collective calls without aggregation.
+// One process's access of its extents (sorted), one pread or pwrite per run of adjacent ones
+// (writes cut at 1 MiB): the shared-pointer calls, and collective calls without aggregation.
 TwoPhaseResult independent_access(int fd, bool write, const std::vector<Extent>& extents,
                                   char* data);
 

@@ -301,6 +301,11 @@ TEST(IoTwoPhase, AutomaticLeavesSeparateRangesAlone) {
   g.file_bytes = 12000;
   auto calls = round_trip(g, CbMode::kAutomatic, {0}, 1 << 20, 7, false);
   EXPECT_EQ(calls.first, 3);
+  EXPECT_EQ(calls.second, 3);
+  // Writes in calls of at most cb_buffer_size bytes (4000 = 3 x 1024 + 928); reads whole.
+  calls = round_trip(g, CbMode::kAutomatic, {0}, 1024, 8, false);
+  EXPECT_EQ(calls.first, 3 * 4);
+  EXPECT_EQ(calls.second, 3);
 }
 
 TEST(IoTwoPhase, ScratchKeptFromCallToCall) {
