@@ -296,6 +296,7 @@ void start_engine(File* f, CollState* cs, CollAccess* x, int tag, bool blocking)
 // takes the call's part in the engine's first exchange, so that the others fail too instead of
 // waiting for it. Blocking, even for a nonblocking or split call: the others are in the same call.
 int refuse(File* f, CollState* cs, bool write, int err) {
+  refresh_hints(f, cs);  // the aggregators the others' calls have (prepare refreshes them)
   Comm* comm = comm_of(f);
   io::PmlChannel channel(comm, comm->context);
   io::TwoPhaseArgs a;
