@@ -95,12 +95,14 @@ int64_t bytes_before_eof(int fd, const std::vector<Extent>& extents) {
   return n;
 }
 
-// No aggregation: each rank its own extents, adjacent ones in one call; writes in calls of at
+// No aggregation: each rank its own extents, adjacent ones in one call (a read returns the bytes
+// it found before the end of file: what the caller's status counts); writes in calls of at
 // most a round's bytes: ranks writing their own parts of one file at once (a 2-rank block
 // decomposition) then take turns at it instead of one long write holding the other up (osu_io,
 // 2 ranks, 8 MiB on tmpfs and on disk: 1.1x the bandwidth of one pwrite per run).
-void independent(const TwoPhaseArgs& a, TwoPhaseResult* res) {
+int64_t independent(const TwoPhaseArgs& a, TwoPhaseResult* res) {
   const int64_t most = std::max<int64_t>(a.cb_buffer_size, 1);
+  int64_t got = 0;
   int64_t pos = 0;
   size_t i = 0;
   while (i < a.extents.size() && res->ok) {
@@ -116,11 +118,14 @@ void independent(const TwoPhaseArgs& a, TwoPhaseResult* res) {
       }
     } else {
       errno = 0;
-      if (full_pread(a.fd, a.data + pos, len, off) < 0) os_fail(res, "pread", off, len);
+      int64_t n = full_pread(a.fd, a.data + pos, len, off);
+      if (n < 0) os_fail(res, "pread", off, len);
+      got += std::max<int64_t>(n, 0);
       ++res->file_calls;
     }
     pos += len;
   }
+  return a.write ? pos : got;
 }
 
 }  // namespace
@@ -175,6 +180,7 @@ struct TwoPhase::Impl {
   };
   std::vector<Head> heads;
   bool lists_out = false;  // lists were sent to the aggregators
+  int64_t read_here = -1;  // without aggregation: the bytes this rank's reads found
   int64_t mine = 0;
   Domains d;
   RankPlan plan;
@@ -231,8 +237,13 @@ bool TwoPhase::advance() {
   Impl& m = *impl_;
   const TwoPhaseArgs& a = a_;
   const int p = a.channel->size(), me = a.channel->rank();
+  // A read's count: its own reads', or (aggregated: others read for it) the file's size's.
   auto finish = [&] {
-    if (res_.ok) res_.transferred = a.write ? m.mine : bytes_before_eof(a.fd, a.extents);
+    if (res_.ok) {
+      res_.transferred = a.write            ? m.mine
+                         : m.read_here >= 0 ? m.read_here
+                                            : bytes_before_eof(a.fd, a.extents);
+    }
     state_ = State::kDone;
     return true;
   };
@@ -311,7 +322,7 @@ bool TwoPhase::advance() {
       bool aggregate =
           lo <= hi && m.lists_out && (a.mode == CbMode::kEnable || interleaved(ranges));
       if (!aggregate) {
-        independent(a, &res_);
+        m.read_here = independent(a, &res_);
         m.my_agg = -1;
         state_ = State::kLists;  // where an aggregator's unused lists come in
         return true;
@@ -497,12 +508,8 @@ TwoPhaseResult independent_access(int fd, bool write, const std::vector<Extent>&
   a.extents = extents;
   a.data = data;
   TwoPhaseResult res;
-  independent(a, &res);
-  if (res.ok) {
-    int64_t mine = 0;
-    for (const Extent& e : extents) mine += e.len;
-    res.transferred = write ? mine : bytes_before_eof(fd, extents);
-  }
+  const int64_t n = independent(a, &res);
+  if (res.ok) res.transferred = n;
   return res;
 }
 

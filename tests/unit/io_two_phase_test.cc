@@ -371,6 +371,52 @@ TEST(IoTwoPhase, ARefusingRankFailsEveryRankAndNothingMoves) {
   }
 }
 
+TEST(IoTwoPhase, ReadsCountTheBytesBeforeTheEndOfFile) {
+  // A 1000-byte file; rank 0 reads [0, 600), rank 1 [600, 1400) in two extents, rank 2 [1200,
+  // 1300): counts 600, 400 and 0, aggregated or not, the bytes that are there read right.
+  TmpFile file;
+  std::vector<char> content(1000);
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 1);
+  ASSERT_EQ(pwrite(file.fd(), content.data(), content.size(), 0), 1000);
+  std::vector<std::vector<Extent>> ext = {
+      {Extent{0, 600}}, {Extent{600, 300}, Extent{900, 500}}, {Extent{1200, 100}}};
+  for (CbMode mode : {CbMode::kDisable, CbMode::kEnable}) {
+    SCOPED_TRACE(testing::Message() << "mode " << static_cast<int>(mode));
+    Net net;
+    std::vector<std::unique_ptr<MemChannel>> ch;
+    std::vector<std::vector<char>> data;
+    std::vector<std::unique_ptr<TwoPhase>> ops;
+    for (int r = 0; r < 3; ++r) {
+      ch.push_back(std::make_unique<MemChannel>(&net, r, 3));
+      int64_t bytes = 0;
+      for (const Extent& e : ext[r]) bytes += e.len;
+      data.emplace_back(static_cast<size_t>(bytes), 'z');
+    }
+    for (int r = 0; r < 3; ++r) {
+      TwoPhaseArgs a;
+      a.channel = ch[r].get();
+      a.tag = 16;
+      a.fd = file.fd();
+      a.extents = ext[r];
+      a.data = data[r].data();
+      a.aggregators = {0, 2};
+      a.cb_buffer_size = 256;
+      a.mode = mode;
+      ops.push_back(std::make_unique<TwoPhase>(a));
+    }
+    EXPECT_TRUE(run_group(ops)) << "deadlock";
+    EXPECT_TRUE(net.idle());
+    const int64_t want[3] = {600, 400, 0};
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_TRUE(ops[r]->result().ok) << ops[r]->result().what;
+      EXPECT_EQ(ops[r]->result().aggregated, mode == CbMode::kEnable);
+      EXPECT_EQ(ops[r]->result().transferred, want[r]) << "rank " << r;
+    }
+    EXPECT_EQ(std::string(data[0].data(), 600), std::string(content.data(), 600));
+    EXPECT_EQ(std::string(data[1].data(), 400), std::string(content.data() + 600, 400));
+  }
+}
+
 TEST(IoTwoPhase, NobodyMovesAByte) {
   Group g;
   g.extents.resize(3);
