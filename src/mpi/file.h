@@ -140,6 +140,10 @@ int stage_read_begin(File* f, const char* fn, int64_t count, const dtype::Type& 
 int stage_read_end(File* f, const char* fn, void* buf, int64_t count, MPI_Datatype type,
                    const dtype::Type& t, Staged* s, int64_t got);
 
+// Bytes that count elements of t take in the file (external32: their external size) and the
+// memory-side bytes of file_bytes of them (a status counts those).
+int64_t file_size_of(const File* f, const dtype::Type& t);
+int64_t memory_bytes(const File* f, const dtype::Type& t, int64_t file_bytes);
 // A status for an I/O call that moved `bytes` of the memory side (MPI_Get_count = bytes / size).
 void set_io_status(MPI_Status* st, int64_t bytes);
 // A request complete at once whose status says `bytes` (nonblocking forms).

@@ -228,7 +228,7 @@ int finish_access(CollAccess* x, MPI_Status* st) {
     return raise_error_on(x->f, MPI_ERR_OTHER, x->fn, "%s", r.what.c_str());
   }
   if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
-  set_io_status(st, r.transferred);
+  set_io_status(st, memory_bytes(x->f, *x->t, r.transferred));
   return MPI_SUCCESS;
 }
 
@@ -484,7 +484,7 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
   const dtype::Type* t = nullptr;
   if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
-  int64_t bytes = static_cast<int64_t>(count) * t->size();
+  int64_t bytes = static_cast<int64_t>(count) * file_size_of(f, *t);
   if (bytes % f->view.etype_size() != 0) {
     return raise_error_on(
         f, MPI_ERR_TYPE, fn, "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
@@ -516,7 +516,7 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
         return err;
     }
   }
-  set_io_status(st, moved);
+  set_io_status(st, memory_bytes(f, *t, moved));
   return MPI_SUCCESS;
 }
 
@@ -583,7 +583,7 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);  // alike on every process
   int64_t etypes = err != MPI_SUCCESS
                        ? kRefused - err
-                       : static_cast<int64_t>(count) * t->size() / f->view.etype_size();
+                       : static_cast<int64_t>(count) * file_size_of(f, *t) / f->view.etype_size();
   std::string why;
   bool pointer_ok = true;
   int64_t at = 0;

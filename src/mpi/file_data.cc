@@ -43,15 +43,37 @@ std::vector<std::unique_ptr<Datarep>>& datareps() {
   return *reps;
 }
 
-// Why the file's data representation cannot convert t, or nullptr. This library converts element
-// by element in place, so a representation must keep every element's size (external32 does for
-// every type but long double and the Fortran types it widens or narrows; MPI_LONG is 8 bytes in
-// both on LP64 systems).
-const char* unconvertible(const Datarep* rep, const dtype::Type& t) {
-  if (rep->external32 && t.external_size() != t.size())
-    return "has elements whose external32 size differs from their native size";
+// A view's etype or filetype as the file holds it (*file_side), or why it cannot be viewed. In
+// external32 an element may change size (long and unsigned long take 4 bytes, wchar_t 2: MPI 3.1,
+// 13.5.2); a type without holes is then its external bytes one after the other; the file layout
+// of a type with holes and such elements (its displacements in external sizes) is not built here.
+const char* unviewable(const Datarep* rep, const dtype::TypeRef& t, dtype::TypeRef* file_side) {
+  *file_side = t;
+  if (!rep->external32 || t->external_size() == t->size()) return nullptr;
+  int64_t at = 0;
+  if (!t->contiguous(1, &at) || at != 0 || t->lb() != 0 || t->extent() != t->size()) {
+    return "has holes and elements whose external32 size differs from their native size (a "
+           "view of such a type is not supported)";
+  }
+  *file_side = dtype::contiguous(t->external_size(), engine_type_ref(MPI_BYTE));
   return nullptr;
 }
+
+}  // namespace
+
+int64_t file_size_of(const File* f, const dtype::Type& t) {
+  return f->datarep->external32 ? t.external_size() : t.size();
+}
+
+int64_t memory_bytes(const File* f, const dtype::Type& t, int64_t file_bytes) {
+  const int64_t ext = file_size_of(f, t);
+  if (ext == t.size() || ext <= 0) return file_bytes;
+  // Whole instances of t, then the rest of one in proportion (exact when every element of t
+  // changes size alike, as MPI_LONG's do).
+  return file_bytes / ext * t.size() + file_bytes % ext * t.size() / ext;
+}
+
+namespace {
 
 int io_query(void* extra_state, MPI_Status* st) {
   set_io_status(st, static_cast<int64_t>(reinterpret_cast<intptr_t>(extra_state)));
@@ -110,7 +132,7 @@ int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_O
     }
   }
   if (use_pointer) f->pointer += moved / f->view.etype_size();
-  *bytes = moved;
+  *bytes = memory_bytes(f, *t, moved);
   return MPI_SUCCESS;
 }
 
@@ -184,7 +206,7 @@ int query_async(void* state, MPI_Status* st) {
   auto* x = static_cast<AsyncAccess*>(state);
   if (x->os_err != 0) return os_error(x->f, x->fn, x->op, x->os_err);
   if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
-  set_io_status(st, x->moved);
+  set_io_status(st, memory_bytes(x->f, *x->t, x->moved));
   return MPI_SUCCESS;
 }
 int free_async(void* state) {
@@ -323,11 +345,7 @@ int plan_access(File* f, const char* fn, int64_t offset, int64_t count, const dt
                 Access* a) {
   if (offset < 0)
     return raise_error_on(f, MPI_ERR_ARG, fn, "offset is negative (%lld)", (long long)offset);
-  if (const char* why = unconvertible(f->datarep, t)) {
-    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, fn, "datatype argument %s (%s)", why,
-                          f->datarep->name.c_str());
-  }
-  const int64_t bytes = count * t.size();
+  const int64_t bytes = count * file_size_of(f, t);
   if (bytes % f->view.etype_size() != 0) {
     return raise_error_on(f, MPI_ERR_TYPE, fn,
                           "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
@@ -386,7 +404,7 @@ int stage_write(File* f, const char* fn, const void* buf, int64_t count, MPI_Dat
   s->data = s->own.data();
   pack_any(t, buf, count, s->data);
   if (rep->external32) {
-    std::vector<char> ext(static_cast<size_t>(bytes));
+    std::vector<char> ext(static_cast<size_t>(count * t.external_size()));
     t.to_external(s->data, count, ext.data());
     s->own.swap(ext);
     s->data = s->own.data();
@@ -395,9 +413,8 @@ int stage_write(File* f, const char* fn, const void* buf, int64_t count, MPI_Dat
 }
 
 int stage_read_begin(File* f, const char* fn, int64_t count, const dtype::Type& t, Staged* s) {
-  (void)f;
   (void)fn;
-  s->own.resize(static_cast<size_t>(count * t.size()));
+  s->own.resize(static_cast<size_t>(count * file_size_of(f, t)));
   s->data = s->own.data();
   return MPI_SUCCESS;
 }
@@ -425,10 +442,11 @@ int stage_read_end(File* f, const char* fn, void* buf, int64_t count, MPI_Dataty
     return MPI_SUCCESS;
   }
   if (rep->external32) {
-    std::vector<char> native(s->own.size());
+    std::vector<char> native(static_cast<size_t>(count * t.size()));
     t.from_external(s->data, count, native.data());
     s->own.swap(native);
     s->data = s->own.data();
+    got = memory_bytes(f, t, got);  // the stream's bytes now: native ones
   }
   unpack_range_any(t, s->data, count, 0, got, buf);
   return MPI_SUCCESS;
@@ -460,10 +478,11 @@ int check_view(File* f, const char* kFn, MPI_Offset disp, MPI_Datatype etype, MP
     }
     disp = f->view.file_offset(f->pointer * f->view.etype_size());
   }
-  for (const auto* t : {et.get(), ft.get()}) {
-    if (const char* why = unconvertible(rep, *t)) {
+  dtype::TypeRef file_et, file_ft;
+  for (const auto* t : {&et, &ft}) {
+    if (const char* why = unviewable(rep, *t, t == &et ? &file_et : &file_ft)) {
       return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
-                            t == et.get() ? "etype" : "filetype", why, datarep);
+                            t == &et ? "etype" : "filetype", why, datarep);
     }
   }
   if (rep->user && rep->extent_fn != nullptr && derived_type(etype) == nullptr) {
@@ -477,7 +496,7 @@ int check_view(File* f, const char* kFn, MPI_Offset disp, MPI_Datatype etype, MP
           datarep, static_cast<long>(extent), static_cast<long long>(et->extent()));
     }
   }
-  std::string why = io::View::make(disp, et, ft, v);
+  std::string why = io::View::make(disp, file_et, file_ft, v);
   if (!why.empty()) return raise_error_on(f, MPI_ERR_ARG, kFn, "%s", why.c_str());
   *rep_out = rep;
   return MPI_SUCCESS;
@@ -574,13 +593,14 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
     }
     return MPI_SUCCESS;
   }
-  if (rep->external32 && mpi::derived_type(datatype) == nullptr) {
-    *extent = t->external_size();
+  if (rep->external32 && t->external_size() != t->size()) {
+    torusmpi::dtype::TypeRef file_side;
+    if (const char* why = mpi::unviewable(rep, mpi::engine_type_ref(datatype), &file_side)) {
+      return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datatype argument %s (%s)",
+                                 why, rep->name.c_str());
+    }
+    *extent = file_side->extent();
     return MPI_SUCCESS;
-  }
-  if (const char* why = mpi::unconvertible(rep, *t)) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datatype argument %s (%s)",
-                               why, rep->name.c_str());
   }
   *extent = t->extent();
   return MPI_SUCCESS;

@@ -991,6 +991,104 @@ static void nonblocking_error(void) {
   MPI_File_close(&fh);
 }
 
+/* external32's sizes that differ from native ones (MPI 3.1, 13.5.2: long and unsigned long take
+ * 4 bytes): views of MPI_LONG (no holes) over a file of 4-byte big-endian integers, written and
+ * read independently (counts in longs, the individual pointer in etypes, a read past the end
+ * counting what was there, negative values sign-extended) and collectively;
+ * MPI_File_get_type_extent says 4; a filetype of longs with holes is MPI_ERR_UNSUPPORTED_DATAREP.
+ */
+static int be32_at(const unsigned char* b, long i) {
+  return (int)((unsigned)b[4 * i] << 24 | (unsigned)b[4 * i + 1] << 16 |
+               (unsigned)b[4 * i + 2] << 8 | b[4 * i + 3]);
+}
+
+static void external32_sizes(void) {
+  if (g_ompi_reference) {
+    printf("skip %d external32 longs: the reference has no external32 views\n", g_rank);
+    return;
+  }
+  char base[4096], path[4200];
+  file_name(base, sizeof base, "ext32");
+  snprintf(path, sizeof path, "%s.%d", base, g_rank);
+  unlink(path);
+  MPI_File fh;
+  MPI_Status st;
+  g_rc_bad = 0;
+  g_why[0] = 0;
+  long v[3] = {1, -2, 0x12345678L}, r[5] = {0, 0, 0, 0, 0};
+  int count = -1, ok;
+  MPI_Offset pos = -1;
+  MPI_Aint ext = -1, uext = -1;
+  CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  CALL(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+  CALL(MPI_File_get_type_extent(fh, MPI_LONG, &ext));
+  CALL(MPI_File_get_type_extent(fh, MPI_UNSIGNED_LONG, &uext));
+  CALL(MPI_File_write_at(fh, 0, v, 3, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  CALL(MPI_File_sync(fh));
+  long bytes = 0;
+  unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
+  ok = ext == 4 && uext == 4 && count == 3 && got != NULL && bytes == 12 && be32_at(got, 0) == 1 &&
+       be32_at(got, 1) == -2 && be32_at(got, 2) == 0x12345678;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "extents %ld %ld, count %d, file %ld bytes", (long)ext,
+             (long)uext, count, bytes);
+  free(got);
+  end_case("external32 MPI_LONG: 4-byte big-endian in the file, extent 4", ok);
+
+  count = -1;
+  CALL(MPI_File_read_at(fh, 0, r, 5, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  ok = count == 3 && r[0] == 1 && r[1] == -2 && r[2] == 0x12345678L && r[3] == 0;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "count %d, read %ld %ld %ld", count, r[0], r[1], r[2]);
+  end_case("external32 MPI_LONG read back past the end: count 3, values sign-extended", ok);
+
+  CALL(MPI_File_seek(fh, 1, MPI_SEEK_SET));
+  CALL(MPI_File_write(fh, v, 2, MPI_LONG, &st));
+  CALL(MPI_File_get_position(fh, &pos));
+  MPI_Offset size = -1;
+  CALL(MPI_File_get_size(fh, &size));
+  ok = pos == 3 && size == 12;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "position %lld, size %lld", (long long)pos, (long long)size);
+  end_case("external32 MPI_LONG individual pointer: in 4-byte etypes", ok);
+
+  MPI_Datatype holes;
+  MPI_Type_vector(2, 1, 2, MPI_LONG, &holes);
+  MPI_Type_commit(&holes);
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  int rc = MPI_File_set_view(fh, 0, MPI_LONG, holes, "external32", MPI_INFO_NULL), cls = -1;
+  MPI_Error_class(rc, &cls);
+  MPI_Type_free(&holes);
+  CALL(MPI_File_close(&fh));
+  unlink(path);
+  end_case("external32 filetype of longs with holes: MPI_ERR_UNSUPPORTED_DATAREP",
+           cls == MPI_ERR_UNSUPPORTED_DATAREP);
+
+  /* Collectively: each rank two longs at 2 * rank, then every rank reads all of them. */
+  file_name(path, sizeof path, "ext32_all");
+  fh = open_fresh(path);
+  CALL(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+  long mine[2] = {10L * g_rank, -1L - g_rank};
+  CALL(MPI_File_write_at_all(fh, 2 * g_rank, mine, 2, MPI_LONG, &st));
+  long* all = calloc((size_t)(2 * g_size), sizeof(long));
+  count = -1;
+  CALL(MPI_File_read_at_all(fh, 0, all, 2 * g_size, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  ok = count == 2 * g_size;
+  for (int q = 0; ok && q < g_size; ++q) ok = all[2 * q] == 10L * q && all[2 * q + 1] == -1L - q;
+  free(all);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = ok && size == 8 * g_size;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "count %d, size %lld", count, (long long)size);
+  CALL(MPI_File_close(&fh));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+  end_case("external32 MPI_LONG write_at_all and read_at_all: 4 bytes a long", ok);
+}
+
 /* The nonblocking independent calls do their I/O while the caller goes on: rank 1 holds a POSIX
  * write lock on the whole file, rank 0 (the file open on MPI_COMM_SELF, atomic mode: every access
  * locks what it touches) starts the access, which cannot be done while the lock is held: the call
@@ -1545,6 +1643,7 @@ int main(int argc, char** argv) {
     nonblocking_error();
     wrong_on_one_rank();
     nonblocking_independent();
+    external32_sizes();
     device_cases();
     device_async();
     shared_cases(20);
