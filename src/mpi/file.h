@@ -154,6 +154,11 @@ void done_request(int64_t bytes, MPI_Request* request);
 // raised on f's handler when MPI_Wait or MPI_Test completes it). *request is set.
 int start_async(File* f, const char* fn, bool write, Access a, const void* buf, int count,
                 MPI_Datatype type, const dtype::Type& t, MPI_Request* request);
+// Completes a nonblocking access's request as MPI_Grequest_complete does (not by calling it: the
+// progress engine may run inside MPI_Finalize): a request the program freed already ends here,
+// its state (free_fn) with it.
+struct Request;
+void complete_io_request(Request* r);
 // Until every access start_async made on f is over (MPI_File_close, before the descriptor goes).
 void wait_async(File* f);
 

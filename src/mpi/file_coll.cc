@@ -256,8 +256,7 @@ int poll_accesses(void*) {
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
     progress::add_work(-1);
     ++events;
-    // As MPI_Grequest_complete does: a request the program freed already ends here (x with it).
-    if (x->request != nullptr) PMPI_Grequest_complete(&x->request->handle);
+    if (x->request != nullptr) complete_io_request(x->request);
   }
   return events;
 }

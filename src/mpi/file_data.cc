@@ -196,8 +196,7 @@ int poll_async(void*) {
     --x->f->async_jobs;
     progress::add_work(-1);
     ++events;
-    // As MPI_Grequest_complete does: a request the program freed already ends here (x with it).
-    PMPI_Grequest_complete(&x->request->handle);
+    complete_io_request(x->request);
   }
   return events;
 }
@@ -232,6 +231,13 @@ int independent_async(const char* fn, MPI_File fh, bool write, bool use_pointer,
 }
 
 }  // namespace
+
+void complete_io_request(Request* r) {
+  __atomic_store_n(&r->gcomplete, true, __ATOMIC_RELEASE);
+  if (!r->gfreed) return;
+  r->free_fn(r->extra_state);
+  Request::release(r);
+}
 
 int start_async(File* f, const char* fn, bool write, Access a, const void* buf, int count,
                 MPI_Datatype type, const dtype::Type& t, MPI_Request* request) {
