@@ -96,7 +96,7 @@ else
   }
   run_job 120 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
-  check "io_coll on 2 nodes x 2 ranks (ofi): every case, one aggregator per node" on_nodes 4 ||
+  check "io_coll on 2 nodes x 2 ranks (ofi): every case, aggregators on both nodes" on_nodes 4 ||
     diag_job
   run_job 90 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" "$bin.gcc" "$dir" shared 300
