@@ -469,7 +469,8 @@ int shared_unavailable(const char* fn, File* f, CollState* cs) {
 }
 
 // read_shared, write_shared and their nonblocking forms: the place by one fetch-and-add, then
-// this process's access there, done in the call (as the independent calls' are).
+// this process's access there: in the call, or (iread_shared, iwrite_shared) by the I/O worker
+// like the independent nonblocking calls' (start_async).
 int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type,
                   bool write, MPI_Status* st, MPI_Request* request) {
   File* f = nullptr;

@@ -5,9 +5,11 @@
 // An access is planned (plan_access: the file ranges through the view), its memory side staged
 // (stage_write / stage_read_*: packed, device bytes moved by the device layer, converted to the
 // file's data representation) and then moved by src/io (sieving, locks). The nonblocking forms
-// do the I/O in the call and return a request that is complete: the file system gives no
-// asynchronous path worth a thread here, and the request completes through MPI_Test/MPI_Wait
-// like any other, its status counting the bytes moved.
+// stage the memory side in the call and hand the file calls to the I/O worker thread
+// (io/worker.h), so the caller computes while they run; the progress engine finishes them (a
+// read unstaged, under the library's lock) and their requests complete through MPI_Test/MPI_Wait
+// like any other, an error raised on the file's handler then, the status counting the elements
+// moved.
 #include <cstring>
 #include <deque>
 #include <memory>
