@@ -15,9 +15,17 @@ std::vector<int> choose_aggregators(const std::vector<int>& node_of, int cb_node
     if (v.empty()) node_order.push_back(node_of[r]);
     v.push_back(r);
   }
-  size_t want = cb_nodes > 0 ? static_cast<size_t>(cb_nodes) : node_order.size();
-  want = std::min(want, node_of.size());
   std::vector<int> aggs;
+  if (cb_nodes <= 0) {
+    for (int n : node_order) {
+      const auto& v = by_node[n];
+      for (size_t i = 0; i < v.size() && i < static_cast<size_t>(kAggregatorsPerNode); ++i)
+        aggs.push_back(v[i]);
+    }
+    std::sort(aggs.begin(), aggs.end());
+    return aggs;
+  }
+  const size_t want = std::min(static_cast<size_t>(cb_nodes), node_of.size());
   for (size_t pass = 0; aggs.size() < want; ++pass) {
     for (int n : node_order) {
       const auto& v = by_node[n];

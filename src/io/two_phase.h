@@ -5,8 +5,8 @@
 // view applied to the call: file offsets only grow along a view, so the list is sorted and its
 // bytes follow the order of the rank's packed data), is done by a few aggregators:
 //
-//   1. Aggregators: one rank per node by default (the lowest rank of each node), cb_nodes of them
-//      when that hint is given (more than the nodes: a second rank of each node, and so on).
+//   1. Aggregators: two ranks per node by default (the lowest two of each node), cb_nodes of
+//      them when that hint is given (more than the nodes: a second rank of each node, and so on).
 //   2. File domains: the byte range [lowest offset, highest end) that the call touches, over all
 //      ranks, is cut into one contiguous domain per aggregator, the cuts aligned (kAlign) so that
 //      domains start on page and block boundaries.
@@ -40,9 +40,15 @@ namespace torusmpi::io {
 // Domain cuts are multiples of this (absolute file offsets), unless a domain would be smaller.
 constexpr int64_t kAlign = 64 * 1024;
 
+// Aggregators per node when cb_nodes is not given. ROMIO has one; two placed the round buffers'
+// copies and file calls of a node on two cores (osu_io, 4 ranks of one node, 1-8 MiB on tmpfs:
+// write_all and read_all 1.2-1.5 times one aggregator's bandwidth), and with one, the other ranks
+// of the node wait idle while the aggregator copies every byte twice.
+constexpr int kAggregatorsPerNode = 2;
+
 // The aggregators: ranks of the communicator, from node_of[r] (rank r's node; any numbering) and
-// cb_nodes (0 or less: one per node). Ordered by node of first appearance, then rank; at most
-// node_of.size() of them.
+// cb_nodes (0 or less: kAggregatorsPerNode per node, as far as the node has ranks). Ordered by
+// node of first appearance, then rank; at most node_of.size() of them.
 std::vector<int> choose_aggregators(const std::vector<int>& node_of, int cb_nodes);
 
 // The file domains of naggr aggregators over [begin, end), walked cb bytes a round.

@@ -309,6 +309,9 @@ int PMPI_File_close(MPI_File* fh) {
   if (fh == nullptr) return mpi::raise_error_file(MPI_ERR_ARG, kFn, "fh argument is NULL");
   File* f = nullptr;
   if (int err = mpi::check_file(kFn, *fh, &f)) return err;
+  // Nonblocking accesses the program has not waited for (MPI wants them completed first) still
+  // end before the descriptor goes.
+  mpi::wait_async(f);
   int rc = MPI_SUCCESS;
   for (auto& hook : f->at_close) {
     int e = hook(f);
@@ -353,16 +356,34 @@ TORUSMPI_WEAK_ALIAS(MPI_File_delete);
 
 namespace {
 
-// The checks of the calls that change a file's size (set_size, preallocate).
-int check_resize(const char* fn, MPI_File fh, MPI_Offset size, File** f) {
-  if (int err = mpi::check_file(fn, fh, f)) return err;
-  if (size < 0) return mpi::raise_error_on(*f, MPI_ERR_ARG, fn, "size argument is negative");
-  if ((*f)->amode & MPI_MODE_RDONLY) {
-    return mpi::raise_error_on(*f, MPI_ERR_READ_ONLY, fn, "file was opened MPI_MODE_RDONLY");
-  }
-  if ((*f)->amode & MPI_MODE_SEQUENTIAL) {
-    return mpi::raise_error_on(*f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+// set_size's and preallocate's checks of this process's arguments (f resolved): MPI_SUCCESS, or
+// the error raised on f.
+int check_resize(const char* fn, File* f, MPI_Offset size) {
+  if (size < 0) return mpi::raise_error_on(f, MPI_ERR_ARG, fn, "size argument is negative");
+  if (f->amode & MPI_MODE_RDONLY)
+    return mpi::raise_error_on(f, MPI_ERR_READ_ONLY, fn, "file was opened MPI_MODE_RDONLY");
+  if (f->amode & MPI_MODE_SEQUENTIAL) {
+    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                                "file was opened MPI_MODE_SEQUENTIAL");
+  }
+  return MPI_SUCCESS;
+}
+
+// Collective: every process passes the same size. One exchange tells every process whether the
+// sizes agree and whether some process's arguments were wrong (err: its checks' result, raised
+// already), so that all of them fail then, none waiting for the others.
+int agree_resize(const char* fn, File* f, MPI_Offset size, int err) {
+  MPI_Offset mine[3] = {size, -size, err}, all[3] = {0, 0, 0};
+  if (int rc = PMPI_Allreduce(mine, all, 3, MPI_OFFSET, MPI_MAX, f->comm)) return rc;
+  if (err != MPI_SUCCESS) return err;
+  if (all[2] != MPI_SUCCESS) {
+    return mpi::raise_error_on(f, static_cast<int>(all[2]), fn,
+                               "the arguments of another process of the file's group were wrong");
+  }
+  if (all[0] != -all[1]) {
+    return mpi::raise_error_on(f, MPI_ERR_NOT_SAME, fn,
+                               "size argument differs between processes (%lld here)",
+                               static_cast<long long>(size));
   }
   return MPI_SUCCESS;
 }
@@ -373,15 +394,9 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_set_size";
   File* f = nullptr;
-  if (int err = check_resize(kFn, fh, size, &f)) return err;
-  // Collective: every process passes the same size; the first one sets it.
-  MPI_Offset sizes[2] = {size, -size}, both[2] = {0, 0};
-  PMPI_Allreduce(sizes, both, 2, MPI_OFFSET, MPI_MAX, f->comm);
-  if (both[0] != -both[1]) {
-    return mpi::raise_error_on(f, MPI_ERR_NOT_SAME, kFn,
-                               "size argument differs between processes (%lld here)",
-                               static_cast<long long>(size));
-  }
+  if (int err = mpi::check_file(kFn, fh, &f)) return err;
+  if (int err = agree_resize(kFn, f, size, check_resize(kFn, f, size))) return err;
+  // The first process sets it.
   const char* op = nullptr;
   int err = f->rank == 0 ? f->posix.truncate(size, &op) : 0;
   PMPI_Bcast(&err, 1, MPI_INT, 0, f->comm);
@@ -394,7 +409,8 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   torusmpi::progress::Lock lock;
   constexpr const char* kFn = "MPI_File_preallocate";
   File* f = nullptr;
-  if (int err = check_resize(kFn, fh, size, &f)) return err;
+  if (int err = mpi::check_file(kFn, fh, &f)) return err;
+  if (int err = agree_resize(kFn, f, size, check_resize(kFn, f, size))) return err;
   const char* op = nullptr;
   int err = f->rank == 0 ? f->posix.preallocate(size, &op) : 0;
   PMPI_Bcast(&err, 1, MPI_INT, 0, f->comm);

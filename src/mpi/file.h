@@ -89,6 +89,9 @@ struct File {
   // State of the shared file pointer and of collective buffering, kept by their own files.
   std::shared_ptr<void> shared_state;
   std::shared_ptr<void> coll_state;
+  // Nonblocking independent accesses whose file calls the I/O worker has not finished: close
+  // waits for them (wait_async).
+  int async_jobs = 0;
 };
 
 // The File behind a handle; nullptr for MPI_FILE_NULL, a closed file or another kind of handle.
@@ -137,10 +140,27 @@ int stage_read_begin(File* f, const char* fn, int64_t count, const dtype::Type& 
 int stage_read_end(File* f, const char* fn, void* buf, int64_t count, MPI_Datatype type,
                    const dtype::Type& t, Staged* s, int64_t got);
 
+// Bytes that count elements of t take in the file (external32: their external size) and the
+// memory-side bytes of file_bytes of them (a status counts those).
+int64_t file_size_of(const File* f, const dtype::Type& t);
+int64_t memory_bytes(const File* f, const dtype::Type& t, int64_t file_bytes);
 // A status for an I/O call that moved `bytes` of the memory side (MPI_Get_count = bytes / size).
 void set_io_status(MPI_Status* st, int64_t bytes);
 // A request complete at once whose status says `bytes` (nonblocking forms).
 void done_request(int64_t bytes, MPI_Request* request);
+// A nonblocking independent access, planned (a) and checked: the memory side staged now, the
+// file calls made by the I/O worker thread (io/worker.h) while the caller goes on, the request
+// completed by the progress engine once they are done (a read unstaged into buf there; an error
+// raised on f's handler when MPI_Wait or MPI_Test completes it). *request is set.
+int start_async(File* f, const char* fn, bool write, Access a, const void* buf, int count,
+                MPI_Datatype type, const dtype::Type& t, MPI_Request* request);
+// Completes a nonblocking access's request as MPI_Grequest_complete does (not by calling it: the
+// progress engine may run inside MPI_Finalize): a request the program freed already ends here,
+// its state (free_fn) with it.
+struct Request;
+void complete_io_request(Request* r);
+// Until every access start_async made on f is over (MPI_File_close, before the descriptor goes).
+void wait_async(File* f);
 
 // The data representations: "native", "internal", "external32" and registered ones.
 const Datarep* find_datarep(const char* name);

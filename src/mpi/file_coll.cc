@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,6 @@ struct CollState {
   std::vector<int> node_of;      // each rank's node
   int aggregators_for = -1;      // the cb_nodes they were chosen for
   uint32_t calls = 0;            // collective calls so far: each one's tags
-  io::Scratch scratch;           // an aggregator's round buffers, for blocking calls
   io::SharedPointer shared;
   std::string shared_error;  // why the shared pointer is not there, when it is not
   // A split collective in flight (MPI allows one per file).
@@ -185,8 +185,28 @@ struct CollAccess {
   bool unstaged = false;
   bool in_place = false;  // a read into the user's memory: nothing to unstage
   int unstage_error = MPI_SUCCESS;
-  Request* request = nullptr;  // a nonblocking access's request
+  Request* request = nullptr;            // a nonblocking access's request
+  std::unique_ptr<io::Scratch> scratch;  // a blocking access's, from the pool
 };
+
+// An aggregator's round buffers, kept from one blocking call to the next, of any file: a program
+// that opens a file per checkpoint (or a benchmark per iteration) would otherwise allocate and
+// first-touch them in every call. A pool, not one set: threads may make blocking calls at once.
+std::mutex g_scratch_mutex;
+std::vector<std::unique_ptr<io::Scratch>> g_scratch_pool;
+constexpr size_t kScratchKept = 2;
+
+std::unique_ptr<io::Scratch> take_scratch() {
+  std::lock_guard<std::mutex> g(g_scratch_mutex);
+  if (g_scratch_pool.empty()) return std::make_unique<io::Scratch>();
+  std::unique_ptr<io::Scratch> s = std::move(g_scratch_pool.back());
+  g_scratch_pool.pop_back();
+  return s;
+}
+void give_back_scratch(std::unique_ptr<io::Scratch> s) {
+  std::lock_guard<std::mutex> g(g_scratch_mutex);
+  if (s && g_scratch_pool.size() < kScratchKept) g_scratch_pool.push_back(std::move(s));
+}
 
 // A read's staged bytes into the user's layout (only what was read), once.
 void unstage(CollAccess* x) {
@@ -201,13 +221,14 @@ void unstage(CollAccess* x) {
 int finish_access(CollAccess* x, MPI_Status* st) {
   const io::TwoPhaseResult& r = x->result;
   if (!r.ok) {
+    if (r.refused != 0) return raise_error_on(x->f, r.refused, x->fn, "%s", r.what.c_str());
     if (r.os_error != 0) {
       return raise_error_on(x->f, errno_class(r.os_error), x->fn, "%s", r.what.c_str());
     }
     return raise_error_on(x->f, MPI_ERR_OTHER, x->fn, "%s", r.what.c_str());
   }
   if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
-  set_io_status(st, r.transferred);
+  set_io_status(st, memory_bytes(x->f, *x->t, r.transferred));
   return MPI_SUCCESS;
 }
 
@@ -235,7 +256,7 @@ int poll_accesses(void*) {
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
     progress::add_work(-1);
     ++events;
-    if (x->request != nullptr) __atomic_store_n(&x->request->gcomplete, true, __ATOMIC_RELEASE);
+    if (x->request != nullptr) complete_io_request(x->request);
   }
   return events;
 }
@@ -262,9 +283,30 @@ void start_engine(File* f, CollState* cs, CollAccess* x, int tag, bool blocking)
   a.aggregators = cs->aggregators;
   a.cb_buffer_size = cs->hints.cb_buffer_size;
   a.mode = x->write ? cs->hints.write : cs->hints.read;
-  // Blocking calls reuse the file's buffers (nonblocking ones may overlap: their own).
-  if (blocking) a.scratch = &cs->scratch;
+  // Blocking calls reuse the process's buffers (nonblocking ones may overlap: their own).
+  if (blocking) {
+    x->scratch = take_scratch();
+    a.scratch = x->scratch.get();
+  }
   x->op = std::make_unique<io::TwoPhase>(std::move(a));
+}
+
+// A collective call whose arguments are wrong here (err, raised already): this process still
+// takes the call's part in the engine's first exchange, so that the others fail too instead of
+// waiting for it. Blocking, even for a nonblocking or split call: the others are in the same call.
+int refuse(File* f, CollState* cs, bool write, int err) {
+  refresh_hints(f, cs);  // the aggregators the others' calls have (prepare refreshes them)
+  Comm* comm = comm_of(f);
+  io::PmlChannel channel(comm, comm->context);
+  io::TwoPhaseArgs a;
+  a.channel = &channel;
+  a.tag = next_tag(cs);
+  a.fd = f->posix.fd();
+  a.aggregators = cs->aggregators;
+  a.mode = write ? cs->hints.write : cs->hints.read;
+  a.refused = err;
+  io::two_phase(a);
+  return err;
 }
 
 // A blocking access, to its end.
@@ -273,6 +315,7 @@ int run_access(CollAccess* x, MPI_Status* st) {
   progress::wait_until([op] { return op->step(); });
   x->result = op->result();
   x->op.reset();
+  give_back_scratch(std::move(x->scratch));
   unstage(x);
   x->over = true;
   return finish_access(x, st);
@@ -372,14 +415,15 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  if (split && cs->split) return split_busy(fn, f);
+  if (split && cs->split) return refuse(f, cs, write, split_busy(fn, f));
   if (request == kNoRequest) {
     request = nullptr;
   } else if (request == nullptr) {
-    return raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL");
+    return refuse(f, cs, write, raise_error_on(f, MPI_ERR_REQUEST, fn, "request argument is NULL"));
   }
   auto x = std::make_unique<CollAccess>();
-  if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get())) return err;
+  if (int err = prepare(fn, f, kind, offset, buf, count, type, write, x.get()))
+    return refuse(f, cs, write, err);
   start_engine(f, cs, x.get(), next_tag(cs), !split && request == nullptr);
   if (split) {
     auto s = std::make_unique<CollState::Split>();
@@ -425,7 +469,8 @@ int shared_unavailable(const char* fn, File* f, CollState* cs) {
 }
 
 // read_shared, write_shared and their nonblocking forms: the place by one fetch-and-add, then
-// this process's access there, done in the call (as the independent calls' are).
+// this process's access there: in the call, or (iread_shared, iwrite_shared) by the I/O worker
+// like the independent nonblocking calls' (start_async).
 int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatype type,
                   bool write, MPI_Status* st, MPI_Request* request) {
   File* f = nullptr;
@@ -439,7 +484,7 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
   const dtype::Type* t = nullptr;
   if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
-  int64_t bytes = static_cast<int64_t>(count) * t->size();
+  int64_t bytes = static_cast<int64_t>(count) * file_size_of(f, *t);
   if (bytes % f->view.etype_size() != 0) {
     return raise_error_on(
         f, MPI_ERR_TYPE, fn, "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
@@ -451,6 +496,9 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
   Access a;
   if (int err = plan_access(f, fn, at, count, *t, &a)) return err;
+  if (request != nullptr) {
+    return start_async(f, fn, write, std::move(a), buf, count, type, *t, request);
+  }
   Staged s;
   const char* op = nullptr;
   int64_t moved = 0;
@@ -468,11 +516,7 @@ int shared_access(const char* fn, MPI_File fh, const void* buf, int count, MPI_D
         return err;
     }
   }
-  if (request != nullptr) {
-    done_request(moved, request);
-  } else {
-    set_io_status(st, moved);
-  }
+  set_io_status(st, memory_bytes(f, *t, moved));
   return MPI_SUCCESS;
 }
 
@@ -530,15 +574,26 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  if (split && cs->split) return split_busy(fn, f);
+  // A process whose arguments are wrong (its error raised) still takes its part in the exchange
+  // with rank 0, telling it kRefused - class: every process's call fails then.
+  constexpr int64_t kRefused = -1000;
+  int err = split && cs->split ? split_busy(fn, f) : MPI_SUCCESS;
   const dtype::Type* t = nullptr;
-  if (int err = check_access(f, fn, buf, count, type, write, false, &t)) return err;
-  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
-  int64_t etypes = static_cast<int64_t>(count) * t->size() / f->view.etype_size();
+  if (err == MPI_SUCCESS) err = check_access(f, fn, buf, count, type, write, false, &t);
+  if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);  // alike on every process
+  int64_t etypes = err != MPI_SUCCESS
+                       ? kRefused - err
+                       : static_cast<int64_t>(count) * file_size_of(f, *t) / f->view.etype_size();
   std::string why;
   bool pointer_ok = true;
   int64_t at = 0;
   auto root = [&](const std::vector<int64_t>& counts, std::vector<int64_t>* starts) {
+    for (int64_t c : counts) {
+      if (c <= kRefused) {
+        std::fill(starts->begin(), starts->end(), c);
+        return;
+      }
+    }
     int64_t total = 0;
     for (int64_t c : counts) total += c;
     int64_t base = 0;
@@ -551,6 +606,11 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   int tag = next_tag(cs) + 4;
   if (!exchange_with_root(comm_of(f), tag, etypes, root, &at, &why))
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  if (err != MPI_SUCCESS) return err;
+  if (at <= kRefused) {
+    return raise_error_on(f, static_cast<int>(kRefused - at), fn,
+                          "the arguments of another process of the file's group were wrong");
+  }
   if (at < 0) {
     return raise_error_on(f, MPI_ERR_IO, fn, "the shared file pointer failed at rank 0%s%s",
                           why.empty() ? "" : ": ", why.c_str());
@@ -576,20 +636,25 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
+  // A wrong whence is raised here and still goes to rank 0, whose verdict then fails every
+  // process (the arguments differ, or all are wrong) instead of the others waiting.
+  int err = MPI_SUCCESS;
   if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END) {
-    return raise_error_on(f, MPI_ERR_ARG, fn,
-                          "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
-                          whence);
+    err = raise_error_on(f, MPI_ERR_ARG, fn,
+                         "whence argument is %d, not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END",
+                         whence);
   }
   if (!cs->shared.ready()) return shared_unavailable(fn, f, cs);
   // The answer: the new position, or -1 the processes disagree, -2 it would be negative, -3 the
-  // pointer's file failed.
+  // pointer's file failed, -4 every process's whence was wrong.
+  constexpr int64_t kBadWhence = INT64_MIN;
   std::string why;
   int64_t result = 0;
   auto root = [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
     int64_t verdict = 0;
     for (int64_t v : in)
       if (v != in[0]) verdict = -1;
+    if (verdict == 0 && in[0] == kBadWhence) verdict = -4;
     if (verdict == 0) {
       int64_t cur = 0, base = 0;
       if (!cs->shared.fetch_add(0, &cur, &why)) verdict = -3;
@@ -610,9 +675,10 @@ int seek_shared(const char* fn, MPI_File fh, MPI_Offset offset, int whence) {
     std::fill(out->begin(), out->end(), verdict);
   };
   // Offset and whence in one word: offsets are etypes, far below 2^60.
-  int64_t word = static_cast<int64_t>(offset) * 4 + whence;
+  int64_t word = err != MPI_SUCCESS ? kBadWhence : static_cast<int64_t>(offset) * 4 + whence;
   if (!exchange_with_root(comm_of(f), next_tag(cs) + 4, word, root, &result, &why))
     return raise_error_on(f, MPI_ERR_IO, fn, "%s", why.c_str());
+  if (err != MPI_SUCCESS) return err;
   if (result == -1) {
     return raise_error_on(f, MPI_ERR_NOT_SAME, fn,
                           "offset or whence argument differs between processes");

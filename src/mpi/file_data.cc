@@ -5,16 +5,20 @@
 // An access is planned (plan_access: the file ranges through the view), its memory side staged
 // (stage_write / stage_read_*: packed, device bytes moved by the device layer, converted to the
 // file's data representation) and then moved by src/io (sieving, locks). The nonblocking forms
-// do the I/O in the call and return a request that is complete: the file system gives no
-// asynchronous path worth a thread here, and the request completes through MPI_Test/MPI_Wait
-// like any other, its status counting the bytes moved.
+// stage the memory side in the call and hand the file calls to the I/O worker thread
+// (io/worker.h), so the caller computes while they run; the progress engine finishes them (a
+// read unstaged, under the library's lock) and their requests complete through MPI_Test/MPI_Wait
+// like any other, an error raised on the file's handler then, the status counting the elements
+// moved.
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/progress.h"
 #include "device/device.h"
+#include "io/worker.h"
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
@@ -41,15 +45,37 @@ std::vector<std::unique_ptr<Datarep>>& datareps() {
   return *reps;
 }
 
-// Why the file's data representation cannot convert t, or nullptr. This library converts element
-// by element in place, so a representation must keep every element's size (external32 does for
-// every type but long double and the Fortran types it widens or narrows; MPI_LONG is 8 bytes in
-// both on LP64 systems).
-const char* unconvertible(const Datarep* rep, const dtype::Type& t) {
-  if (rep->external32 && t.external_size() != t.size())
-    return "has elements whose external32 size differs from their native size";
+// A view's etype or filetype as the file holds it (*file_side), or why it cannot be viewed. In
+// external32 an element may change size (long and unsigned long take 4 bytes, wchar_t 2: MPI 3.1,
+// 13.5.2); a type without holes is then its external bytes one after the other; the file layout
+// of a type with holes and such elements (its displacements in external sizes) is not built here.
+const char* unviewable(const Datarep* rep, const dtype::TypeRef& t, dtype::TypeRef* file_side) {
+  *file_side = t;
+  if (!rep->external32 || t->external_size() == t->size()) return nullptr;
+  int64_t at = 0;
+  if (!t->contiguous(1, &at) || at != 0 || t->lb() != 0 || t->extent() != t->size()) {
+    return "has holes and elements whose external32 size differs from their native size (a "
+           "view of such a type is not supported)";
+  }
+  *file_side = dtype::contiguous(t->external_size(), engine_type_ref(MPI_BYTE));
   return nullptr;
 }
+
+}  // namespace
+
+int64_t file_size_of(const File* f, const dtype::Type& t) {
+  return f->datarep->external32 ? t.external_size() : t.size();
+}
+
+int64_t memory_bytes(const File* f, const dtype::Type& t, int64_t file_bytes) {
+  const int64_t ext = file_size_of(f, t);
+  if (ext == t.size() || ext <= 0) return file_bytes;
+  // Whole instances of t, then the rest of one in proportion (exact when every element of t
+  // changes size alike, as MPI_LONG's do).
+  return file_bytes / ext * t.size() + file_bytes % ext * t.size() / ext;
+}
+
+namespace {
 
 int io_query(void* extra_state, MPI_Status* st) {
   set_io_status(st, static_cast<int64_t>(reinterpret_cast<intptr_t>(extra_state)));
@@ -108,11 +134,163 @@ int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_O
     }
   }
   if (use_pointer) f->pointer += moved / f->view.etype_size();
-  *bytes = moved;
+  *bytes = memory_bytes(f, *t, moved);
+  return MPI_SUCCESS;
+}
+
+// --- Nonblocking independent accesses: the I/O worker's jobs ----------------------------------
+
+struct AsyncAccess final : io::Job {
+  File* f = nullptr;
+  const char* fn = nullptr;
+  bool write = false;
+  Access a;
+  Staged staged;
+  bool direct = false;  // a read straight into the user's memory: nothing to unstage
+  void* user = nullptr;
+  int count = 0;
+  MPI_Datatype type = nullptr;  // retained until the request goes
+  dtype::TypeRef t;
+  Request* request = nullptr;
+  // The file's hints and atomicity as they were at the call: the program may change them while
+  // the worker runs (MPI_File_set_info, set_atomicity), which it must not see half way.
+  io::Hints hints;
+  bool atomic = false;
+  // The worker's results.
+  int os_err = 0;
+  const char* op = nullptr;
+  int64_t moved = 0;
+  // After them, the progress engine's.
+  int unstage_error = MPI_SUCCESS;
+
+  ~AsyncAccess() override { release_type(type); }
+  void run() override {
+    if (write) {
+      os_err = f->posix.write(a.ranges, staged.data, hints, atomic, &op);
+      moved = os_err == 0 ? a.bytes : 0;
+    } else {
+      os_err = f->posix.read(a.ranges, staged.data, hints, atomic, &moved, &op);
+    }
+  }
+};
+
+std::deque<AsyncAccess*>& async_in_flight() {
+  static std::deque<AsyncAccess*> list;
+  return list;
+}
+int g_async_poll_id = -1;
+
+// Finishes the accesses whose file calls are done: unstages reads, completes requests.
+int poll_async(void*) {
+  int events = 0;
+  auto& list = async_in_flight();
+  for (size_t i = 0; i < list.size();) {
+    AsyncAccess* x = list[i];
+    if (!x->done()) {
+      ++i;
+      continue;
+    }
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!x->write && !x->direct && x->os_err == 0) {
+      x->unstage_error =
+          stage_read_end(x->f, x->fn, x->user, x->count, x->type, *x->t, &x->staged, x->moved);
+    }
+    --x->f->async_jobs;
+    progress::add_work(-1);
+    ++events;
+    complete_io_request(x->request);
+  }
+  return events;
+}
+
+int query_async(void* state, MPI_Status* st) {
+  auto* x = static_cast<AsyncAccess*>(state);
+  if (x->os_err != 0) return os_error(x->f, x->fn, x->op, x->os_err);
+  if (x->unstage_error != MPI_SUCCESS) return x->unstage_error;
+  set_io_status(st, memory_bytes(x->f, *x->t, x->moved));
+  return MPI_SUCCESS;
+}
+int free_async(void* state) {
+  delete static_cast<AsyncAccess*>(state);
+  return MPI_SUCCESS;
+}
+
+// The nonblocking forms of independent(): the pointer moves by what is asked, at once (MPI 3.1,
+// 13.4.3), the access goes to the worker.
+int independent_async(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_Offset offset,
+                      const void* buf, int count, MPI_Datatype type, MPI_Request* request) {
+  File* f = nullptr;
+  if (int err = check_file(fn, fh, &f)) return err;
+  const dtype::Type* t = nullptr;
+  if (int err = check_access(f, fn, buf, count, type, write, !use_pointer, &t)) return err;
+  if (use_pointer) offset = f->pointer;
+  Access a;
+  if (int err = plan_access(f, fn, offset, count, *t, &a)) return err;
+  const int64_t bytes = a.bytes;
+  if (int err = start_async(f, fn, write, std::move(a), buf, count, type, *t, request)) return err;
+  if (use_pointer) f->pointer += bytes / f->view.etype_size();
   return MPI_SUCCESS;
 }
 
 }  // namespace
+
+void complete_io_request(Request* r) {
+  __atomic_store_n(&r->gcomplete, true, __ATOMIC_RELEASE);
+  if (!r->gfreed) return;
+  r->free_fn(r->extra_state);
+  Request::release(r);
+}
+
+int start_async(File* f, const char* fn, bool write, Access a, const void* buf, int count,
+                MPI_Datatype type, const dtype::Type& t, MPI_Request* request) {
+  if (a.bytes == 0) {
+    done_request(0, request);
+    return MPI_SUCCESS;
+  }
+  auto x = std::make_unique<AsyncAccess>();
+  x->f = f;
+  x->fn = fn;
+  x->write = write;
+  x->user = const_cast<void*>(buf);
+  x->count = count;
+  x->t = engine_type_ref(type);
+  int64_t at = 0;
+  if (write) {
+    // Staged (or pointed at) now: MPI lets the caller not touch buf until the request completes,
+    // so the user's own bytes may be written from directly.
+    if (int err = stage_write(f, fn, buf, count, type, t, &x->staged)) return err;
+  } else if (!f->datarep->external32 && !f->datarep->user && t.contiguous(count, &at) &&
+             !device::in_device_range(static_cast<const char*>(buf) + at)) {
+    x->staged.data = static_cast<char*>(x->user) + at;
+    x->direct = true;
+  } else if (int err = stage_read_begin(f, fn, count, t, &x->staged)) {
+    return err;
+  }
+  x->a = std::move(a);
+  x->hints = f->hints;
+  x->atomic = f->atomic;
+  retain_type(type);
+  x->type = type;
+  Request* r = Request::make();
+  r->kind = Request::Kind::kGrequest;
+  r->query_fn = query_async;
+  r->free_fn = free_async;
+  r->grequest_funcs_are_c() = 1;
+  r->graises_own = true;
+  r->extra_state = x.get();
+  x->request = r;
+  *request = &r->handle;
+  if (g_async_poll_id < 0) g_async_poll_id = progress::add(poll_async, nullptr);
+  ++f->async_jobs;
+  progress::add_work(1);
+  async_in_flight().push_back(x.get());
+  io::submit(x.release());
+  return MPI_SUCCESS;
+}
+
+void wait_async(File* f) {
+  if (f->async_jobs > 0) progress::wait_until([f] { return f->async_jobs == 0; });
+}
 
 const Datarep* find_datarep(const char* name) {
   for (const auto& d : datareps()) {
@@ -175,11 +353,7 @@ int plan_access(File* f, const char* fn, int64_t offset, int64_t count, const dt
                 Access* a) {
   if (offset < 0)
     return raise_error_on(f, MPI_ERR_ARG, fn, "offset is negative (%lld)", (long long)offset);
-  if (const char* why = unconvertible(f->datarep, t)) {
-    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, fn, "datatype argument %s (%s)", why,
-                          f->datarep->name.c_str());
-  }
-  const int64_t bytes = count * t.size();
+  const int64_t bytes = count * file_size_of(f, t);
   if (bytes % f->view.etype_size() != 0) {
     return raise_error_on(f, MPI_ERR_TYPE, fn,
                           "the access is %lld bytes, not a whole number of etypes (%lld bytes)",
@@ -238,7 +412,7 @@ int stage_write(File* f, const char* fn, const void* buf, int64_t count, MPI_Dat
   s->data = s->own.data();
   pack_any(t, buf, count, s->data);
   if (rep->external32) {
-    std::vector<char> ext(static_cast<size_t>(bytes));
+    std::vector<char> ext(static_cast<size_t>(count * t.external_size()));
     t.to_external(s->data, count, ext.data());
     s->own.swap(ext);
     s->data = s->own.data();
@@ -247,9 +421,8 @@ int stage_write(File* f, const char* fn, const void* buf, int64_t count, MPI_Dat
 }
 
 int stage_read_begin(File* f, const char* fn, int64_t count, const dtype::Type& t, Staged* s) {
-  (void)f;
   (void)fn;
-  s->own.resize(static_cast<size_t>(count * t.size()));
+  s->own.resize(static_cast<size_t>(count * file_size_of(f, t)));
   s->data = s->own.data();
   return MPI_SUCCESS;
 }
@@ -277,14 +450,67 @@ int stage_read_end(File* f, const char* fn, void* buf, int64_t count, MPI_Dataty
     return MPI_SUCCESS;
   }
   if (rep->external32) {
-    std::vector<char> native(s->own.size());
+    std::vector<char> native(static_cast<size_t>(count * t.size()));
     t.from_external(s->data, count, native.data());
     s->own.swap(native);
     s->data = s->own.data();
+    got = memory_bytes(f, t, got);  // the stream's bytes now: native ones
   }
   unpack_range_any(t, s->data, count, 0, got, buf);
   return MPI_SUCCESS;
 }
+
+namespace {
+
+// MPI_File_set_view's checks of this process's arguments, and the view they make (*v, *rep_out);
+// an error is raised on the file's handler and returned.
+int check_view(File* f, const char* kFn, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+               const char* datarep, MPI_Info info, io::View* v, const Datarep** rep_out) {
+  dtype::TypeRef et, ft;
+  if (int err = view_type(f, kFn, etype, "etype", &et)) return err;
+  if (int err = view_type(f, kFn, filetype, "filetype", &ft)) return err;
+  if (datarep == nullptr)
+    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datarep argument is NULL");
+  const Datarep* rep = find_datarep(datarep);
+  if (rep == nullptr) {
+    return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
+                          "datarep argument \"%s\" is not a data representation", datarep);
+  }
+  if (info != MPI_INFO_NULL && info_impl(info) == nullptr)
+    return raise_error_on(f, MPI_ERR_INFO, kFn, "info argument is not a valid info");
+  if (disp == MPI_DISPLACEMENT_CURRENT) {
+    if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
+      return raise_error_on(f, MPI_ERR_ARG, kFn,
+                            "disp MPI_DISPLACEMENT_CURRENT on a file not opened "
+                            "MPI_MODE_SEQUENTIAL");
+    }
+    disp = f->view.file_offset(f->pointer * f->view.etype_size());
+  }
+  dtype::TypeRef file_et, file_ft;
+  for (const auto* t : {&et, &ft}) {
+    if (const char* why = unviewable(rep, *t, t == &et ? &file_et : &file_ft)) {
+      return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
+                            t == &et ? "etype" : "filetype", why, datarep);
+    }
+  }
+  if (rep->user && rep->extent_fn != nullptr && derived_type(etype) == nullptr) {
+    MPI_Aint extent = 0;
+    int rc = rep->extent_fn(etype, &extent, rep->extra_state);
+    if (rc != MPI_SUCCESS || extent != et->extent()) {
+      return raise_error_on(
+          f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
+          "data representation %s gives the etype %ld file bytes, not its %lld native ones "
+          "(this library converts elements in place)",
+          datarep, static_cast<long>(extent), static_cast<long long>(et->extent()));
+    }
+  }
+  std::string why = io::View::make(disp, file_et, file_ft, v);
+  if (!why.empty()) return raise_error_on(f, MPI_ERR_ARG, kFn, "%s", why.c_str());
+  *rep_out = rep;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
 
 }  // namespace torusmpi::mpi
 
@@ -297,46 +523,22 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   constexpr const char* kFn = "MPI_File_set_view";
   File* f = nullptr;
   if (int err = mpi::check_file(kFn, fh, &f)) return err;
-  torusmpi::dtype::TypeRef et, ft;
-  if (int err = mpi::view_type(f, kFn, etype, "etype", &et)) return err;
-  if (int err = mpi::view_type(f, kFn, filetype, "filetype", &ft)) return err;
-  if (datarep == nullptr)
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datarep argument is NULL");
-  const mpi::Datarep* rep = mpi::find_datarep(datarep);
-  if (rep == nullptr) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
-                               "datarep argument \"%s\" is not a data representation", datarep);
-  }
-  if (info != MPI_INFO_NULL && mpi::info_impl(info) == nullptr)
-    return mpi::raise_error_on(f, MPI_ERR_INFO, kFn, "info argument is not a valid info");
-  if (disp == MPI_DISPLACEMENT_CURRENT) {
-    if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
-      return mpi::raise_error_on(f, MPI_ERR_ARG, kFn,
-                                 "disp MPI_DISPLACEMENT_CURRENT on a file not opened "
-                                 "MPI_MODE_SEQUENTIAL");
-    }
-    disp = f->view.file_offset(f->pointer * f->view.etype_size());
-  }
-  for (const auto* t : {et.get(), ft.get()}) {
-    if (const char* why = mpi::unconvertible(rep, *t)) {
-      return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
-                                 t == et.get() ? "etype" : "filetype", why, datarep);
-    }
-  }
-  if (rep->user && rep->extent_fn != nullptr && mpi::derived_type(etype) == nullptr) {
-    MPI_Aint extent = 0;
-    int rc = rep->extent_fn(etype, &extent, rep->extra_state);
-    if (rc != MPI_SUCCESS || extent != et->extent()) {
-      return mpi::raise_error_on(
-          f, MPI_ERR_UNSUPPORTED_DATAREP, kFn,
-          "data representation %s gives the etype %ld file bytes, not its %lld native ones "
-          "(this library converts elements in place)",
-          datarep, static_cast<long>(extent), static_cast<long long>(et->extent()));
-    }
-  }
   torusmpi::io::View v;
-  std::string why = torusmpi::io::View::make(disp, et, ft, &v);
-  if (!why.empty()) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "%s", why.c_str());
+  const mpi::Datarep* rep = nullptr;
+  int err = mpi::check_view(f, kFn, disp, etype, filetype, datarep, info, &v, &rep);
+  // Collective: a process whose arguments are wrong (its error already raised) still joins the
+  // group's one exchange, so that every process fails instead of the others waiting for it; the
+  // exchange is also the barrier the shared pointer's reset needs (the processes leave together).
+  int mine[2] = {err, err != MPI_SUCCESS ? f->rank : -1}, any[2] = {0, -1};
+  int rc = PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, f->comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (err != MPI_SUCCESS) return err;
+  if (any[0] != MPI_SUCCESS) {
+    return mpi::raise_error_on(f, any[0], kFn,
+                               "the view was left as it was: the arguments of rank %d of the "
+                               "file's group were wrong",
+                               any[1]);
+  }
   mpi::retain_type(etype);
   mpi::retain_type(filetype);
   mpi::release_type(f->etype);
@@ -347,14 +549,13 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   f->datarep = rep;
   f->pointer = 0;
   if (info != MPI_INFO_NULL) PMPI_File_set_info(fh, info);
-  int rc = MPI_SUCCESS;
   for (auto& hook : f->at_set_view) {
     int e = hook(f);
     if (rc == MPI_SUCCESS) rc = e;
   }
-  // Collective: the processes leave together, as the shared pointer's reset needs.
-  int barrier = PMPI_Barrier(f->comm);
-  return rc != MPI_SUCCESS ? rc : barrier;
+  if (rc != MPI_SUCCESS) return rc;
+  // The hooks' work (rank 0's reset of the shared pointer) is done before anyone goes on.
+  return PMPI_Barrier(f->comm);
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_set_view);
 
@@ -400,13 +601,14 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
     }
     return MPI_SUCCESS;
   }
-  if (rep->external32 && mpi::derived_type(datatype) == nullptr) {
-    *extent = t->external_size();
+  if (rep->external32 && t->external_size() != t->size()) {
+    torusmpi::dtype::TypeRef file_side;
+    if (const char* why = mpi::unviewable(rep, mpi::engine_type_ref(datatype), &file_side)) {
+      return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datatype argument %s (%s)",
+                                 why, rep->name.c_str());
+    }
+    *extent = file_side->extent();
     return MPI_SUCCESS;
-  }
-  if (const char* why = mpi::unconvertible(rep, *t)) {
-    return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datatype argument %s (%s)",
-                               why, rep->name.c_str());
   }
   *extent = t->extent();
   return MPI_SUCCESS;
@@ -478,8 +680,8 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_get_position);
 
-// The eight independent data access calls: blocking ones fill a status, nonblocking ones return
-// a complete request.
+// The eight independent data access calls: blocking ones fill a status, nonblocking ones hand
+// the access to the I/O worker and return its request.
 #define TORUSMPI_FILE_ACCESS(Name, Write, Pointer, ...)                                            \
   int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Status* status) {       \
     torusmpi::progress::Lock lock;                                                                 \
@@ -490,18 +692,15 @@ TORUSMPI_WEAK_ALIAS(MPI_File_get_position);
     return err;                                                                                    \
   }                                                                                                \
   TORUSMPI_WEAK_ALIAS(MPI_File_##Name)
-#define TORUSMPI_FILE_IACCESS(Name, Write, Pointer, ...)                                           \
-  int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Request* request) {     \
-    torusmpi::progress::Lock lock;                                                                 \
-    if (request == nullptr)                                                                        \
-      return mpi::raise_error_file(MPI_ERR_REQUEST, "MPI_File_" #Name,                             \
-                                   "request argument is NULL");                                    \
-    int64_t bytes = 0;                                                                             \
-    int err = mpi::independent("MPI_File_" #Name, fh, Write, Pointer, TORUSMPI_OFFSET, buf, count, \
-                               datatype, &bytes);                                                  \
-    if (err == MPI_SUCCESS) mpi::done_request(bytes, request);                                     \
-    return err;                                                                                    \
-  }                                                                                                \
+#define TORUSMPI_FILE_IACCESS(Name, Write, Pointer, ...)                                       \
+  int PMPI_File_##Name(MPI_File fh, __VA_ARGS__ MPI_Datatype datatype, MPI_Request* request) { \
+    torusmpi::progress::Lock lock;                                                             \
+    if (request == nullptr)                                                                    \
+      return mpi::raise_error_file(MPI_ERR_REQUEST, "MPI_File_" #Name,                         \
+                                   "request argument is NULL");                                \
+    return mpi::independent_async("MPI_File_" #Name, fh, Write, Pointer, TORUSMPI_OFFSET, buf, \
+                                  count, datatype, request);                                   \
+  }                                                                                            \
   TORUSMPI_WEAK_ALIAS(MPI_File_##Name)
 
 #define TORUSMPI_OFFSET offset

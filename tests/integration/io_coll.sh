@@ -8,7 +8,12 @@
 # write_shared, iwrite_shared, read_shared, iread_shared (every record exactly once, whole),
 # write_ordered, read_ordered and their begin/end forms (rank order), seek_shared and
 # get_position_shared under a view; an iwrite_all that returns before the other ranks call theirs;
-# write_all from and read_all into device memory (native and external32). First on Open MPI
+# iwrite_at, iread_at, iwrite, iread, iwrite_shared and iread_shared that return while another
+# rank's POSIX lock holds their I/O up (MPI_Test: not done for 200 ms), then complete with the
+# right data, count and pointer; I/O errors of nonblocking calls from MPI_Wait; a collective call
+# (set_view, write_at_all, iwrite_at_all) whose arguments are wrong on one rank failing on all;
+# write_all from and read_all into device memory (native and external32), iwrite_at and iread_at
+# likewise. First on Open MPI
 # itself (the reference; device cases are torusmpi's), then on torusmpi at
 # 1 to 4 and 6 ranks by LD_PRELOAD (MPI_File_get_info must report the hints), by LD_LIBRARY_PATH
 # (the clang build), a shared-pointer stress of 4 x 400 records, and across 2 emulated nodes
@@ -91,7 +96,7 @@ else
   }
   run_job 120 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" -x IO_COLL_CHECK_INFO=1 "$bin.gcc" "$dir"
-  check "io_coll on 2 nodes x 2 ranks (ofi): every case, one aggregator per node" on_nodes 4 ||
+  check "io_coll on 2 nodes x 2 ranks (ofi): every case, aggregators on both nodes" on_nodes 4 ||
     diag_job
   run_job 90 env MPIRUN="$TM_OMPI_MPIRUN" bash "$cluster" run --dir "$cdir" --nodes 2 --ppn 2 \
     --net ofi -- "${via_preload[@]}" "$bin.gcc" "$dir" shared 300

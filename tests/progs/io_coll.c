@@ -991,6 +991,374 @@ static void nonblocking_error(void) {
   MPI_File_close(&fh);
 }
 
+/* external32's sizes that differ from native ones (MPI 3.1, 13.5.2: long and unsigned long take
+ * 4 bytes): views of MPI_LONG (no holes) over a file of 4-byte big-endian integers, written and
+ * read independently (counts in longs, the individual pointer in etypes, a read past the end
+ * counting what was there, negative values sign-extended) and collectively;
+ * MPI_File_get_type_extent says 4; a filetype of longs with holes is MPI_ERR_UNSUPPORTED_DATAREP.
+ */
+static int be32_at(const unsigned char* b, long i) {
+  return (int)((unsigned)b[4 * i] << 24 | (unsigned)b[4 * i + 1] << 16 |
+               (unsigned)b[4 * i + 2] << 8 | b[4 * i + 3]);
+}
+
+static void external32_sizes(void) {
+  if (g_ompi_reference) {
+    printf("skip %d external32 longs: the reference has no external32 views\n", g_rank);
+    return;
+  }
+  char base[4096], path[4200];
+  file_name(base, sizeof base, "ext32");
+  snprintf(path, sizeof path, "%s.%d", base, g_rank);
+  unlink(path);
+  MPI_File fh;
+  MPI_Status st;
+  g_rc_bad = 0;
+  g_why[0] = 0;
+  long v[3] = {1, -2, 0x12345678L}, r[5] = {0, 0, 0, 0, 0};
+  int count = -1, ok;
+  MPI_Offset pos = -1;
+  MPI_Aint ext = -1, uext = -1;
+  CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  CALL(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+  CALL(MPI_File_get_type_extent(fh, MPI_LONG, &ext));
+  CALL(MPI_File_get_type_extent(fh, MPI_UNSIGNED_LONG, &uext));
+  CALL(MPI_File_write_at(fh, 0, v, 3, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  CALL(MPI_File_sync(fh));
+  long bytes = 0;
+  unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
+  ok = ext == 4 && uext == 4 && count == 3 && got != NULL && bytes == 12 && be32_at(got, 0) == 1 &&
+       be32_at(got, 1) == -2 && be32_at(got, 2) == 0x12345678;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "extents %ld %ld, count %d, file %ld bytes", (long)ext,
+             (long)uext, count, bytes);
+  free(got);
+  end_case("external32 MPI_LONG: 4-byte big-endian in the file, extent 4", ok);
+
+  count = -1;
+  CALL(MPI_File_read_at(fh, 0, r, 5, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  ok = count == 3 && r[0] == 1 && r[1] == -2 && r[2] == 0x12345678L && r[3] == 0;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "count %d, read %ld %ld %ld", count, r[0], r[1], r[2]);
+  end_case("external32 MPI_LONG read back past the end: count 3, values sign-extended", ok);
+
+  CALL(MPI_File_seek(fh, 1, MPI_SEEK_SET));
+  CALL(MPI_File_write(fh, v, 2, MPI_LONG, &st));
+  CALL(MPI_File_get_position(fh, &pos));
+  MPI_Offset size = -1;
+  CALL(MPI_File_get_size(fh, &size));
+  ok = pos == 3 && size == 12;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "position %lld, size %lld", (long long)pos, (long long)size);
+  end_case("external32 MPI_LONG individual pointer: in 4-byte etypes", ok);
+
+  MPI_Datatype holes;
+  MPI_Type_vector(2, 1, 2, MPI_LONG, &holes);
+  MPI_Type_commit(&holes);
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  int rc = MPI_File_set_view(fh, 0, MPI_LONG, holes, "external32", MPI_INFO_NULL), cls = -1;
+  MPI_Error_class(rc, &cls);
+  MPI_Type_free(&holes);
+  CALL(MPI_File_close(&fh));
+  unlink(path);
+  end_case("external32 filetype of longs with holes: MPI_ERR_UNSUPPORTED_DATAREP",
+           cls == MPI_ERR_UNSUPPORTED_DATAREP);
+
+  /* Collectively: each rank two longs at 2 * rank, then every rank reads all of them. */
+  file_name(path, sizeof path, "ext32_all");
+  fh = open_fresh(path);
+  CALL(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+  long mine[2] = {10L * g_rank, -1L - g_rank};
+  CALL(MPI_File_write_at_all(fh, 2 * g_rank, mine, 2, MPI_LONG, &st));
+  long* all = calloc((size_t)(2 * g_size), sizeof(long));
+  count = -1;
+  CALL(MPI_File_read_at_all(fh, 0, all, 2 * g_size, MPI_LONG, &st));
+  MPI_Get_count(&st, MPI_LONG, &count);
+  ok = count == 2 * g_size;
+  for (int q = 0; ok && q < g_size; ++q) ok = all[2 * q] == 10L * q && all[2 * q + 1] == -1L - q;
+  free(all);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = ok && size == 8 * g_size;
+  if (!ok && !g_rc_bad)
+    snprintf(g_why, sizeof g_why, "count %d, size %lld", count, (long long)size);
+  CALL(MPI_File_close(&fh));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+  end_case("external32 MPI_LONG write_at_all and read_at_all: 4 bytes a long", ok);
+}
+
+/* The nonblocking independent calls do their I/O while the caller goes on: rank 1 holds a POSIX
+ * write lock on the whole file, rank 0 (the file open on MPI_COMM_SELF, atomic mode: every access
+ * locks what it touches) starts the access, which cannot be done while the lock is held: the call
+ * must have returned, MPI_Test must say "not yet" for 200 ms and the file must be as it was; then
+ * rank 1 lets go, MPI_Wait completes it, and the data (and the status count, and the individual or
+ * shared pointer, moved at the call: bytes of the default view) must be right. For iwrite_at,
+ * iread_at, iwrite, iread, iwrite_shared, iread_shared. An I/O error (iwrite_at to /dev/full) comes
+ * back from MPI_Wait. */
+enum { kAsyncN = 64 * 1024 }; /* ints: 256 KiB */
+
+static void async_blocked(const char* path, MPI_File fh, int which, int* buf) {
+  static const char* const names[] = {"iwrite_at", "iread_at",      "iwrite",
+                                      "iread",     "iwrite_shared", "iread_shared"};
+  int write = which % 2 == 0, tag = 900 + which, go = 0;
+  char what[160];
+  snprintf(what, sizeof what, "%s returns while a lock blocks its I/O, completes after",
+           names[which]);
+  if (g_rank == 1) {
+    int fd = open(path, O_RDWR);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    int locked = fd >= 0 && fcntl(fd, F_SETLKW, &fl) == 0;
+    MPI_Send(&locked, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
+    MPI_Recv(&go, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    fl.l_type = F_UNLCK;
+    if (fd >= 0) fcntl(fd, F_SETLK, &fl);
+    if (fd >= 0) close(fd);
+    end_case(what, locked);
+    return;
+  }
+  if (g_rank != 0) {
+    end_case(what, 1);
+    return;
+  }
+  int locked = 0, ok = 1;
+  MPI_Recv(&locked, 1, MPI_INT, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (int i = 0; i < kAsyncN; ++i) buf[i] = write ? value(i, which) : -1;
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Offset pos = -1;
+  int rc = MPI_SUCCESS;
+  switch (which) {
+    case 0:
+      rc = MPI_File_iwrite_at(fh, 0, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 1:
+      rc = MPI_File_iread_at(fh, 0, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 2:
+      rc = MPI_File_iwrite(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 3:
+      rc = MPI_File_iread(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    case 4:
+      rc = MPI_File_iwrite_shared(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+    default:
+      rc = MPI_File_iread_shared(fh, buf, kAsyncN, MPI_INT, &req);
+      break;
+  }
+  if (which == 2 || which == 3) MPI_File_get_position(fh, &pos);
+  if (which >= 4) MPI_File_get_position_shared(fh, &pos);
+  int flag = 0, tests = 0;
+  double t0 = MPI_Wtime();
+  while (rc == MPI_SUCCESS && !flag && MPI_Wtime() - t0 < 0.2) {
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    ++tests;
+    usleep(1000);
+  }
+  struct stat sb;
+  int size_then = stat(path, &sb) == 0 ? (int)sb.st_size : -1;
+  MPI_Send(&go, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
+  MPI_Status st;
+  int count = -1;
+  if (rc == MPI_SUCCESS && !flag) rc = MPI_Wait(&req, &st);
+  if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_INT, &count);
+  int bad = -1;
+  if (!write) {
+    for (int i = 0; i < kAsyncN && bad < 0; ++i)
+      if (buf[i] != value(i, which - 1)) bad = i;
+  } else {
+    long bytes = 0;
+    char* got = posix_slurp(path, &bytes);
+    const int* g = (const int*)got;
+    if (got == NULL || bytes != (long)sizeof(int) * kAsyncN) bad = -2;
+    for (int i = 0; bad == -1 && i < kAsyncN; ++i)
+      if (g[i] != value(i, which)) bad = i;
+    free(got);
+  }
+  ok = locked && rc == MPI_SUCCESS && flag == 0 && tests > 10 &&
+       size_then == (write ? 0 : (int)sizeof(int) * kAsyncN) && count == kAsyncN && bad == -1 &&
+       (which < 2 || pos == (MPI_Offset)sizeof(int) * kAsyncN);
+  if (!ok)
+    snprintf(g_why, sizeof g_why,
+             "locked %d rc %d done early %d after %d tests, size then %d, count %d, first bad %d, "
+             "pointer %lld",
+             locked, rc, flag, tests, size_then, count, bad, (long long)pos);
+  end_case(what, ok);
+}
+
+static void nonblocking_independent(void) {
+  if (g_ompi_reference) {
+    /* Open MPI's ROMIO does these accesses inside the call. */
+    printf("skip %d nonblocking independent I/O: Open MPI does it in the call\n", g_rank);
+    return;
+  }
+  char path[4096];
+  file_name(path, sizeof path, "async");
+  int* buf = malloc(sizeof(int) * kAsyncN);
+  if (g_size >= 2) {
+    if (g_rank == 0) unlink(path);
+    MPI_File fh = MPI_FILE_NULL;
+    if (g_rank == 0) {
+      CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+      CALL(MPI_File_set_atomicity(fh, 1));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int which = 0; which < 6; ++which) {
+      if (g_rank == 0 && (which == 2 || which == 4)) {
+        /* A fresh file for the pointer's pair: the write makes it, the read reads it. */
+        CALL(MPI_File_set_size(fh, 0));
+        CALL(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        CALL(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+      }
+      if (g_rank == 0 && (which == 3 || which == 5)) {
+        CALL(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        CALL(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+      }
+      if (g_rank == 0 && which == 1) CALL(MPI_File_sync(fh));
+      async_blocked(path, fh, which, buf);
+    }
+    if (g_rank == 0) CALL(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0) unlink(path);
+  }
+  /* A request freed before it completes: the write still happens (close waits for it). */
+  {
+    char mine[4200];
+    snprintf(mine, sizeof mine, "%s.%d", path, g_rank);
+    unlink(mine);
+    MPI_File fh;
+    MPI_Request req = MPI_REQUEST_NULL;
+    for (int i = 0; i < kAsyncN; ++i) buf[i] = value(i, 77 + g_rank);
+    CALL(MPI_File_open(MPI_COMM_SELF, mine, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    CALL(MPI_File_iwrite_at(fh, 0, buf, kAsyncN, MPI_INT, &req));
+    CALL(MPI_Request_free(&req));
+    CALL(MPI_File_close(&fh));
+    long bytes = 0;
+    char* got = posix_slurp(mine, &bytes);
+    int bad = got == NULL || bytes != (long)sizeof(int) * kAsyncN ? -2 : -1;
+    for (int i = 0; bad == -1 && i < kAsyncN; ++i)
+      if (((const int*)got)[i] != value(i, 77 + g_rank)) bad = i;
+    free(got);
+    unlink(mine);
+    if (bad != -1) snprintf(g_why, sizeof g_why, "first bad %d (%ld bytes)", bad, bytes);
+    end_case("iwrite_at, its request freed at once: written by close", bad == -1);
+  }
+  /* The error at completion. */
+  if (access("/dev/full", W_OK) == 0) {
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int cls = -1;
+    if (rc == MPI_SUCCESS) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      rc = MPI_File_iwrite_at(fh, 0, buf, 1024, MPI_INT, &req);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+      MPI_Error_class(rc, &cls);
+      MPI_File_close(&fh);
+    }
+    check(cls == MPI_ERR_NO_SPACE, "iwrite_at to /dev/full: MPI_Wait returns MPI_ERR_NO_SPACE",
+          "class %d", cls);
+  }
+  free(buf);
+}
+
+/* A collective call whose arguments are wrong on one rank only (the last) fails on every rank,
+ * with that rank's error class, instead of the others waiting for it: set_view with a data
+ * representation that does not exist (the view stays as it was everywhere), write_all with a
+ * negative count (nothing is written), iwrite_all with a NULL request, set_size and preallocate
+ * with a negative size, write_ordered with a negative count, seek_shared with a wrong whence (the
+ * others: MPI_ERR_NOT_SAME); then a right write_all works (the ranks' calls are still paired). */
+static void wrong_on_one_rank(void) {
+  if (g_ompi_reference) {
+    /* Open MPI's other ranks wait in the call for ever. */
+    printf("skip %d wrong arguments on one rank: Open MPI hangs\n", g_rank);
+    return;
+  }
+  char path[4096];
+  file_name(path, sizeof path, "wrong");
+  MPI_File fh = open_fresh(path);
+  int last = g_rank == g_size - 1, ok = 1, cls = 0, rc;
+  MPI_Datatype et = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+  MPI_Offset disp = -1, size = -1;
+  char rep[MPI_MAX_DATAREP_STRING];
+
+  CALL(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+  rc = MPI_File_set_view(fh, 8, MPI_BYTE, MPI_BYTE, last ? "no-such-rep" : "native", MPI_INFO_NULL);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_view(fh, &disp, &et, &ft, rep));
+  ok = cls == MPI_ERR_UNSUPPORTED_DATAREP && disp == 0 && et == MPI_INT;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), view disp %lld", cls,
+             MPI_ERR_UNSUPPORTED_DATAREP, (long long)disp);
+  end_case("set_view wrong on the last rank: fails on every rank, views unchanged", ok);
+
+  int v[4] = {g_rank, g_rank, g_rank, g_rank};
+  MPI_Status st;
+  rc = MPI_File_write_at_all(fh, 4 * g_rank, v, last ? -1 : 4, MPI_INT, &st);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_COUNT && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), file size %lld", cls, MPI_ERR_COUNT,
+             (long long)size);
+  end_case("write_at_all count -1 on the last rank: fails on every rank, nothing written", ok);
+
+  MPI_Request req = MPI_REQUEST_NULL;
+  rc = MPI_File_iwrite_at_all(fh, 4 * g_rank, v, 4, MPI_INT, last ? NULL : &req);
+  MPI_Error_class(rc, &cls);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Wait(&req, &st);
+    MPI_Error_class(rc, &cls);
+  }
+  ok = cls == MPI_ERR_REQUEST;
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d (want %d)", cls, MPI_ERR_REQUEST);
+  end_case("iwrite_at_all request NULL on the last rank: fails on every rank", ok);
+
+  rc = MPI_File_set_size(fh, last ? -1 : 64);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_ARG && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), size %lld", cls, MPI_ERR_ARG,
+             (long long)size);
+  end_case("set_size -1 on the last rank: fails on every rank, size unchanged", ok);
+
+  rc = MPI_File_preallocate(fh, last ? -1 : 64);
+  MPI_Error_class(rc, &cls);
+  ok = cls == MPI_ERR_ARG;
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d (want %d)", cls, MPI_ERR_ARG);
+  end_case("preallocate -1 on the last rank: fails on every rank", ok);
+
+  rc = MPI_File_write_ordered(fh, v, last ? -1 : 4, MPI_INT, &st);
+  MPI_Error_class(rc, &cls);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = cls == MPI_ERR_COUNT && size == 0;
+  if (!ok)
+    snprintf(g_why, sizeof g_why, "rc class %d (want %d), size %lld", cls, MPI_ERR_COUNT,
+             (long long)size);
+  end_case("write_ordered count -1 on the last rank: fails on every rank, nothing written", ok);
+
+  rc = MPI_File_seek_shared(fh, 0, last ? -7 : MPI_SEEK_SET);
+  MPI_Error_class(rc, &cls);
+  ok = cls == (last ? MPI_ERR_ARG : g_size > 1 ? MPI_ERR_NOT_SAME : MPI_ERR_ARG);
+  if (!ok) snprintf(g_why, sizeof g_why, "rc class %d", cls);
+  end_case("seek_shared whence wrong on the last rank: fails on every rank", ok);
+
+  CALL(MPI_File_write_at_all(fh, 4 * g_rank, v, 4, MPI_INT, &st));
+  /* Each rank may have written its own part (nothing interleaves): all of them before the size. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  CALL(MPI_File_get_size(fh, &size));
+  ok = size == (MPI_Offset)g_size * 16;
+  if (!ok) snprintf(g_why, sizeof g_why, "file size %lld", (long long)size);
+  end_case("... after them a right write_at_all writes every rank's part", ok);
+  CALL(MPI_File_close(&fh));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) unlink(path);
+}
+
 /* --- Device buffers (torusmpi) --------------------------------------------------------------- */
 
 /* write_all from device memory through 3-D subarray blocks, aggregated (cb enabled, small rounds),
@@ -1092,6 +1460,69 @@ static void device_cases(void) {
 }
 
 /* --- Interop: a file another library reads back ----------------------------------------------- */
+
+/* iwrite_at from device memory and iread_at into it (native, and external32: big-endian ints in
+ * the file), through the I/O thread: the device side is staged at the call and unstaged when the
+ * request completes. Each rank its own file. */
+static void device_async(void) {
+  if (torusmpi_device_malloc == NULL) return; /* device_cases said so */
+  enum { kN = 4096 };
+  char path[4200], base[4096];
+  file_name(base, sizeof base, "device_async");
+  snprintf(path, sizeof path, "%s.%d", base, g_rank);
+  int* host = malloc(sizeof(int) * kN);
+  void *dev = NULL, *dev2 = NULL;
+  torusmpi_device_malloc(&dev, sizeof(int) * kN);
+  torusmpi_device_malloc(&dev2, sizeof(int) * kN);
+  const char* reps[2] = {"native", "external32"};
+  for (int k = 0; k < 2; ++k) {
+    g_rc_bad = 0;
+    g_why[0] = 0;
+    int seed = 600 + k, bad = -1, count = -1;
+    for (int i = 0; i < kN; ++i) host[i] = value(i, seed);
+    torusmpi_memcpy(dev, host, sizeof(int) * kN);
+    unlink(path);
+    MPI_File fh;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Status st;
+    CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CALL(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, reps[k], MPI_INFO_NULL));
+    CALL(MPI_File_iwrite_at(fh, 0, dev, kN, MPI_INT, &req));
+    CALL(MPI_Wait(&req, &st));
+    CALL(MPI_File_sync(fh));
+    long bytes = 0;
+    unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
+    if (got == NULL || bytes != (long)sizeof(int) * kN) bad = -2;
+    for (int i = 0; bad == -1 && i < kN; ++i) {
+      unsigned v = (unsigned)value(i, seed), w;
+      const unsigned char* b = got + 4 * i;
+      if (k == 0)
+        memcpy(&w, b, 4);
+      else
+        w = (unsigned)b[0] << 24 | (unsigned)b[1] << 16 | (unsigned)b[2] << 8 | b[3];
+      if (w != v) bad = i;
+    }
+    free(got);
+    CALL(MPI_File_iread_at(fh, 0, dev2, kN, MPI_INT, &req));
+    CALL(MPI_Wait(&req, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    memset(host, 0, sizeof(int) * kN);
+    torusmpi_memcpy(host, dev2, sizeof(int) * kN);
+    for (int i = 0; bad == -1 && i < kN; ++i)
+      if (host[i] != value(i, seed)) bad = 100000 + i;
+    CALL(MPI_File_close(&fh));
+    unlink(path);
+    int ok = bad == -1 && count == kN;
+    if (!ok && !g_rc_bad)
+      snprintf(g_why, sizeof g_why, "first bad %d (file %ld bytes), count %d", bad, bytes, count);
+    char what[128];
+    snprintf(what, sizeof what, "iwrite_at from and iread_at into device memory, %s", reps[k]);
+    end_case(what, ok);
+  }
+  torusmpi_device_free(dev);
+  torusmpi_device_free(dev2);
+  free(host);
+}
 
 /* FILE: the 3-D subarray layout of seed 5 (written with write_at_all), then after it the darray
  * layout of seed 9 (write_all with a displacement), then p records by write_ordered. */
@@ -1210,7 +1641,11 @@ int main(int argc, char** argv) {
     collective_cases();
     nonblocking_progress();
     nonblocking_error();
+    wrong_on_one_rank();
+    nonblocking_independent();
+    external32_sizes();
     device_cases();
+    device_async();
     shared_cases(20);
   }
   int rc = check_done(g_size);

@@ -16,10 +16,11 @@
 namespace torusmpi::io {
 namespace {
 
-TEST(IoPlanAggregators, OnePerNodeByDefault) {
-  // Ranks 0-3 on node 7, 4-7 on node 3: the lowest rank of each.
+TEST(IoPlanAggregators, TwoPerNodeByDefault) {
+  // Ranks 0-3 on node 7, 4-7 on node 3: the lowest two ranks of each.
+  static_assert(kAggregatorsPerNode == 2);
   std::vector<int> node_of = {7, 7, 7, 7, 3, 3, 3, 3};
-  EXPECT_EQ(choose_aggregators(node_of, 0), (std::vector<int>{0, 4}));
+  EXPECT_EQ(choose_aggregators(node_of, 0), (std::vector<int>{0, 1, 4, 5}));
   EXPECT_EQ(choose_aggregators(node_of, 1), (std::vector<int>{0}));
   EXPECT_EQ(choose_aggregators(node_of, 2), (std::vector<int>{0, 4}));
   // More than the nodes: second ranks of each node, spread before any node gets a third.
@@ -27,8 +28,11 @@ TEST(IoPlanAggregators, OnePerNodeByDefault) {
   EXPECT_EQ(choose_aggregators(node_of, 4), (std::vector<int>{0, 1, 4, 5}));
   EXPECT_EQ(choose_aggregators(node_of, 100).size(), 8u);
   // Ranks placed round-robin over nodes.
-  EXPECT_EQ(choose_aggregators({0, 1, 0, 1}, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(choose_aggregators({0, 1, 0, 1}, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(choose_aggregators({0, 1, 0, 1, 0}, 0), (std::vector<int>{0, 1, 2, 3}));
+  // A node of one rank: that one.
   EXPECT_EQ(choose_aggregators({5}, 0), (std::vector<int>{0}));
+  EXPECT_EQ(choose_aggregators({5, 6, 6}, 0), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(IoPlanDomains, CoverTheRangeAlignedAndInRounds) {

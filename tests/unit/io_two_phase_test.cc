@@ -8,6 +8,7 @@
 // layout with holes (never written: zeros), and ranks with nothing to do.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -300,6 +301,11 @@ TEST(IoTwoPhase, AutomaticLeavesSeparateRangesAlone) {
   g.file_bytes = 12000;
   auto calls = round_trip(g, CbMode::kAutomatic, {0}, 1 << 20, 7, false);
   EXPECT_EQ(calls.first, 3);
+  EXPECT_EQ(calls.second, 3);
+  // Writes in calls of at most cb_buffer_size bytes (4000 = 3 x 1024 + 928); reads whole.
+  calls = round_trip(g, CbMode::kAutomatic, {0}, 1024, 8, false);
+  EXPECT_EQ(calls.first, 3 * 4);
+  EXPECT_EQ(calls.second, 3);
 }
 
 TEST(IoTwoPhase, ScratchKeptFromCallToCall) {
@@ -310,6 +316,104 @@ TEST(IoTwoPhase, ScratchKeptFromCallToCall) {
   for (int64_t cb : {int64_t{1} << 16, int64_t{512}, int64_t{1} << 20, int64_t{64}}) {
     round_trip(blocks(5, 1, 1, 8), CbMode::kEnable, {0, 3}, cb, ++seed, true, &scratch);
     round_trip(holes(5, 3, 11, true), CbMode::kEnable, {1}, cb, ++seed, true, &scratch);
+  }
+}
+
+TEST(IoTwoPhase, ARefusingRankFailsEveryRankAndNothingMoves) {
+  // One rank's arguments were wrong (an MPI class, 13 here): every rank's call ends, failed with
+  // that class and rank, no byte is written, and no message (the lists the others sent the
+  // aggregators) is left behind; in every mode, refused by an aggregator or by another rank.
+  Group g = blocks(2, 2, 1, 16);
+  for (CbMode mode : {CbMode::kEnable, CbMode::kAutomatic, CbMode::kDisable}) {
+    for (int refuser : {0, 1, 3}) {
+      SCOPED_TRACE(testing::Message()
+                   << "mode " << static_cast<int>(mode) << ", rank " << refuser << " refuses");
+      TmpFile file;
+      Net net;
+      std::vector<std::unique_ptr<MemChannel>> ch;
+      std::vector<std::vector<char>> data;
+      std::vector<std::unique_ptr<TwoPhase>> ops;
+      for (int r = 0; r < 4; ++r) {
+        ch.push_back(std::make_unique<MemChannel>(&net, r, 4));
+        int64_t bytes = 0;
+        for (const Extent& e : g.extents[r]) bytes += e.len;
+        data.emplace_back(static_cast<size_t>(bytes), 'x');
+      }
+      for (int r = 0; r < 4; ++r) {
+        TwoPhaseArgs a;
+        a.channel = ch[r].get();
+        a.tag = 8;
+        a.fd = file.fd();
+        a.write = true;
+        if (r == refuser) {
+          a.refused = 13;
+        } else {
+          a.extents = g.extents[r];
+          a.data = data[r].data();
+        }
+        a.aggregators = {0, 2};
+        a.mode = mode;
+        ops.push_back(std::make_unique<TwoPhase>(a));
+      }
+      EXPECT_TRUE(run_group(ops)) << "deadlock";
+      EXPECT_TRUE(net.idle()) << "a message was left unreceived";
+      for (int r = 0; r < 4; ++r) {
+        const TwoPhaseResult& res = ops[r]->result();
+        EXPECT_FALSE(res.ok) << "rank " << r;
+        EXPECT_EQ(res.refused, 13) << "rank " << r;
+        EXPECT_EQ(res.refused_by, refuser) << "rank " << r;
+        EXPECT_EQ(res.file_calls, 0) << "rank " << r;
+      }
+      struct stat st;
+      ASSERT_EQ(fstat(file.fd(), &st), 0);
+      EXPECT_EQ(st.st_size, 0);
+    }
+  }
+}
+
+TEST(IoTwoPhase, ReadsCountTheBytesBeforeTheEndOfFile) {
+  // A 1000-byte file; rank 0 reads [0, 600), rank 1 [600, 1400) in two extents, rank 2 [1200,
+  // 1300): counts 600, 400 and 0, aggregated or not, the bytes that are there read right.
+  TmpFile file;
+  std::vector<char> content(1000);
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 1);
+  ASSERT_EQ(pwrite(file.fd(), content.data(), content.size(), 0), 1000);
+  std::vector<std::vector<Extent>> ext = {
+      {Extent{0, 600}}, {Extent{600, 300}, Extent{900, 500}}, {Extent{1200, 100}}};
+  for (CbMode mode : {CbMode::kDisable, CbMode::kEnable}) {
+    SCOPED_TRACE(testing::Message() << "mode " << static_cast<int>(mode));
+    Net net;
+    std::vector<std::unique_ptr<MemChannel>> ch;
+    std::vector<std::vector<char>> data;
+    std::vector<std::unique_ptr<TwoPhase>> ops;
+    for (int r = 0; r < 3; ++r) {
+      ch.push_back(std::make_unique<MemChannel>(&net, r, 3));
+      int64_t bytes = 0;
+      for (const Extent& e : ext[r]) bytes += e.len;
+      data.emplace_back(static_cast<size_t>(bytes), 'z');
+    }
+    for (int r = 0; r < 3; ++r) {
+      TwoPhaseArgs a;
+      a.channel = ch[r].get();
+      a.tag = 16;
+      a.fd = file.fd();
+      a.extents = ext[r];
+      a.data = data[r].data();
+      a.aggregators = {0, 2};
+      a.cb_buffer_size = 256;
+      a.mode = mode;
+      ops.push_back(std::make_unique<TwoPhase>(a));
+    }
+    EXPECT_TRUE(run_group(ops)) << "deadlock";
+    EXPECT_TRUE(net.idle());
+    const int64_t want[3] = {600, 400, 0};
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_TRUE(ops[r]->result().ok) << ops[r]->result().what;
+      EXPECT_EQ(ops[r]->result().aggregated, mode == CbMode::kEnable);
+      EXPECT_EQ(ops[r]->result().transferred, want[r]) << "rank " << r;
+    }
+    EXPECT_EQ(std::string(data[0].data(), 600), std::string(content.data(), 600));
+    EXPECT_EQ(std::string(data[1].data(), 400), std::string(content.data() + 600, 400));
   }
 }
 
