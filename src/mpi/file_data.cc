@@ -95,19 +95,28 @@ int view_type(File* f, const char* fn, MPI_Datatype type, const char* arg, dtype
   return MPI_SUCCESS;
 }
 
-// The whole of an independent access: fn's checks, the plan, the staging and the file side.
-// offset: explicit (use_pointer false) or the individual pointer's, which then advances by the
-// etypes moved. *bytes: memory-side bytes moved (a read stops at the end of the file).
+// What an independent access, blocking or not, starts with: fn's checks and the plan from
+// offset, explicit (use_pointer false) or the individual pointer's.
+int plan_independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_Offset offset,
+                     const void* buf, int count, MPI_Datatype type, File** f, const dtype::Type** t,
+                     Access* a) {
+  if (int err = check_file(fn, fh, f)) return err;
+  if (int err = check_access(*f, fn, buf, count, type, write, !use_pointer, t)) return err;
+  if (use_pointer) offset = (*f)->pointer;
+  return plan_access(*f, fn, offset, count, **t, a);
+}
+
+// The whole of an independent access: its plan, the staging and the file side; the individual
+// pointer (use_pointer) advances by the etypes moved. *bytes: memory-side bytes moved (a read
+// stops at the end of the file).
 int independent(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_Offset offset,
                 const void* buf, int count, MPI_Datatype type, int64_t* bytes) {
   *bytes = 0;
   File* f = nullptr;
-  if (int err = check_file(fn, fh, &f)) return err;
   const dtype::Type* t = nullptr;
-  if (int err = check_access(f, fn, buf, count, type, write, !use_pointer, &t)) return err;
-  if (use_pointer) offset = f->pointer;
   Access a;
-  if (int err = plan_access(f, fn, offset, count, *t, &a)) return err;
+  if (int err = plan_independent(fn, fh, write, use_pointer, offset, buf, count, type, &f, &t, &a))
+    return err;
   if (a.bytes == 0) return MPI_SUCCESS;
   Staged s;
   const char* op = nullptr;
@@ -220,12 +229,10 @@ int free_async(void* state) {
 int independent_async(const char* fn, MPI_File fh, bool write, bool use_pointer, MPI_Offset offset,
                       const void* buf, int count, MPI_Datatype type, MPI_Request* request) {
   File* f = nullptr;
-  if (int err = check_file(fn, fh, &f)) return err;
   const dtype::Type* t = nullptr;
-  if (int err = check_access(f, fn, buf, count, type, write, !use_pointer, &t)) return err;
-  if (use_pointer) offset = f->pointer;
   Access a;
-  if (int err = plan_access(f, fn, offset, count, *t, &a)) return err;
+  if (int err = plan_independent(fn, fh, write, use_pointer, offset, buf, count, type, &f, &t, &a))
+    return err;
   const int64_t bytes = a.bytes;
   if (int err = start_async(f, fn, write, std::move(a), buf, count, type, *t, request)) return err;
   if (use_pointer) f->pointer += bytes / f->view.etype_size();
