@@ -404,6 +404,24 @@ bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes) {
   return true;
 }
 
+bool copy_to_peer(int rank, uint64_t addr, const void* src, size_t bytes) {
+  uint8_t* to = peer_view(rank, addr, bytes);
+  if (to == nullptr) return false;
+  std::memcpy(to, dma_view(src), bytes);
+  g_counters.peer += bytes;
+  (in_device_range(src) ? g_counters.d2d : g_counters.h2d) += bytes;
+  return true;
+}
+
+bool reduce_at_peer(Kernel apply, void* ctx, int rank, uint64_t addr, const void* src, size_t count,
+                    size_t elem) {
+  uint8_t* to = peer_view(rank, addr, count * elem);
+  if (to == nullptr) return false;
+  apply(ctx, to, dma_view(src), count);
+  g_counters.reduced += count * elem;
+  return true;
+}
+
 namespace {
 
 // The word at addr of rank's device memory, or nullptr when it is not mapped here or addr is not

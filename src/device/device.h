@@ -127,6 +127,9 @@ bool peer_mapped(int rank);
 // dst (host or this rank's device memory) <- [addr, addr + bytes) of rank's device memory, one
 // DMA copy. False when rank's arena is not mapped here or the range is not inside it.
 bool copy_from_peer(int rank, void* dst, uint64_t addr, size_t bytes);
+// [addr, addr + bytes) of rank's device memory <- src (host or this rank's device memory), one DMA
+// copy (a put into a node peer's device window). False as copy_from_peer is.
+bool copy_to_peer(int rank, uint64_t addr, const void* src, size_t bytes);
 // The word at `addr` (8-byte aligned) of rank's device memory <- value, a release store: what this
 // rank read from there before is read. False as copy_from_peer is; rank may be this rank. (A
 // doorbell-free handshake: the pml's device eager slots are given back through it.)
@@ -153,6 +156,11 @@ bool exchange_word(void* p, uint64_t expected, uint64_t desired);
 // bytes.
 using Kernel = void (*)(void* ctx, void* dst, const void* src, size_t count);
 void reduce(Kernel apply, void* ctx, void* dst, const void* src, size_t count, size_t elem);
+// The same with dst at `addr` of rank's device memory (an accumulate into a node peer's device
+// window): the kernel runs on this layer's view of the peer's HBM. False, and nothing reduced, as
+// copy_from_peer is.
+bool reduce_at_peer(Kernel apply, void* ctx, int rank, uint64_t addr, const void* src, size_t count,
+                    size_t elem);
 
 // The DMA engine's descriptor transfers (a datatype's layout packed or unpacked where the data is):
 // run(ctx, dst, src) with each side given as this layer's view when it is device memory
@@ -165,7 +173,7 @@ void transfer(Transfer run, void* ctx, void* dst, bool dst_device, const void* s
 // Bytes moved and reduced by this rank's engine so far (statistics, tests).
 struct Counters {
   uint64_t h2d = 0, d2h = 0, d2d = 0, reduced = 0;
-  uint64_t peer = 0;    // read from other ranks' HBM (copy_from_peer)
+  uint64_t peer = 0;    // read from or written to other ranks' HBM (copy_from_peer, copy_to_peer)
   uint64_t staged = 0;  // device bytes copied into the library's host memory (stage)
 };
 const Counters& counters();

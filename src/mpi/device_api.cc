@@ -196,6 +196,12 @@ void reduce_device(const coll::Reduction& r, void* inout, const void* in, size_t
   device::reduce(apply_reduction, const_cast<coll::Reduction*>(&r), inout, in, count, elem);
 }
 
+bool reduce_at_peer(const coll::Reduction& r, int rank, uint64_t addr, const void* in, size_t count,
+                    size_t elem) {
+  return device::reduce_at_peer(apply_reduction, const_cast<coll::Reduction*>(&r), rank, addr, in,
+                                count, elem);
+}
+
 }  // namespace torusmpi::mpi
 
 extern "C" {

@@ -114,6 +114,11 @@ inline void reduce_any(const coll::Reduction& r, void* inout, const void* in, si
   }
 }
 
+// r.apply on `count` elements at `addr` of job rank `rank`'s device memory (a node peer's HBM,
+// mapped here) with `in`: false when that memory is not mapped here (device::reduce_at_peer).
+bool reduce_at_peer(const coll::Reduction& r, int rank, uint64_t addr, const void* in, size_t count,
+                    size_t elem);
+
 }  // namespace torusmpi::mpi
 
 #endif  // TORUSMPI_MPI_DEVICE_STAGE_H_

@@ -14,6 +14,7 @@
 #include "core/progress.h"
 #include "device/device.h"
 #include "mpi/attr.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
 #include "mpi/group.h"
@@ -57,6 +58,8 @@ Win* win_new() {
 void win_delete(Win* w) {
   if (w->mixed) net_close(w);
   rma::segment_close(&w->control);
+  if (w->device_memory != nullptr) device::free(w->device_memory);
+  w->device_memory = nullptr;
   delete w->attached;
   w->attached = nullptr;
   if (w->comm != MPI_COMM_NULL) PMPI_Comm_free(&w->comm);
@@ -94,17 +97,31 @@ struct Card {
   int64_t attached;  // dynamic windows: the AttachTable's address
   int32_t disp_unit;
   int32_t pid;
+  int32_t device;  // its memory is device memory
+  int32_t unused;
 };
 
 constexpr size_t kPage = 4096;
 
-// Reads `probe` bytes of each peer's part through process_vm_readv: the kernel's ptrace rules
-// must let this process in, or the window cannot work.
+// Reads a byte of each peer's part that is not mapped here through process_vm_readv (the
+// kernel's ptrace rules must let this process in, or the window cannot work), or finds its HBM
+// mapped.
 bool probe_peers(Win* w, std::string* error) {
   char byte;
   for (int r = 0; r < w->size; ++r) {
     const WinTarget& t = w->targets[r];
-    if (r == w->rank || t.size == 0 || t.remote) continue;
+    if (r == w->rank || t.size == 0 || t.remote || t.local != nullptr) continue;
+    if (t.device) {
+      // HBM is reached through the device layer's mapping of the peer's arena.
+      if (device::peer_view(w->members[r], t.base, static_cast<size_t>(t.size)) != nullptr) {
+        continue;
+      }
+      *error = "rank " + std::to_string(r) +
+               "'s part of the window is device memory that this "
+               "process does not map (its HBM could not be opened here: see the warning at "
+               "MPI_Init)";
+      return false;
+    }
     std::vector<rma::Block> one{{t.base, 1}};
     if (rma::peer_read(t.pid, one, &byte, error) != Status::kOk) return false;
   }
@@ -139,10 +156,28 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
   if (baseptr == nullptr && (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED))
     return raise_error(comm, MPI_ERR_ARG, fn, "baseptr argument is NULL");
-  if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && device::in_device_range(base)) {
-    return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                       "base argument is device memory: windows on device memory are not "
-                       "implemented yet (host memory only)");
+  if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && device::in_device_range(base) &&
+      device::kind(base, static_cast<size_t>(size)) != device::Kind::kDevice) {
+    return raise_error(comm, MPI_ERR_BASE, fn,
+                       "base argument %p with size %lld is device memory but not within one live "
+                       "allocation",
+                       base, static_cast<long long>(size));
+  }
+  // torusmpi_memory_kind=device: MPI_Win_allocate's memory in the rank's HBM (as MPI_Alloc_mem).
+  std::string memory_kind;
+  const bool on_device = (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) &&
+                         info_value(info, "torusmpi_memory_kind", &memory_kind) &&
+                         memory_kind != "host";
+  if (on_device && memory_kind != "device") {
+    return raise_error(comm, MPI_ERR_INFO_VALUE, fn,
+                       "info key torusmpi_memory_kind has value \"%s\"; it takes host or device",
+                       memory_kind.c_str());
+  }
+  if (on_device && flavor == MPI_WIN_FLAVOR_SHARED) {
+    return raise_error(comm, MPI_ERR_INFO_VALUE, fn,
+                       "info key torusmpi_memory_kind is device: the processes load and store "
+                       "MPI_Win_allocate_shared's memory themselves, which device memory does not "
+                       "allow (MPI_Win_allocate takes it)");
   }
   std::vector<int> members = comm_members(*c);
   const std::vector<bool> near = near_members(members);
@@ -184,9 +219,25 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   }
 
   if (flavor == MPI_WIN_FLAVOR_DYNAMIC) w->attached = new AttachTable;
-  Card mine{static_cast<int64_t>(size), static_cast<int64_t>(reinterpret_cast<uintptr_t>(base)),
-            static_cast<int64_t>(reinterpret_cast<uintptr_t>(w->attached)), disp_unit,
-            static_cast<int32_t>(getpid())};
+  std::string error;
+  // A part that cannot be allocated fails the creation on every process (the allreduce below).
+  bool allocated = true;
+  if (on_device) {
+    allocated = device::alloc(static_cast<size_t>(size), &w->device_memory) == Status::kOk;
+    if (!allocated) {
+      error = "cannot allocate " + std::to_string(static_cast<long long>(size)) +
+              " bytes of device memory on chip " + std::to_string(device::chip());
+    }
+    base = w->device_memory;
+  }
+  const bool mine_on_device = size > 0 && device::in_device_range(base);
+  Card mine{static_cast<int64_t>(size),
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(base)),
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(w->attached)),
+            disp_unit,
+            static_cast<int32_t>(getpid()),
+            mine_on_device ? 1 : 0,
+            0};
   std::vector<Card> cards(static_cast<size_t>(w->size));
   int rc =
       PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE, w->comm);
@@ -203,7 +254,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   // 32 KiB took 15% longer).
   const bool staggered = flavor == MPI_WIN_FLAVOR_ALLOCATE;
   for (int r = 0; r < w->size && allocates; ++r) {
-    if (!near[r]) continue;  // its memory is on its node
+    if (!near[r] || cards[r].device) continue;  // its memory is on its node, or in its HBM
     size_t s = static_cast<size_t>(cards[r].size);
     if (staggered) {
       data_bytes =
@@ -216,7 +267,6 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
 
   // The first process makes the segment; the others map it; it loses its name (or its maker's
   // fd) once all have it: the allreduce below is that "all".
-  std::string error;
   rma::SegmentCard card{};
   if (rc == MPI_SUCCESS && seg_rank == 0 &&
       rma::segment_create(runtime().job.nspace, control_bytes + data_bytes, &w->control, &card,
@@ -224,7 +274,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
     card.bytes = 0;  // tells the others
   }
   if (rc == MPI_SUCCESS) rc = PMPI_Bcast(&card, sizeof card, MPI_BYTE, 0, seg_comm);
-  int ok = rc == MPI_SUCCESS && card.bytes != 0;
+  int ok = rc == MPI_SUCCESS && card.bytes != 0 && allocated;
   if (ok && seg_rank != 0 && rma::segment_open(card, &w->control, &error) != Status::kOk) ok = 0;
   if (ok) {
     char* data = static_cast<char*>(w->control.base) + control_bytes;
@@ -236,8 +286,13 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
       t.disp_unit = cards[r].disp_unit;
       t.attached = static_cast<uintptr_t>(cards[r].attached);
       t.remote = !near[r];
+      t.device = cards[r].device != 0;
       if (t.remote) {
         t.base = static_cast<uintptr_t>(cards[r].base);  // MPI_Win_allocate's: below
+      } else if (t.device || (on_device && r == w->rank)) {
+        // HBM: reached here through the device layer only (its own, or the peer's mapped).
+        t.base = static_cast<uintptr_t>(cards[r].base);
+        t.local = r == w->rank ? static_cast<char*>(base) : nullptr;
       } else if (allocates) {
         t.local = data + offsets[r];
         t.base = reinterpret_cast<uintptr_t>(t.local);
@@ -247,7 +302,10 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
             r == w->rank && flavor == MPI_WIN_FLAVOR_CREATE ? static_cast<char*>(base) : nullptr;
       }
     }
-    if (flavor == MPI_WIN_FLAVOR_CREATE && !probe_peers(w, &error)) ok = 0;
+    if ((flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
+        !probe_peers(w, &error)) {
+      ok = 0;
+    }
   }
   int all_ok = 0;
   if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w->comm);
@@ -285,6 +343,8 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
     net_open(w);
   }
   *win = &w->handle;
+  // The chip's engine runs from the first device allocation on (MPI_Alloc_mem does the same).
+  if (on_device) start_device_engine();
   return MPI_SUCCESS;
 }
 
@@ -529,6 +589,12 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
                            w->size);
   }
   const mpi::WinTarget& t = w->targets[rank];
+  if (t.device) {
+    return raise_error_win(win, MPI_ERR_RMA_FLAVOR, kFn,
+                           "rank %d's part of the window is device memory, which this process "
+                           "cannot load or store (MPI_Put and MPI_Get reach it)",
+                           rank);
+  }
   *size = t.size;
   *disp_unit = t.disp_unit;
   *static_cast<void**>(baseptr) = t.local;

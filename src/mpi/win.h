@@ -12,6 +12,13 @@
 // lock (accumulates are atomic per element with respect to each other) and counters for
 // post/start/complete/wait. So passive target needs nothing from the target process.
 //
+// Device memory (MPI_Win_create on it, MPI_Win_allocate with the info key
+// torusmpi_memory_kind=device, or attached to a dynamic window) is only ever touched by the device
+// layer: a process's own HBM by its DMA copies and reduction kernels, a node peer's HBM (every
+// process maps the HBM of the others of its node and instance) by the same engines writing,
+// reading and reducing there, one copy each way; no device byte passes through host memory but a
+// fetch into a derived result datatype. The lock words and counters stay in the host segment.
+//
 // A window whose group spans nodes or emulated instances (win_net.cc) keeps all of this among
 // the processes of each node: they share a control segment (and, for MPI_Win_allocate, a data
 // segment) of their own, laid out for the whole group but used only by them. A process of another
@@ -48,6 +55,7 @@ struct WinTarget {
   int disp_unit = 1;
   uintptr_t attached = 0;  // dynamic windows: its AttachTable, in that process
   bool remote = false;     // on another node or instance: reached by messages (win_net.cc)
+  bool device = false;     // device memory (HBM): moved and combined by the device layer only
 };
 
 // The memory a process attached to a dynamic window (MPI_Win_attach), where other processes read
@@ -76,6 +84,7 @@ struct Win {
   rma::Segment control;             // lock words and counters (rma.h)
   AttachTable* attached = nullptr;  // dynamic windows: this process's attached memory
   rma::Segment data;                // MPI_Win_allocate(_shared): every process's memory
+  void* device_memory = nullptr;    // MPI_Win_allocate on the device: this process's part
   std::string name;
   MPI_Info info = MPI_INFO_NULL;  // the hints given (a copy)
   // The predefined attributes' values (MPI hands out pointers to them).

@@ -29,8 +29,10 @@
 
 #include "core/log.h"
 #include "core/progress.h"
+#include "device/device.h"
 #include "mpi/builtins.h"
 #include "mpi/datatype.h"
+#include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/reduction.h"
 #include "mpi/runtime.h"
@@ -144,16 +146,17 @@ bool inside(const Win& w, const rma::Block& b) {
   return lo >= me.base && hi <= me.base + static_cast<uint64_t>(me.size);
 }
 
+// This process's window memory may be device memory (win.h): its bytes move by device::copy.
 void gather(const std::vector<rma::Block>& blocks, uint8_t* out) {
   for (const rma::Block& b : blocks) {
-    std::memcpy(out, reinterpret_cast<const void*>(b.address), b.bytes);
+    device::copy(out, reinterpret_cast<const void*>(b.address), b.bytes);
     out += b.bytes;
   }
 }
 
 void scatter(const std::vector<rma::Block>& blocks, const uint8_t* in) {
   for (const rma::Block& b : blocks) {
-    std::memcpy(reinterpret_cast<void*>(b.address), in, b.bytes);
+    device::copy(reinterpret_cast<void*>(b.address), in, b.bytes);
     in += b.bytes;
   }
 }
@@ -182,9 +185,10 @@ class UpdateHold {
   std::atomic<uint32_t>* word_;
 };
 
-// Applies an accumulate's data to the target bytes `cur` (total bytes): MPI_ERR_OP when the op
-// does not take the type (the origin checked it: a mismatch of the two libraries' tables).
-int combine(int op, int basic, uint8_t* cur, const uint8_t* data, size_t total) {
+// Applies an accumulate's data to the target's blocks where they lie (by the device's kernels in
+// device memory): MPI_ERR_OP when the op does not take the type (the origin checked it: a
+// mismatch of the two libraries' tables).
+int combine(int op, int basic, const std::vector<rma::Block>& blocks, const uint8_t* data) {
   coll::Reduction r;
   bool commutative = true;
   size_t elem = 0, per = 0;
@@ -196,7 +200,10 @@ int combine(int op, int basic, uint8_t* cur, const uint8_t* data, size_t total) 
                                   &commutative, &elem, &per);
   }
   if (rc != MPI_SUCCESS || elem == 0) return MPI_ERR_OP;
-  r.apply(cur, data, total / elem);
+  for (const rma::Block& b : blocks) {
+    reduce_any(r, reinterpret_cast<void*>(b.address), data, b.bytes / elem, elem);
+    data += b.bytes;
+  }
   return MPI_SUCCESS;
 }
 
@@ -326,15 +333,12 @@ void handle(Served* s, Incoming* in) {
       case NetKind::kAccumulate:
       case NetKind::kGetAccumulate: {
         // The same lock and the same kernels as the node's own accumulates (win_ops.cc).
-        std::vector<uint8_t> cur(total);
         UpdateHold hold(w);
-        gather(blocks, cur.data());
-        if (kind == NetKind::kGetAccumulate) std::memcpy(result, cur.data(), total);
+        if (kind == NetKind::kGetAccumulate) gather(blocks, result);
         if (h.op == replace) {
           scatter(blocks, data);
         } else if (h.op != no_op && total > 0) {
-          a.error = combine(h.op, h.basic, cur.data(), data, total);
-          if (a.error == MPI_SUCCESS) scatter(blocks, cur.data());
+          a.error = combine(h.op, h.basic, blocks, data);
         }
         break;
       }

@@ -4,7 +4,8 @@
 // mapped here (MPI_Win_allocate(_shared), or this process's own) and is read and written in
 // place, or it is another process's private memory, read and written with one
 // process_vm_readv/writev over the target datatype's blocks, or it is on another node and a
-// request carries the blocks and the data there (win_net.cc).
+// request carries the blocks and the data there (win_net.cc). Device memory in the target, this
+// process's or a node peer's, is moved and combined where it lies by the device layer (win.h).
 //
 // Data moves as the datatype engine's packed stream: the origin's bytes packed (or used in place
 // when contiguous), the target's blocks in type-map order. Accumulates hold the target's update
@@ -178,6 +179,47 @@ std::vector<rma::Block> blocks_of(const Access& a) {
   return blocks;
 }
 
+// Whether the access's target bytes are device memory (win.h): this process's own HBM, or a node
+// peer's, which this process maps. (A dynamic window's regions may be either kind: the address
+// decides.) A target on another node sorts its own (win_net.cc).
+bool on_device(const Win& w, const Access& a) {
+  if (a.t->remote || a.side.bytes == 0) return false;
+  const dtype::Type& t = *a.side.t;
+  const uintptr_t lo = a.address + static_cast<uintptr_t>(t.true_lb());
+  if (a.t == &w.targets[w.rank]) return device::in_device_range(reinterpret_cast<void*>(lo));
+  if (!a.t->device && w.flavor != MPI_WIN_FLAVOR_DYNAMIC) return false;
+  const size_t span =
+      static_cast<size_t>((a.side.count - 1) * t.extent() + t.true_ub() - t.true_lb());
+  return device::peer_view(w.members[a.t - w.targets.data()], lo, span) != nullptr;
+}
+
+int not_mapped(const char* fn, MPI_Win win, const rma::Block& b, int peer) {
+  return raise_error_win(win, MPI_ERR_RMA_RANGE, fn,
+                         "[%#llx, %#llx) is not device memory of job rank %d mapped here",
+                         static_cast<unsigned long long>(b.address),
+                         static_cast<unsigned long long>(b.address + b.bytes), peer);
+}
+
+// The packed stream `packed` (either kind of memory) to (write) or from the target's device
+// blocks, one DMA copy per block.
+int device_move(const char* fn, MPI_Win win, const Access& a, void* packed, bool write) {
+  const Win& w = *win_impl(win);
+  const bool own = a.t == &w.targets[w.rank];
+  const int peer = w.members[a.t - w.targets.data()];
+  char* p = static_cast<char*>(packed);
+  for (const rma::Block& b : blocks_of(a)) {
+    void* at = reinterpret_cast<void*>(b.address);
+    if (own) {
+      write ? device::copy(at, p, b.bytes) : device::copy(p, at, b.bytes);
+    } else if (!(write ? device::copy_to_peer(peer, b.address, p, b.bytes)
+                       : device::copy_from_peer(peer, p, b.address, b.bytes))) {
+      return not_mapped(fn, win, b, peer);
+    }
+    p += b.bytes;
+  }
+  return MPI_SUCCESS;
+}
+
 // A request to a target on another node (win_net.cc) about the access's blocks; raises what it
 // answers. Puts and accumulates (nothing to bring back) are left in flight, answered by the next
 // flush, unlock, fence or complete; not on dynamic windows, whose target checks the range (the
@@ -188,8 +230,10 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   call.blocks = &blocks;
   std::string error;
   const int target = static_cast<int>(a.t - w->targets.data());
-  // One large block: the transport moves it between the buffer and the window in one copy.
-  const bool direct = blocks.size() == 1 && a.side.bytes >= kDirectBytes &&
+  // One large block, or a put from device memory (put() leaves it there): the transport moves it
+  // between the buffer and the window in one copy.
+  const bool direct = blocks.size() == 1 &&
+                      (a.side.bytes >= kDirectBytes || device::in_device_range(call.data)) &&
                       (call.kind == NetKind::kPut || call.kind == NetKind::kGet);
   if (direct) call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
   const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
@@ -204,6 +248,7 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
 // The target's data as a packed stream, into `packed` (a.side.bytes).
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (on_device(*win_impl(win), a)) return device_move(fn, win, a, packed, false);
   if (a.t->remote) {
     NetCall call;
     call.kind = NetKind::kGet;
@@ -229,6 +274,9 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
 
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  if (on_device(*win_impl(win), a)) {
+    return device_move(fn, win, a, const_cast<void*>(packed), true);
+  }
   if (a.t->remote) {
     NetCall call;
     call.kind = NetKind::kPut;
@@ -252,11 +300,11 @@ int target_write(const char* fn, MPI_Win win, const Access& a, const void* packe
   return MPI_SUCCESS;
 }
 
-// The origin's bytes as a packed stream: in place when contiguous host memory, else packed into
-// scratch.
-const void* origin_packed(const Side& s, std::vector<char>* scratch) {
+// The origin's bytes as a packed stream: in place when contiguous (device memory only when it
+// goes to device memory, `to_device`), else packed into scratch.
+const void* origin_packed(const Side& s, std::vector<char>* scratch, bool to_device = false) {
   int64_t off = 0;
-  if (device::in_device_range(s.buf)) {
+  if (device::in_device_range(s.buf) && !to_device) {
     // Device bytes are staged below.
   } else if (dense_predefined(s)) {
     return s.buf;
@@ -335,6 +383,28 @@ int resolve_acc(const char* fn, MPI_Win win, MPI_Op op, const Side& origin, cons
   return MPI_SUCCESS;
 }
 
+// Combines the origin's packed stream `in` into the target's device blocks where they lie, by the
+// device's reduction kernels (a block holds whole elements: the target type has one basic type).
+int device_combine(const char* fn, MPI_Win win, const Access& a, const coll::Reduction& r,
+                   const void* in) {
+  const Win& w = *win_impl(win);
+  const bool own = a.t == &w.targets[w.rank];
+  const int peer = w.members[a.t - w.targets.data()];
+  const size_t elems =
+      static_cast<size_t>(a.side.count) * static_cast<size_t>(a.side.t->uniform_count());
+  const size_t elem = a.side.bytes / elems;
+  const char* p = static_cast<const char*>(in);
+  for (const rma::Block& b : blocks_of(a)) {
+    if (own) {
+      reduce_any(r, reinterpret_cast<void*>(b.address), p, b.bytes / elem, elem);
+    } else if (!reduce_at_peer(r, peer, b.address, p, b.bytes / elem, elem)) {
+      return not_mapped(fn, win, b, peer);
+    }
+    p += b.bytes;
+  }
+  return MPI_SUCCESS;
+}
+
 // Combines origin into the target's packed bytes (`target`, a.side.bytes of them).
 void combine(const coll::Reduction& r, const Access& a, void* target, const void* origin) {
   const dtype::Type& t = *a.side.t;
@@ -390,7 +460,10 @@ char* mapped_basic(const char* fn, MPI_Win win, const void* buf, int count, MPI_
   if (!w->fence_open && !w->lock_all && w->held[rank] == Held::kNone) return nullptr;
   const WinTarget& t = w->targets[rank];
   const dtype::Type& e = *builtin_engine_type(type->builtin);
-  if (t.local == nullptr || e.size() == 0 || e.size() != e.extent() || disp < 0) return nullptr;
+  if (t.local == nullptr || e.size() == 0 || e.size() != e.extent() || disp < 0 ||
+      device::in_device_range(t.local)) {
+    return nullptr;
+  }
   const uint64_t n = static_cast<uint64_t>(count) * static_cast<uint64_t>(e.size());
   const uint64_t off = static_cast<uint64_t>(disp) * static_cast<uint64_t>(t.disp_unit);
   if (t.disp_unit <= 0 || off / static_cast<uint64_t>(t.disp_unit) != static_cast<uint64_t>(disp) ||
@@ -418,11 +491,17 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
                                target_disp, target_count, target_datatype, win, &o, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
-  // Basic host data goes as it is, without touching the thread's scratch (a dynamic TLS access).
-  if (dense_predefined(o) && !device::in_device_range(o.buf))
+  // Basic host data goes as it is, without touching the thread's scratch (a dynamic TLS access);
+  // device data too when it goes to device memory (one DMA copy) or to one block of a process of
+  // another node (the transport sends it from the device: remote_call).
+  int64_t off = 0;
+  const bool to_device =
+      device::in_device_range(o.buf) &&
+      (on_device(*win_impl(win), a) || (a.t->remote && a.side.t->contiguous(a.side.count, &off)));
+  if (dense_predefined(o) && (!device::in_device_range(o.buf) || to_device))
     return target_write(fn, win, a, o.buf);
   thread_local std::vector<char> scratch;
-  return target_write(fn, win, a, origin_packed(o, &scratch));
+  return target_write(fn, win, a, origin_packed(o, &scratch, to_device));
 }
 
 int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -442,7 +521,8 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
     return err;
   if (skip) return MPI_SUCCESS;
   int64_t off = 0;
-  if (!device::in_device_range(origin_addr)) {
+  // Device memory on both sides: one DMA copy, as host memory on both.
+  if (!device::in_device_range(origin_addr) || on_device(*win_impl(win), a)) {
     if (dense_predefined(o)) return target_read(fn, win, a, origin_addr);
     if (o.t->contiguous(o.count, &off)) {
       return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
@@ -534,7 +614,8 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
   if (fetch && res.bytes != a.side.bytes) return sizes_differ(fn, win, "result", res, a);
   if (a.side.bytes == 0) return MPI_SUCCESS;
   thread_local std::vector<char> origin_scratch, target_scratch;
-  const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch) : nullptr;
+  const bool device_target = on_device(*w, a);
+  const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch, device_target) : nullptr;
   if (a.t->remote) {
     // Combined at the target, under its update lock (win_net.cc).
     NetCall call;
@@ -553,6 +634,20 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
     if (int err = remote_call(fn, win, a, call)) return err;
     if (fetch) unpack_any(*res.t, target_scratch.data(), res.count, result_addr);
     return MPI_SUCCESS;
+  }
+  if (device_target) {
+    // Combined where it lies by the device's engines (win.h), the fetch read first.
+    UpdateLock update(w, a);
+    if (fetch && dense_predefined(res)) {
+      if (int err = target_read(fn, win, a, result_addr)) return err;
+    } else if (fetch) {
+      target_scratch.resize(a.side.bytes);
+      if (int err = target_read(fn, win, a, target_scratch.data())) return err;
+      unpack_any(*res.t, target_scratch.data(), res.count, result_addr);
+    }
+    if (no_op) return MPI_SUCCESS;
+    if (replace) return target_write(fn, win, a, in);
+    return device_combine(fn, win, a, r, in);
   }
   if (a.t->local != nullptr && dense_predefined(a.side) && !replace && !no_op) {
     // Mapped target memory holding basic elements in order: combined where it lies, without the
@@ -724,24 +819,27 @@ int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, voi
   if (int err = mpi::check_target(kFn, win, w, target_rank, target_disp, 1, datatype, &a, &skip))
     return err;
   if (skip) return MPI_SUCCESS;
+  // The origin, compared and result elements (any of them may be device memory) pass through
+  // here: one element each.
+  alignas(16) unsigned char both[64], old[32];
+  torusmpi::device::copy(both, origin_addr, o.bytes);
+  torusmpi::device::copy(both + o.bytes, compare_addr, o.bytes);
   if (a.t->remote) {
     // Compared and swapped at the target, under its update lock (win_net.cc).
-    alignas(16) unsigned char both[64];
-    std::memcpy(both, origin_addr, o.bytes);
-    std::memcpy(both + o.bytes, compare_addr, o.bytes);
     mpi::NetCall call;
     call.kind = mpi::NetKind::kCompareAndSwap;
     call.data = both;
     call.bytes = 2 * o.bytes;
-    call.result = result_addr;
+    call.result = old;
     call.result_bytes = o.bytes;
-    return mpi::remote_call(kFn, win, a, call);
+    if (int err = mpi::remote_call(kFn, win, a, call)) return err;
+    torusmpi::device::copy(result_addr, old, o.bytes);
+    return MPI_SUCCESS;
   }
-  alignas(16) unsigned char old[32];
   mpi::UpdateLock update(w, a);
   if (int err = mpi::target_read(kFn, win, a, old)) return err;
-  std::memcpy(result_addr, old, o.bytes);
-  if (std::memcmp(old, compare_addr, o.bytes) != 0) return MPI_SUCCESS;
-  return mpi::target_write(kFn, win, a, origin_addr);
+  torusmpi::device::copy(result_addr, old, o.bytes);
+  if (std::memcmp(old, both + o.bytes, o.bytes) != 0) return MPI_SUCCESS;
+  return mpi::target_write(kFn, win, a, both);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Compare_and_swap);

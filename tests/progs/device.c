@@ -182,7 +182,8 @@ static void test_kinds(void) {
         "wild pointer among the mappings (an inaccessible page) is invalid", "kind %d", kind);
   if (reserved != MAP_FAILED) munmap(reserved, 4096);
   torusmpi_pointer_kind((void*)(uintptr_t)0x800000000000ULL, &kind, &chip);
-  check(kind == TORUSMPI_MEMORY_INVALID, "wild pointer past user space is invalid", "kind %d", kind);
+  check(kind == TORUSMPI_MEMORY_INVALID, "wild pointer past user space is invalid", "kind %d",
+        kind);
 
   /* Freed blocks are found again: first fit with coalescing gives the space back whole. */
   void *a = mem(1 << 20, 1), *b = mem(1 << 20, 1);

@@ -122,6 +122,44 @@ TEST_F(DeviceTest, PeerArenaIsOneCopy) {
   free(dst);
 }
 
+void add_ints(void*, void* dst, const void* src, size_t count) {
+  for (size_t i = 0; i < count; ++i) static_cast<int*>(dst)[i] += static_cast<const int*>(src)[i];
+}
+
+TEST_F(DeviceTest, PeerArenaIsWrittenAndReducedInPlace) {
+  std::string error;
+  ASSERT_EQ(map_peer(3, arena_card(), &error), Status::kOk) << error;
+  void *win = nullptr, *dev = nullptr;
+  ASSERT_EQ(alloc(4096, &win), Status::kOk);
+  ASSERT_EQ(alloc(4096, &dev), Status::kOk);
+  const auto addr = reinterpret_cast<uint64_t>(win);
+  std::vector<int> v(1024), twice(1024), got(1024);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>(i * 7) - 3000;
+  for (size_t i = 0; i < v.size(); ++i) twice[i] = 2 * v[i];
+  const Counters before = counters();
+  ASSERT_TRUE(copy_to_peer(3, addr, v.data(), 4096));  // a host buffer into the peer's HBM
+  copy(got.data(), win, 4096);
+  EXPECT_EQ(got, v);
+  copy(dev, v.data(), 4096);
+  ASSERT_TRUE(reduce_at_peer(add_ints, nullptr, 3, addr, dev, 1024, sizeof(int)));  // HBM + HBM
+  copy(got.data(), win, 4096);
+  EXPECT_EQ(got, twice);
+  ASSERT_TRUE(copy_to_peer(3, addr, dev, 4096));  // HBM to HBM
+  copy(got.data(), win, 4096);
+  EXPECT_EQ(got, v);
+  EXPECT_EQ(counters().peer - before.peer, 8192u);
+  EXPECT_EQ(counters().reduced - before.reduced, 4096u);
+  EXPECT_EQ(counters().staged, before.staged);
+  // Past the peer's arena, or a peer not mapped: refused, nothing written.
+  EXPECT_FALSE(copy_to_peer(3, range_base + range_bytes - 8, v.data(), 16));
+  EXPECT_FALSE(reduce_at_peer(add_ints, nullptr, 3, range_base + range_bytes - 8, dev, 4, 4));
+  EXPECT_FALSE(copy_to_peer(4, addr, v.data(), 4));
+  copy(got.data(), win, 4096);
+  EXPECT_EQ(got, v);
+  free(win);
+  free(dev);
+}
+
 TEST_F(DeviceTest, PeerCardThatLiesIsRefused) {
   std::string error;
   ArenaCard card = arena_card();
