@@ -16,8 +16,9 @@
 // torusmpi_memory_kind=device, or attached to a dynamic window) is only ever touched by the device
 // layer: a process's own HBM by its DMA copies and reduction kernels, a node peer's HBM (every
 // process maps the HBM of the others of its node and instance) by the same engines writing,
-// reading and reducing there, one copy each way; no device byte passes through host memory but a
-// fetch into a derived result datatype. The lock words and counters stay in the host segment.
+// reading and reducing there, one copy each way. Device bytes pass through host memory only for a
+// fetch into a derived result type, a derived origin type, and requests to other nodes that carry
+// data (win_net.cc). The lock words and counters stay in the host segment.
 //
 // A window whose group spans nodes or emulated instances (win_net.cc) keeps all of this among
 // the processes of each node: they share a control segment (and, for MPI_Win_allocate, a data

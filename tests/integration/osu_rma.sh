@@ -24,7 +24,8 @@ rma_ok() {
 rma() {
   local name=$1 last=$2
   shift 2
-  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_DEVICE_GUARD=1 "$osu/$name" -c "${quick[@]}" "$@"
+  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_DEVICE_GUARD=1 -x TORUSMPI_STATS=1 "$osu/$name" -c \
+    "${quick[@]}" "$@"
   check "$name -c $*" rma_ok "$last" || diag_job
 }
 
@@ -75,6 +76,25 @@ rma_across osu_get_latency 65536 -m 1:65536 -w allocate -s lock -d neuron D H
 # Origin buffers in device memory, the window on the host (-d neuron D H).
 rma osu_put_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
 rma osu_get_latency 4096 -m 1:4096 -w create -s flush -d neuron D H
+# Windows in device memory too (D D): every flavor, reached through the device layer only, with
+# nothing staged through host memory; then across instances.
+staged_nothing() {
+  grep -q '^torusmpi-stats staging bytes=0$' "$job_err" ||
+    { grep '^torusmpi-stats staging' "$job_err" | sed 's/^/# /'; return 1; }
+}
+rma_device() {
+  rma "$@" -d neuron D D
+  check "... staging bytes=0" staged_nothing || diag_job
+}
+rma_device osu_put_latency 65536 -m 1:65536 -w allocate -s flush
+rma_device osu_get_latency 65536 -m 1:65536 -w create -s lock
+rma_device osu_put_bw 65536 -m 1:65536 -W 8 -w dynamic -s pscw
+rma_device osu_acc_latency 4096 -m 4:4096 -T mpi_int -w allocate -s fence
+rma_device osu_get_acc_latency 4096 -m 4:4096 -T mpi_float -w create -s lock_all
+rma_device osu_fop_latency 8 -w dynamic -s flush_local
+rma_device osu_cas_latency 8 -w allocate -s flush
+rma_across osu_put_latency 65536 -m 1:65536 -w allocate -s flush -d neuron D D
+rma_across osu_acc_latency 4096 -m 4:4096 -T mpi_int -w create -s lock -d neuron D D
 
 # refused <message> <ranks> <benchmark> [arguments...]: exit status 1 and the message on stderr.
 refused() {
@@ -89,9 +109,5 @@ refused "bad value 'shared' for option '-w'" 2 osu_put_latency -w shared
 refused "unknown option '-m'" 2 osu_fop_latency -m 8
 refused "-c needs -T mpi_int or -T mpi_float" 2 osu_acc_latency -c
 refused "needs exactly 2 ranks (got 3)" 3 osu_get_latency
-# Windows in device memory (D D) are not served yet: the benchmark says so instead of timing
-# a host window.
-refused "has no device windows" 2 osu_put_latency -m 1:64 -d neuron D D
-refused "windows on device memory are not implemented" 2 osu_get_latency -m 1:64 -w create -d neuron
 check_shm
 tap_done

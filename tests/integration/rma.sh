@@ -5,7 +5,7 @@
 # accumulates on integers against a computed reference, fetch-and-op, compare-and-swap, the
 # request forms, vector datatypes, exclusive-lock increments of one counter by every rank (none
 # lost), MPI_Win_shared_query with direct loads and stores, and the error classes under
-# MPI_ERRORS_RETURN. First on Open MPI itself (the reference: where it checks less, its answers are
+# MPI_ERRORS_RETURN; windows on device memory (rma_device.c). First on Open MPI itself (the reference: where it checks less, its answers are
 # "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
 # LD_LIBRARY_PATH, under valgrind's memcheck, with named segments (TORUSMPI_SHM_NAMED=1), and the
 # clang build, and with three threads per rank (MPI_THREAD_MULTIPLE); a Fortran program's window
@@ -36,6 +36,26 @@ check "rma.clang, LD_LIBRARY_PATH, np=3" passed 3 || diag_job
 run_job 120 "${mpirun[@]}" -np 3 "${via_preload[@]}" "$bin.gcc" threads
 check "rma.gcc threads (MPI_THREAD_MULTIPLE), np=3: concurrent updates from 3 threads per rank" \
   passed 3 || diag_job
+# Windows on device memory (tests/progs/rma_device.c), two ranks to a chip of a 2x2 torus, under the
+# device guard (a host access to a device byte faults): every part on the device at 1 to 6 ranks,
+# with device origins moving nothing through host memory (staging bytes=0); even ranks' parts on
+# the device and odd ranks' on the host; the clang build.
+dev=$TM_PROGS/rma_device
+device_env=(-x TORUSMPI_DEVICE_GUARD=1 -x TORUSMPI_INSTANCE=torus:2x2:cores=2)
+staged_nothing() {
+  grep -q '^torusmpi-stats staging bytes=0$' "$job_err" ||
+    { grep '^torusmpi-stats staging' "$job_err" | sed 's/^/# /'; return 1; }
+}
+for np in 1 2 3 4 6; do
+  run_job 120 "${mpirun[@]}" -np "$np" "${via_preload[@]}" "${device_env[@]}" -x TORUSMPI_STATS=1 \
+    "$dev.gcc"
+  check "rma_device.gcc, every part on the device, np=$np" ranks_done "$np" || diag_job
+  check "... no device byte staged through host memory" staged_nothing || diag_job
+done
+run_job 120 "${mpirun[@]}" -np 3 "${via_path[@]}" "${device_env[@]}" "$dev.clang" mixed
+check "rma_device.clang mixed (device and host parts), LD_LIBRARY_PATH, np=3" ranks_done 3 ||
+  diag_job
+
 # Memory errors and leaks of torusmpi's windows under valgrind's memcheck (as valgrind.sh runs it).
 if command -v valgrind >/dev/null; then
   memcheck=(valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect

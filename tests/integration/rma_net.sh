@@ -10,7 +10,8 @@
 # and from the other, none lost; a window over a reversed subset of the world; an idle window's
 # progress thread asleep; threads (MPI_THREAD_MULTIPLE); named segments; real nodes in namespaces
 # (scripts/cluster). The network carried the bytes (per-NIC counts); no memory error or leak
-# under valgrind's memcheck; a remote lock never given back is diagnosed by TORUSMPI_TIMEOUT.
+# under valgrind's memcheck; a remote lock never given back is diagnosed by TORUSMPI_TIMEOUT;
+# windows on device memory (rma_device.c).
 . "$(dirname "$0")/lib.sh"
 
 bin=$TM_PROGS/rma
@@ -49,6 +50,15 @@ for net in ofi ucx; do
   check "rma.gcc net over $net, 2 instances of 2 ranks" passed 4 || diag_job
   grep -m1 '^# idle' "$job_out"
 done
+
+# Windows on device memory across instances (tests/progs/rma_device.c), under the device guard:
+# the targets' services move and combine the bytes in their HBM; device puts to one block go from
+# the device (no staging).
+dev=$TM_PROGS/rma_device
+on ofi 4 -x TORUSMPI_DEVICE_GUARD=1 "$dev.gcc"
+check "rma_device.gcc over ofi, 2 instances of 2 ranks, guard on" ranks_done 4 || diag_job
+on ucx 2 -x TORUSMPI_DEVICE_GUARD=1 "$dev.gcc" mixed
+check "rma_device.gcc mixed over ucx, 2 instances of 1 rank, guard on" ranks_done 2 || diag_job
 
 # MPI_THREAD_MULTIPLE: three threads of each rank update one counter across nodes.
 on ucx 4 "$bin.gcc" threads
@@ -99,7 +109,7 @@ check "rma.gcc hang across instances: TORUSMPI_TIMEOUT names the rank waiting in
 
 procs_left() {
   local left
-  left=$(pgrep -f "$bin\.(gcc|clang)" || true)
+  left=$(pgrep -f "($bin|$dev)\.(gcc|clang)" || true)
   [ -z "$left" ] || { echo "# processes left: $left"; return 1; }
 }
 sleep 1
