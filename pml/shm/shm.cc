@@ -480,6 +480,12 @@ class ShmTransport final : public Transport {
   }
 
   Links& links() { return links_; }
+  bool accounting() const { return accounting_; }
+  void charge(int peer, size_t bytes, bool to_peer) {
+    const int j = local_of_[peer];
+    if (j < 0) return;
+    to_peer ? links_.charge_to(j, bytes) : links_.charge_from(j, bytes);
+  }
 
   // Now and then: ends the job when a local peer's process is gone without having finalized (a
   // finalized one may leave while this rank still waits on others).
@@ -879,6 +885,16 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
     }
   }
   return Status::kOk;
+}
+
+bool link_accounting() {
+  State& st = state();
+  return st.transport != nullptr && st.transport->accounting();
+}
+
+void charge_links(int peer, size_t bytes, bool to_peer) {
+  State& st = state();
+  if (st.transport != nullptr) st.transport->charge(peer, bytes, to_peer);
 }
 
 void publish_link_stats() {

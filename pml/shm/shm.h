@@ -35,6 +35,13 @@ Status prepare(const boot::JobInfo& job, std::string* error);
 Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards,
               std::string* error);
 
+// Whether bytes to local peers on other chips are counted on the emulated links (an instance
+// model with chips). One-sided accesses to a local peer's window memory (src/mpi/win_ops.cc) are
+// copies this rank makes itself, not fragments: they count their bytes here, to job rank `peer`
+// (a put, an accumulate) or from it (a get). Not paced.
+bool link_accounting();
+void charge_links(int peer, size_t bytes, bool to_peer);
+
 // TORUSMPI_STATS: adds this rank's bytes per emulated link to its node's totals. Once, after the
 // rank's last message (pml::finalize) and before the fence that precedes print_link_stats.
 void publish_link_stats();

@@ -20,6 +20,7 @@
 #include "mpi/group.h"
 #include "mpi/info.h"
 #include "mpi/runtime.h"
+#include "pml/shm/shm.h"
 #include "topo/machine.h"
 
 namespace torusmpi::mpi {
@@ -327,6 +328,7 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
     return raise_error(comm, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM, fn, "%s", error.c_str());
   }
 
+  w->charge_links = pml::shm::link_accounting();
   w->held.assign(static_cast<size_t>(w->size), Held::kNone);
   w->in_flight.assign(static_cast<size_t>(w->size), 0);
   w->started.assign(static_cast<size_t>(w->size), 0);

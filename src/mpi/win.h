@@ -106,8 +106,9 @@ struct Win {
   bool exposure_open = false;
   std::vector<uint32_t> started;  // posts consumed from each target (MPI_Win_start)
   uint32_t completes_expected = 0;
-  bool mixed = false;       // some targets are remote (win_net.cc serves the window)
-  uint32_t next_reply = 0;  // the tag of the next request's answer (win_net.cc)
+  bool mixed = false;         // some targets are remote (win_net.cc serves the window)
+  bool charge_links = false;  // node peers' bytes are counted on the emulated links (win_ops.cc)
+  uint32_t next_reply = 0;    // the tag of the next request's answer (win_net.cc)
   // Puts and accumulates to other nodes not answered yet (win_net.cc's net_post), per target and
   // in all, and the first error an answer brought (raised by the next flush, unlock, fence...).
   std::vector<int> in_flight;

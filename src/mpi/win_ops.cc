@@ -24,6 +24,7 @@
 #include "mpi/p2p.h"
 #include "mpi/reduction.h"
 #include "mpi/win.h"
+#include "pml/shm/shm.h"
 
 namespace torusmpi::mpi {
 namespace {
@@ -71,12 +72,24 @@ bool dense_predefined(const Side& s) {
   return s.type->builtin != kDerivedType && s.t->size() == s.t->extent();
 }
 
+// Bytes this process moves to (a put, an accumulate) or from (a get) a node peer's window memory
+// on another chip cross emulated links, counted as the transport counts messages' (pml/shm/shm.h).
+inline void charge(const Win& w, int target, size_t bytes, bool to_target) {
+  if (__builtin_expect(w.charge_links, 0) && target != w.rank && !w.targets[target].remote) {
+    pml::shm::charge_links(w.members[target], bytes, to_target);
+  }
+}
+
 // A checked target access: where, and how it is reached.
 struct Access {
   WinTarget* t = nullptr;
   uintptr_t address = 0;  // in the target process
   Side side;
 };
+
+int target_of(MPI_Win win, const Access& a) {
+  return static_cast<int>(a.t - win_impl(win)->targets.data());
+}
 
 bool in_access_epoch(const Win& w, int rank) {
   if (w.fence_open || w.lock_all || w.held[rank] != Held::kNone) return true;
@@ -248,6 +261,7 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
 // The target's data as a packed stream, into `packed` (a.side.bytes).
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  charge(*win_impl(win), target_of(win, a), a.side.bytes, false);
   if (on_device(*win_impl(win), a)) return device_move(fn, win, a, packed, false);
   if (a.t->remote) {
     NetCall call;
@@ -274,6 +288,7 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
 
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
+  charge(*win_impl(win), target_of(win, a), a.side.bytes, true);
   if (on_device(*win_impl(win), a)) {
     return device_move(fn, win, a, const_cast<void*>(packed), true);
   }
@@ -393,6 +408,7 @@ int device_combine(const char* fn, MPI_Win win, const Access& a, const coll::Red
   const size_t elems =
       static_cast<size_t>(a.side.count) * static_cast<size_t>(a.side.t->uniform_count());
   const size_t elem = a.side.bytes / elems;
+  charge(w, target_of(win, a), a.side.bytes, true);
   const char* p = static_cast<const char*>(in);
   for (const rma::Block& b : blocks_of(a)) {
     if (own) {
@@ -482,6 +498,7 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
   if (char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, &bytes)) {
     std::memcpy(at, origin_addr, bytes);
+    charge(*win_impl(win), target_rank, bytes, true);
     return MPI_SUCCESS;
   }
   Side o;
@@ -511,6 +528,7 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
   if (char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, &bytes)) {
     std::memcpy(origin_addr, at, bytes);
+    charge(*win_impl(win), target_rank, bytes, false);
     return MPI_SUCCESS;
   }
   Side o;
@@ -575,6 +593,8 @@ bool accumulate_mapped_basic(const char* fn, const void* origin_addr, int origin
   r.apply(at, origin_addr,
           static_cast<size_t>(target_count) * static_cast<size_t>(t.uniform_count()));
   rma::unlock_exclusive(update);
+  charge(*w, target_rank, bytes, true);
+  if (fetch) charge(*w, target_rank, bytes, false);
   return true;
 }
 
@@ -656,6 +676,8 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
     UpdateLock update(w, a);
     if (fetch) unpack_any(*res.t, at, res.count, result_addr);
     combine(r, a, at, in);
+    charge(*w, target_of(win, a), a.side.bytes, true);
+    if (fetch) charge(*w, target_of(win, a), a.side.bytes, false);
     return MPI_SUCCESS;
   }
   target_scratch.resize(a.side.bytes);

@@ -96,6 +96,29 @@ rma_device osu_cas_latency 8 -w allocate -s flush
 rma_across osu_put_latency 65536 -m 1:65536 -w allocate -s flush -d neuron D D
 rma_across osu_acc_latency 4096 -m 4:4096 -T mpi_int -w create -s lock -d neuron D D
 
+# Puts and gets between ranks of two chips count their bytes on the emulated links, as messages
+# do: 10 puts (gets) of 1 MiB cross link 0-1 (1-0), one way; host and device windows.
+link_bytes() { sed -n "s/^torusmpi-stats link $1 bytes=//p" "$job_err"; }
+crossed() {
+  local there back
+  there=$(link_bytes "$1")
+  back=$(link_bytes "$2")
+  [ "${there:-0}" -ge 10485760 ] && [ "${back:-0}" -lt 1048576 ] ||
+    { echo "# link $1: ${there:-none} bytes, link $2: ${back:-none}"; return 1; }
+}
+for d in "" "-d neuron D D"; do
+  # shellcheck disable=SC2086 # $d is two words or none
+  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_STATS=1 -x TORUSMPI_INSTANCE=torus:2x2:cores=1 \
+    "$osu/osu_put_latency" -m 1048576:1048576 -i 10 -x 0 $d
+  check "osu_put_latency${d:+ $d} between two chips: the puts crossed link 0-1" crossed 0-1 1-0 ||
+    diag_job
+  # shellcheck disable=SC2086
+  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_STATS=1 -x TORUSMPI_INSTANCE=torus:2x2:cores=1 \
+    "$osu/osu_get_latency" -m 1048576:1048576 -i 10 -x 0 $d
+  check "osu_get_latency${d:+ $d} between two chips: the gets crossed link 1-0" crossed 1-0 0-1 ||
+    diag_job
+done
+
 # refused <message> <ranks> <benchmark> [arguments...]: exit status 1 and the message on stderr.
 refused() {
   local message=$1 np=$2 name=$3
