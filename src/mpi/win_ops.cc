@@ -249,6 +249,13 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
                       (a.side.bytes >= kDirectBytes || device::in_device_range(call.data)) &&
                       (call.kind == NetKind::kPut || call.kind == NetKind::kGet);
   if (direct) call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
+  // Device data that does not go as a message of its own travels in the request: staged.
+  std::vector<char> staged;
+  if (!direct && call.bytes > 0 && device::in_device_range(call.data)) {
+    staged.resize(call.bytes);
+    device::stage(staged.data(), call.data, call.bytes);
+    call.data = staged.data();
+  }
   const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
                     (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate);
   const int rc = direct ? net_direct(w, target, call, &error)
