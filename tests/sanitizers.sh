@@ -8,7 +8,8 @@
 # Open MPI's mpicc, not instrumented): hello (singleton and np=3), point-to-point eager and by
 # rendezvous (single copy and through shared-memory chunks), its error paths, every registered
 # collective algorithm forced at np=3 and np=5 (not powers of two), by rendezvous too, errors under
-# MPI_ERRORS_RETURN, device buffers with the guard on, and the libfabric transport between two
+# MPI_ERRORS_RETURN, device buffers with the guard on, one-sided communication (host and device
+# windows, and windows across instances), and the libfabric transport between two
 # emulated instances. A check fails on any sanitizer report (written to files by log_path, so a
 # report is seen even when the process exits 0), besides the job's own checks.
 #
@@ -304,11 +305,16 @@ job 3 "device buffers, guard on, torus:2x2:cores=1" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/device.gcc"
 job 3 "streams (the engine's thread runs their entries), guard on" -x TORUSMPI_DEVICE_GUARD=1 \
   -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/streams.gcc"
+job 3 "rma: every window flavor, epoch and operation" -- "$p/rma.gcc"
+job 3 "rma_device: windows on device memory, guard on" -x TORUSMPI_DEVICE_GUARD=1 \
+  -x TORUSMPI_INSTANCE=torus:2x2:cores=1 -- "$p/rma_device.gcc" mixed
 
 net=(-x FI_PROVIDER=tcp -x FI_TCP_IFACE=lo -x TORUSMPI_NET=ofi -x TORUSMPI_INSTANCES=2
   -x TORUSMPI_INSTANCE=torus:2x1:cores=1)
 job 4 "ofi: net_p2p across 2 instances" "${net[@]}" -- "$p/net_p2p.gcc" 2
 job 4 "ofi: coll_basic across 2 instances" "${net[@]}" -- "$p/coll_basic.gcc"
+job 4 "ofi: rma across 2 instances (requests served by the targets)" "${net[@]}" -- \
+  "$p/rma.gcc" net light
 diag "MPI jobs and tools: $((SECONDS - t0)) s"
 
 # --- ThreadSanitizer (SANITIZERS_TSAN=no skips it): a second build, of libmpi.so.40 alone (-O1,

@@ -86,6 +86,21 @@ bool Links::may_send(int j, const FragHeader& h, size_t len) {
   return now >= due_[j];
 }
 
+uint64_t Links::copy_arrival(int j, size_t len, bool to_peer) {
+  const std::vector<uint32_t>& ids = to_peer ? to_ids_ : from_ids_;
+  const int begin = (to_peer ? to_begin_ : from_begin_)[j];
+  const int hops = (to_peer ? to_begin_ : from_begin_)[j + 1] - begin;
+  const uint64_t now = now_ns();
+  if (hops == 0) return now;
+  const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(len) * ns_per_byte_));
+  uint64_t through = now, first_done = now;
+  if (busy > 0) {
+    through = topo::pass_route(
+        hops, now, busy, [&](int i) { return &slots_[ids[begin + i]].busy_until; }, &first_done);
+  }
+  return through + hop_ns_ * static_cast<uint64_t>(hops);
+}
+
 uint64_t Links::next_due() const {
   if (held_count_ == 0) return 0;
   uint64_t due = UINT64_MAX;

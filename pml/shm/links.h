@@ -73,6 +73,10 @@ class Links {
   // arrival; the calls after it, for the same fragment, compare the clock). sent(j) once it is
   // handed.
   bool may_send(int j, const FragHeader& h, size_t len);
+  // Pacing of a copy this rank makes itself (a one-sided put or get of len bytes to or from
+  // local peer j's memory): takes its turn on the route's links as a fragment does and returns
+  // when it arrives (ns); now for a peer on this chip.
+  uint64_t copy_arrival(int j, size_t len, bool to_peer);
   void sent(int j) {
     held_[j] = 0;
     --held_count_;

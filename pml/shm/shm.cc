@@ -485,6 +485,11 @@ class ShmTransport final : public Transport {
     const int j = local_of_[peer];
     if (j < 0) return;
     to_peer ? links_.charge_to(j, bytes) : links_.charge_from(j, bytes);
+    if (!pacing_) return;
+    // The copy is made; the call that made it returns when the links would have delivered it.
+    const uint64_t due = links_.copy_arrival(j, bytes, to_peer);
+    progress::Backoff backoff;
+    while (now_ns() < due) backoff.pause();
   }
 
   // Now and then: ends the job when a local peer's process is gone without having finalized (a

@@ -38,7 +38,8 @@ Status attach(const boot::JobInfo& job, const std::vector<boot::PeerCard>& cards
 // Whether bytes to local peers on other chips are counted on the emulated links (an instance
 // model with chips). One-sided accesses to a local peer's window memory (src/mpi/win_ops.cc) are
 // copies this rank makes itself, not fragments: they count their bytes here, to job rank `peer`
-// (a put, an accumulate) or from it (a get). Not paced.
+// (a put, an accumulate) or from it (a get), and with TORUSMPI_LINK_PACING=1 wait here until
+// the links would have delivered them.
 bool link_accounting();
 void charge_links(int peer, size_t bytes, bool to_peer);
 

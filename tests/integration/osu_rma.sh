@@ -119,6 +119,19 @@ for d in "" "-d neuron D D"; do
     diag_job
 done
 
+# With pacing on 0.1 GB/s links (20 us a hop), a put or a get of 1 MiB between neighbour chips
+# takes at least 1 MiB / 0.1 GB/s + 20 us = 10.5 ms: a pacing that does nothing fails on any
+# machine that is not extremely slow.
+paced() {
+  awk '$1 == 1048576 { found = 1; if ($2 < 10500) bad = 1; print "# " $0 }
+       END { exit !(found && !bad) }' "$job_out"
+}
+for b in osu_put_latency osu_get_latency; do
+  run_job 60 "${mpirun[@]}" -np 2 -x TORUSMPI_LINK_PACING=1 \
+    -x TORUSMPI_INSTANCE=torus:2x2:cores=1:link=0.1,20 "$osu/$b" -m 1048576:1048576 -i 3 -x 0
+  check "$b, 1 MiB between chips on paced 0.1 GB/s links: 10.5 ms or more" paced || diag_job
+done
+
 # refused <message> <ranks> <benchmark> [arguments...]: exit status 1 and the message on stderr.
 refused() {
   local message=$1 np=$2 name=$3

@@ -6,7 +6,7 @@
 # request forms, vector datatypes, exclusive-lock increments of one counter by every rank (none
 # lost), MPI_Win_shared_query with direct loads and stores, and the error classes under
 # MPI_ERRORS_RETURN; windows on device memory (rma_device.c). First on Open MPI itself (the reference: where it checks less, its answers are
-# "skip" lines), then on torusmpi at 1 to 4 ranks (no skip line allowed), by LD_PRELOAD and
+# "skip" lines), then on torusmpi at 1 to 4 and 6 ranks (no skip line allowed), by LD_PRELOAD and
 # LD_LIBRARY_PATH, under valgrind's memcheck, with named segments (TORUSMPI_SHM_NAMED=1), and the
 # clang build, and with three threads per rank (MPI_THREAD_MULTIPLE); a Fortran program's window
 # gives Open MPI's answers. A lock never given back is diagnosed by TORUSMPI_TIMEOUT; a rank
@@ -27,7 +27,7 @@ passed() {
     return 1
   fi
 }
-for np in 1 2 3 4; do
+for np in 1 2 3 4 6; do
   run_job 180 "${mpirun[@]}" -np "$np" "${via_preload[@]}" "$bin.gcc"
   check "rma.gcc, LD_PRELOAD, np=$np" passed "$np" || diag_job
 done
