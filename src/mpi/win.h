@@ -27,9 +27,9 @@
 // else uses: each request (put, get, an accumulate, a lock, an unlock, post, complete) is served
 // by the target's progress engine, which applies it to the same memory, lock words and update
 // lock that the target's node peers use directly, and answers. The origin waits for the answer
-// of a get, a fetching accumulate, a lock, an unlock or a large contiguous put in the call; other
-// puts and accumulates stay in flight until whatever closes the epoch (flush, unlock, fence,
-// complete, free) waits for their answers, which come in order. The target's progress thread runs
+// of a fetching accumulate, a lock, an unlock, a large contiguous put or get, an MPI_Rget or a get
+// into scratch in the call; other puts, gets and accumulates stay in flight until whatever closes
+// the epoch (flush, unlock, fence, complete, free) waits for their answers, which come in order. The target's progress thread runs
 // while such a window lives: passive target needs no MPI call of the target.
 #ifndef TORUSMPI_MPI_WIN_H_
 #define TORUSMPI_MPI_WIN_H_
@@ -166,15 +166,18 @@ struct NetCall {
   size_t result_bytes = 0;
   int op = -1;
   int basic = -1;
+  // A get into the caller's own buffer (not scratch to unpack from): it may stay in flight until
+  // the epoch ends, as puts do (net_post), its bytes copied in when the answer comes.
+  bool deferrable = false;
 };
 int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error);
 // kPutDirect (call.data, call.bytes) and kGetDirect (into call.result, call.result_bytes) of the
 // one block in call.blocks; waits for the answer.
 int net_direct(Win* w, int target, const NetCall& call, std::string* error);
-// The same for a put or an accumulate, without waiting for the answer: the data is copied, the
-// request stays in flight (FIFO to its target, which serves in arrival order, so a later request
-// from this process sees its effect) until net_flush waits for it. An error in the answer is kept
-// for net_flush.
+// The same for a put, an accumulate or a deferrable get, without waiting for the answer: the data
+// is copied (a get's result is copied in when its answer comes), the request stays in flight (FIFO
+// to its target, which serves in arrival order, so a later request from this process sees its
+// effect) until net_flush waits for it. An error in the answer is kept for net_flush.
 int net_post(Win* w, int target, const NetCall& call, std::string* error);
 // Waits until nothing posted to `target` (every target: -1) is in flight; the kept error if any.
 int net_flush(Win* w, int target, std::string* error);

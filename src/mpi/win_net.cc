@@ -16,8 +16,8 @@
 // kRequestTag: a Wire header, the target blocks (addresses in the target, type-map order), the
 // packed data. Its answer, when it has one, comes on the tag the request names: an Answer, then
 // the bytes asked for. The origin posts the answer's receive before it sends; it waits for both in
-// the call (net_call: gets, fetching accumulates, locks), or leaves them in flight until its
-// epoch ends (net_post: puts and accumulates). Post and complete are answered by nothing
+// the call (net_call: fetching accumulates, locks, gets into scratch), or leaves them in flight
+// until its epoch ends (net_post: puts, accumulates, gets into the caller's buffer). Post and complete are answered by nothing
 // (net_signal).
 #include <sched.h>
 
@@ -289,7 +289,7 @@ void handle(Served* s, Incoming* in) {
   const uint64_t inline_bytes = static_cast<NetKind>(h.kind) == NetKind::kPutDirect ? 0 : h.bytes;
   if (h.blocks > n || sizeof h + block_bytes + inline_bytes != n) {
     a.error = MPI_ERR_INTERN;
-  } else {
+  } else if (h.blocks > 0) {  // locks, posts and completes name no memory
     blocks.resize(h.blocks);
     std::memcpy(blocks.data(), in->buf.data() + sizeof h, block_bytes);
   }
@@ -477,15 +477,16 @@ int answered(const Win& w, int target, Status st, const pml::Request& recv, size
 
 int next_tag(Win* w) { return static_cast<int>(kFirstAnswerTag + w->next_reply++ % kAnswerTags); }
 
-// A put or accumulate left in flight (net_post): its message (the origin's data copied, so the
-// origin's buffer is free at once), its answer, both requests; it counts itself out of the
-// window's and deletes itself when both are done.
+// A put, accumulate or get left in flight (net_post): its message (the origin's data copied, so
+// the origin's buffer is free at once), its answer (a get's bytes, copied out when it comes), both
+// requests; it counts itself out of the window's and deletes itself when both are done.
 struct InFlight {
   Win* w = nullptr;
   int target = 0;
   int left = 2;
   std::vector<uint8_t> msg;
-  Answer answer{};
+  std::vector<uint8_t> answer;  // an Answer, then a get's bytes
+  void* result = nullptr;       // where a get's bytes go (the caller's buffer)
   pml::Request send, recv;
 };
 
@@ -498,10 +499,16 @@ void in_flight_done(pml::Request* r) {
   Win* w = f->w;
   Status st = f->send.error != Status::kOk ? f->send.error : f->recv.error;
   std::string error;
-  if (answered(*w, f->target, st, f->recv, sizeof(Answer), f->answer, &error) != MPI_SUCCESS &&
-      w->net_error == MPI_SUCCESS) {
-    w->net_error = f->answer.error != MPI_SUCCESS ? f->answer.error : MPI_ERR_OTHER;
-    w->net_error_text = error;
+  Answer a{MPI_ERR_OTHER, 0};
+  if (f->recv.bytes >= sizeof a) std::memcpy(&a, f->answer.data(), sizeof a);
+  if (answered(*w, f->target, st, f->recv, f->answer.size(), a, &error) != MPI_SUCCESS) {
+    if (w->net_error == MPI_SUCCESS) {
+      w->net_error = a.error != MPI_SUCCESS ? a.error : MPI_ERR_OTHER;
+      w->net_error_text = error;
+    }
+  } else if (f->result != nullptr) {
+    // The caller's buffer, of either kind of memory.
+    device::copy(f->result, f->answer.data() + sizeof a, f->answer.size() - sizeof a);
   }
   --w->in_flight[f->target];
   --w->in_flight_total;
@@ -607,7 +614,10 @@ int net_post(Win* w, int target, const NetCall& call, std::string* error) {
   // Counted first: either request may complete inside its call.
   ++w->in_flight[target];
   ++w->in_flight_total;
-  Status st = pml::irecv(comm, comm.context, &f->answer, sizeof f->answer, target, tag, &f->recv);
+  f->answer.resize(sizeof(Answer) + call.result_bytes);
+  f->result = call.result_bytes > 0 ? call.result : nullptr;
+  Status st =
+      pml::irecv(comm, comm.context, f->answer.data(), f->answer.size(), target, tag, &f->recv);
   if (st != Status::kOk) {
     --w->in_flight[target];
     --w->in_flight_total;

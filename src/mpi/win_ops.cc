@@ -234,9 +234,9 @@ int device_move(const char* fn, MPI_Win win, const Access& a, void* packed, bool
 }
 
 // A request to a target on another node (win_net.cc) about the access's blocks; raises what it
-// answers. Puts and accumulates (nothing to bring back) are left in flight, answered by the next
-// flush, unlock, fence or complete; not on dynamic windows, whose target checks the range (the
-// call that made the mistake must return it).
+// answers. Puts and accumulates (nothing to bring back) and gets into the caller's own buffer are
+// left in flight, answered by the next flush, unlock, fence or complete; not on dynamic windows,
+// whose target checks the range (the call that made the mistake must return it).
 int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   Win* w = win_impl(win);
   const std::vector<rma::Block> blocks = blocks_of(a);
@@ -256,8 +256,10 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
     device::stage(staged.data(), call.data, call.bytes);
     call.data = staged.data();
   }
-  const bool post = call.result_bytes == 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
-                    (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate);
+  const bool post = w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+                    ((call.result_bytes == 0 &&
+                      (call.kind == NetKind::kPut || call.kind == NetKind::kAccumulate)) ||
+                     (call.kind == NetKind::kGet && call.deferrable));
   const int rc = direct ? net_direct(w, target, call, &error)
                  : post ? net_post(w, target, call, &error)
                         : net_call(w, target, call, nullptr, &error);
@@ -265,8 +267,9 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   return MPI_SUCCESS;
 }
 
-// The target's data as a packed stream, into `packed` (a.side.bytes).
-int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
+// The target's data as a packed stream, into `packed` (a.side.bytes). `final`: packed is the
+// caller's own buffer, which a get from another node may fill by the epoch's end.
+int target_read(const char* fn, MPI_Win win, const Access& a, void* packed, bool final = false) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
   charge(*win_impl(win), target_of(win, a), a.side.bytes, false);
   if (on_device(*win_impl(win), a)) return device_move(fn, win, a, packed, false);
@@ -275,6 +278,7 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed) {
     call.kind = NetKind::kGet;
     call.result = packed;
     call.result_bytes = a.side.bytes;
+    call.deferrable = final;
     return remote_call(fn, win, a, call);
   }
   if (a.t->local != nullptr) {
@@ -528,9 +532,11 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
   return target_write(fn, win, a, origin_packed(o, &scratch, to_device));
 }
 
+// `defer`: a get from another node may complete by the epoch's end (MPI_Get; MPI_Rget's request,
+// complete at once, must find the bytes there).
 int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
         int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-        MPI_Win win) {
+        MPI_Win win, bool defer) {
   size_t bytes = 0;
   if (char* at = mapped_basic(fn, win, origin_addr, origin_count, origin_datatype, target_rank,
                               target_disp, target_count, target_datatype, &bytes)) {
@@ -548,9 +554,9 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
   int64_t off = 0;
   // Device memory on both sides: one DMA copy, as host memory on both.
   if (!device::in_device_range(origin_addr) || on_device(*win_impl(win), a)) {
-    if (dense_predefined(o)) return target_read(fn, win, a, origin_addr);
+    if (dense_predefined(o)) return target_read(fn, win, a, origin_addr, defer);
     if (o.t->contiguous(o.count, &off)) {
-      return target_read(fn, win, a, static_cast<char*>(origin_addr) + off);
+      return target_read(fn, win, a, static_cast<char*>(origin_addr) + off, defer);
     }
   }
   thread_local std::vector<char> scratch;
@@ -741,7 +747,7 @@ int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, 
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   torusmpi::progress::Lock lock;
   return mpi::get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win);
+                  target_count, target_datatype, win, true);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Get);
 
@@ -752,7 +758,7 @@ int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
   constexpr const char* kFn = "MPI_Rget";
   return mpi::with_request(kFn, win, request, [&] {
     return mpi::get(kFn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
+                    target_count, target_datatype, win, false);
   });
 }
 TORUSMPI_WEAK_ALIAS(MPI_Rget);
