@@ -66,6 +66,11 @@ if command -v valgrind >/dev/null; then
     { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
   check "memcheck really ran both rma ranks" \
     test "$(grep -ls Memcheck "$work"/memcheck.*.log | wc -l)" -eq 2
+  rm -f "$work"/memcheck.*.log
+  run_job 300 "${mpirun[@]}" -np 2 "${via_preload[@]}" "${device_env[@]}" "${memcheck[@]}" \
+    "$dev.gcc" mixed
+  check "rma_device.gcc mixed np=2 under memcheck: no error, no leak" ranks_done 2 ||
+    { diag_job; for f in "$work"/memcheck.*.log; do diag_file "$f" 40; done; }
 else
   skip "rma.gcc under memcheck" "valgrind is not installed"
 fi
