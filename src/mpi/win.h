@@ -29,8 +29,9 @@
 // lock that the target's node peers use directly, and answers. The origin waits for the answer
 // of a fetching accumulate, a lock, an unlock, a large contiguous put or get, an MPI_Rget or a get
 // into scratch in the call; other puts, gets and accumulates stay in flight until whatever closes
-// the epoch (flush, unlock, fence, complete, free) waits for their answers, which come in order. The target's progress thread runs
-// while such a window lives: passive target needs no MPI call of the target.
+// the epoch (flush, unlock, fence, complete, free) waits for their answers, which come in order.
+// The target's progress thread runs while such a window lives: passive target needs no MPI call of
+// the target.
 #ifndef TORUSMPI_MPI_WIN_H_
 #define TORUSMPI_MPI_WIN_H_
 
@@ -111,6 +112,11 @@ struct Win {
   uint32_t next_reply = 0;    // the tag of the next request's answer (win_net.cc)
   // Puts and accumulates to other nodes not answered yet (win_net.cc's net_post), per target and
   // in all, and the first error an answer brought (raised by the next flush, unlock, fence...).
+  // Dynamic windows: the attach tables last read from other processes (an access inside a region
+  // they list needs no new read: MPI has a process attach before others access, and access no
+  // memory after it is detached), and whether each is read yet.
+  std::vector<AttachTable> attach_seen;
+  std::vector<bool> attach_read;
   std::vector<int> in_flight;
   int in_flight_total = 0;
   int net_error = 0;

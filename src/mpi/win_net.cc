@@ -17,8 +17,8 @@
 // packed data. Its answer, when it has one, comes on the tag the request names: an Answer, then
 // the bytes asked for. The origin posts the answer's receive before it sends; it waits for both in
 // the call (net_call: fetching accumulates, locks, gets into scratch), or leaves them in flight
-// until its epoch ends (net_post: puts, accumulates, gets into the caller's buffer). Post and complete are answered by nothing
-// (net_signal).
+// until its epoch ends (net_post: puts, accumulates, gets into the caller's buffer). Post and
+// complete are answered by nothing (net_signal).
 #include <sched.h>
 
 #include <cstring>
