@@ -17,8 +17,9 @@
 // layer: a process's own HBM by its DMA copies and reduction kernels, a node peer's HBM (every
 // process maps the HBM of the others of its node and instance) by the same engines writing,
 // reading and reducing there, one copy each way. Device bytes pass through host memory only for a
-// fetch into a derived result type, a derived origin type, and requests to other nodes that carry
-// data (win_net.cc). The lock words and counters stay in the host segment.
+// fetch into a derived result type, a derived origin type, and fetching requests and small gets
+// to other nodes (win_net.cc: a put or an accumulate sends device data from the device). The lock
+// words and counters stay in the host segment.
 //
 // A window whose group spans nodes or emulated instances (win_net.cc) keeps all of this among
 // the processes of each node: they share a control segment (and, for MPI_Win_allocate, a data
@@ -155,6 +156,9 @@ enum class NetKind : uint32_t {
   // transport's rendezvous (an RMA read) moves it in one copy.
   kPutDirect,  // answered once the data has landed
   kGetDirect,  // answered (an Answer), then the data follows
+  // An accumulate of data in device memory: the data is a message of its own (sent from the
+  // device), combined once it has landed, then answered.
+  kAccumulateDirect,
 };
 constexpr size_t kDirectBytes = 16384;
 
@@ -178,7 +182,8 @@ struct NetCall {
 };
 int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string* error);
 // kPutDirect (call.data, call.bytes) and kGetDirect (into call.result, call.result_bytes) of the
-// one block in call.blocks; waits for the answer.
+// one block in call.blocks, or kAccumulateDirect (call.data) into call.blocks; waits for the
+// answer.
 int net_direct(Win* w, int target, const NetCall& call, std::string* error);
 // The same for a put, an accumulate or a deferrable get, without waiting for the answer: the data
 // is copied (a get's result is copied in when its answer comes), the request stays in flight (FIFO

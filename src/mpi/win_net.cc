@@ -79,14 +79,19 @@ struct Outgoing {
   pml::Request req;
 };
 
-// A kPutDirect's data being received into the window (or, refused, into `discard`): answered
-// once it is done.
+// A kPutDirect's data being received into the window (one block), or into `aside` (several
+// blocks, a kAccumulateDirect's, a refused one's): answered once it is done, and put into its
+// blocks or combined there.
 struct DirectPut {
   int source = 0;
   int tag = 0;
   int error = MPI_SUCCESS;
   uint64_t bytes = 0;
-  std::vector<uint8_t> discard;
+  std::vector<uint8_t> aside;
+  bool accumulate = false;
+  bool scatter = false;  // a put of several blocks
+  int op = -1, basic = -1;
+  std::vector<rma::Block> blocks;  // the target, when received aside
   pml::Request req;
 };
 
@@ -223,17 +228,48 @@ void send_answer(const Served& s, int dest, int tag, const Answer& a) {
   }
 }
 
+// Whether an accumulate's op and type are ones this library knows, and its data fits its blocks.
+bool accumulate_valid(const Wire& h, uint64_t total) {
+  const auto kind = static_cast<NetKind>(h.kind);
+  const int no_op = static_cast<int>(BuiltinOp::k_no_op);
+  return h.op >= 0 && h.op < static_cast<int>(BuiltinOp::kCount) && h.basic >= 0 &&
+         h.basic < static_cast<int>(BuiltinType::kCount) && (h.op == no_op || h.bytes == total) &&
+         (kind != NetKind::kGetAccumulate || h.result_bytes == total);
+}
+
+// An accumulate's data applied to its blocks, under this process's update lock (the same lock and
+// the same kernels as the node's own accumulates, win_ops.cc); `fetched` (a get_accumulate's
+// answer) gets the blocks' bytes as they were.
+int apply_accumulate(Win* w, int op, int basic, const std::vector<rma::Block>& blocks,
+                     const uint8_t* data, uint64_t total, uint8_t* fetched = nullptr) {
+  UpdateHold hold(w);
+  if (fetched != nullptr) gather(blocks, fetched);
+  if (op == static_cast<int>(BuiltinOp::k_replace)) {
+    scatter(blocks, data);
+  } else if (op != static_cast<int>(BuiltinOp::k_no_op) && total > 0) {
+    return combine(op, basic, blocks, data);
+  }
+  return MPI_SUCCESS;
+}
+
 // kPutDirect and kGetDirect: the one block is checked, then its data is received in place (the
 // answer follows in serve, once it has landed) or answered and sent from where it lies.
+// kAccumulateDirect: its data is received aside, then combined into its blocks (serve).
 void handle_direct(Served* s, Incoming* in, const Wire& h, const std::vector<rma::Block>& blocks,
-                   int error) {
+                   uint64_t total, int error) {
   const auto kind = static_cast<NetKind>(h.kind);
   if (h.answer_tag < kFirstAnswerTag ||
       h.answer_tag >= kFirstAnswerTag + static_cast<int>(kAnswerTags)) {
     log::warn("one-sided: a request from rank %d names no answer tag", in->source);
     return;
   }
-  if (error == MPI_SUCCESS && blocks.size() != 1) error = MPI_ERR_INTERN;
+  const bool accumulate = kind == NetKind::kAccumulateDirect;
+  const bool several = kind == NetKind::kPutDirect && blocks.size() != 1;
+  if (error == MPI_SUCCESS && kind == NetKind::kGetDirect && blocks.size() != 1) {
+    error = MPI_ERR_INTERN;
+  }
+  if (error == MPI_SUCCESS && several && h.bytes != total) error = MPI_ERR_INTERN;
+  if (error == MPI_SUCCESS && accumulate && !accumulate_valid(h, total)) error = MPI_ERR_INTERN;
   const rma::Block b = blocks.size() == 1 ? blocks[0] : rma::Block{0, 0};
   if (kind == NetKind::kGetDirect) {
     if (error == MPI_SUCCESS && h.result_bytes != b.bytes) error = MPI_ERR_INTERN;
@@ -256,10 +292,18 @@ void handle_direct(Served* s, Incoming* in, const Wire& h, const std::vector<rma
   p->error = error;
   p->bytes = h.bytes;
   void* into = reinterpret_cast<void*>(b.address);
-  if (error != MPI_SUCCESS || h.bytes != b.bytes) {
+  if (accumulate || several) {
+    p->accumulate = accumulate;
+    p->scatter = several;
+    p->op = h.op;
+    p->basic = h.basic;
+    p->blocks = blocks;
+    p->aside.resize(h.bytes);
+    into = p->aside.data();
+  } else if (error != MPI_SUCCESS || h.bytes != b.bytes) {
     if (p->error == MPI_SUCCESS) p->error = MPI_ERR_INTERN;
-    p->discard.resize(h.bytes);
-    into = p->discard.data();
+    p->aside.resize(h.bytes);
+    into = p->aside.data();
   }
   p->req.quiet = true;
   if (pml::irecv(s->comm, s->comm.context, into, h.bytes, in->source, h.answer_tag + kPutDataTags,
@@ -285,8 +329,10 @@ void handle(Served* s, Incoming* in) {
   uint8_t* result = out.data() + sizeof(Answer);
   std::vector<rma::Block> blocks;
   const uint64_t block_bytes = h.blocks * sizeof(rma::Block);
-  // A kPutDirect's bytes come in a message of their own.
-  const uint64_t inline_bytes = static_cast<NetKind>(h.kind) == NetKind::kPutDirect ? 0 : h.bytes;
+  // A kPutDirect's and a kAccumulateDirect's bytes come in a message of their own.
+  const auto kind = static_cast<NetKind>(h.kind);
+  const uint64_t inline_bytes =
+      kind == NetKind::kPutDirect || kind == NetKind::kAccumulateDirect ? 0 : h.bytes;
   if (h.blocks > n || sizeof h + block_bytes + inline_bytes != n) {
     a.error = MPI_ERR_INTERN;
   } else if (h.blocks > 0) {  // locks, posts and completes name no memory
@@ -299,21 +345,13 @@ void handle(Served* s, Incoming* in) {
     total += b.bytes;
     if (a.error == MPI_SUCCESS && !inside(*w, b)) a.error = MPI_ERR_RMA_RANGE;
   }
-  const auto kind = static_cast<NetKind>(h.kind);
-  if (kind == NetKind::kPutDirect || kind == NetKind::kGetDirect) {
-    handle_direct(s, in, h, blocks, a.error);
+  if (kind == NetKind::kPutDirect || kind == NetKind::kGetDirect ||
+      kind == NetKind::kAccumulateDirect) {
+    handle_direct(s, in, h, blocks, total, a.error);
     return;
   }
   const bool acc = kind == NetKind::kAccumulate || kind == NetKind::kGetAccumulate;
-  const int replace = static_cast<int>(BuiltinOp::k_replace);
-  const int no_op = static_cast<int>(BuiltinOp::k_no_op);
-  if (a.error == MPI_SUCCESS && acc) {
-    if (h.op < 0 || h.op >= static_cast<int>(BuiltinOp::kCount) || h.basic < 0 ||
-        h.basic >= static_cast<int>(BuiltinType::kCount) || (h.op != no_op && h.bytes != total) ||
-        (kind == NetKind::kGetAccumulate && h.result_bytes != total)) {
-      a.error = MPI_ERR_INTERN;
-    }
-  }
+  if (a.error == MPI_SUCCESS && acc && !accumulate_valid(h, total)) a.error = MPI_ERR_INTERN;
   if (a.error == MPI_SUCCESS) {
     switch (kind) {
       case NetKind::kPut:
@@ -332,14 +370,8 @@ void handle(Served* s, Incoming* in) {
         break;
       case NetKind::kAccumulate:
       case NetKind::kGetAccumulate: {
-        // The same lock and the same kernels as the node's own accumulates (win_ops.cc).
-        UpdateHold hold(w);
-        if (kind == NetKind::kGetAccumulate) gather(blocks, result);
-        if (h.op == replace) {
-          scatter(blocks, data);
-        } else if (h.op != no_op && total > 0) {
-          a.error = combine(h.op, h.basic, blocks, data);
-        }
+        a.error = apply_accumulate(w, h.op, h.basic, blocks, data, total,
+                                   kind == NetKind::kGetAccumulate ? result : nullptr);
         break;
       }
       case NetKind::kCompareAndSwap: {
@@ -425,6 +457,10 @@ int serve(void*) {
       if (error == MPI_SUCCESS && (p->req.error != Status::kOk || p->req.bytes != p->bytes)) {
         error = MPI_ERR_INTERN;
       }
+      if (error == MPI_SUCCESS && p->accumulate) {
+        error = apply_accumulate(s->w, p->op, p->basic, p->blocks, p->aside.data(), p->bytes);
+      }
+      if (error == MPI_SUCCESS && p->scatter) scatter(p->blocks, p->aside.data());
       send_answer(*s, p->source, p->tag, Answer{error, 0});
       s->puts.erase(s->puts.begin() + static_cast<std::ptrdiff_t>(i));
       ++events;
@@ -546,7 +582,7 @@ int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string
 int net_direct(Win* w, int target, const NetCall& call, std::string* error) {
   const pml::Comm& comm = *comm_impl(w->comm);
   const int tag = next_tag(w);
-  const bool put = call.kind == NetKind::kPutDirect;
+  const bool put = call.kind == NetKind::kPutDirect || call.kind == NetKind::kAccumulateDirect;
   // The header goes alone, naming the data's size: the data follows on the answer's tag.
   NetCall head = call;
   head.bytes = 0;

@@ -254,11 +254,18 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   std::string error;
   const int target = static_cast<int>(a.t - w->targets.data());
   // One large block, or a put from device memory (put() leaves it there): the transport moves it
-  // between the buffer and the window in one copy.
-  const bool direct = blocks.size() == 1 &&
-                      (a.side.bytes >= kDirectBytes || device::in_device_range(call.data)) &&
-                      (call.kind == NetKind::kPut || call.kind == NetKind::kGet);
-  if (direct) call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
+  // between the buffer and the window in one copy. An accumulate from device memory sends its
+  // data from there too, as a message of its own.
+  const bool device_data = device::in_device_range(call.data);
+  bool direct = (blocks.size() == 1 && a.side.bytes >= kDirectBytes &&
+                 (call.kind == NetKind::kPut || call.kind == NetKind::kGet)) ||
+                (device_data && call.kind == NetKind::kPut);
+  if (direct) {
+    call.kind = call.kind == NetKind::kPut ? NetKind::kPutDirect : NetKind::kGetDirect;
+  } else if (device_data && call.kind == NetKind::kAccumulate) {
+    direct = true;
+    call.kind = NetKind::kAccumulateDirect;
+  }
   // Device data that does not go as a message of its own travels in the request: staged.
   std::vector<char> staged;
   if (!direct && call.bytes > 0 && device::in_device_range(call.data)) {
@@ -530,12 +537,10 @@ int put(const char* fn, const void* origin_addr, int origin_count, MPI_Datatype 
     return err;
   if (skip) return MPI_SUCCESS;
   // Basic host data goes as it is, without touching the thread's scratch (a dynamic TLS access);
-  // device data too when it goes to device memory (one DMA copy) or to one block of a process of
-  // another node (the transport sends it from the device: remote_call).
-  int64_t off = 0;
+  // device data too when it goes to device memory (one DMA copy) or to a process of another node
+  // (the transport sends it from the device: remote_call).
   const bool to_device =
-      device::in_device_range(o.buf) &&
-      (on_device(*win_impl(win), a) || (a.t->remote && a.side.t->contiguous(a.side.count, &off)));
+      device::in_device_range(o.buf) && (on_device(*win_impl(win), a) || a.t->remote);
   if (dense_predefined(o) && (!device::in_device_range(o.buf) || to_device))
     return target_write(fn, win, a, o.buf);
   thread_local std::vector<char> scratch;
@@ -658,7 +663,11 @@ int accumulate(const char* fn, const void* origin_addr, int origin_count,
   if (a.side.bytes == 0) return MPI_SUCCESS;
   thread_local std::vector<char> origin_scratch, target_scratch;
   const bool device_target = on_device(*w, a);
-  const void* in = o.t != nullptr ? origin_packed(o, &origin_scratch, device_target) : nullptr;
+  // Device data stays where it is for a device target, and for an accumulate to another node
+  // (sent from the device: remote_call).
+  const void* in = o.t != nullptr
+                       ? origin_packed(o, &origin_scratch, device_target || (a.t->remote && !fetch))
+                       : nullptr;
   if (a.t->remote) {
     // Combined at the target, under its update lock (win_net.cc).
     NetCall call;

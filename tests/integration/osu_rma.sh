@@ -53,7 +53,7 @@ rma osu_put_bibw 4096 -m 1:4096 -W 8 -w dynamic -s fence
 # Across two emulated instances of one rank (every target on the other: requests over ucx), the
 # last two with origin buffers in device memory.
 across=(-x TORUSMPI_NET=ucx -x UCX_NET_DEVICES=lo -x TORUSMPI_INSTANCE=torus:1x1:cores=1
-  -x TORUSMPI_INSTANCES=2 -x TORUSMPI_DEVICE_GUARD=1)
+  -x TORUSMPI_INSTANCES=2 -x TORUSMPI_DEVICE_GUARD=1 -x TORUSMPI_STATS=1)
 rma_across() {
   local name=$1 last=$2
   shift 2
@@ -94,7 +94,10 @@ rma_device osu_get_acc_latency 4096 -m 4:4096 -T mpi_float -w create -s lock_all
 rma_device osu_fop_latency 8 -w dynamic -s flush_local
 rma_device osu_cas_latency 8 -w allocate -s flush
 rma_across osu_put_latency 65536 -m 1:65536 -w allocate -s flush -d neuron D D
+check "... staging bytes=0 (the puts sent from the device)" staged_nothing || diag_job
 rma_across osu_acc_latency 4096 -m 4:4096 -T mpi_int -w create -s lock -d neuron D D
+check "... staging bytes=0 (the accumulates' data sent from the device)" staged_nothing ||
+  diag_job
 
 # Puts and gets between ranks of two chips count their bytes on the emulated links, as messages
 # do: 10 puts (gets) of 1 MiB cross link 0-1 (1-0), one way; host and device windows.
