@@ -574,7 +574,7 @@ int net_call(Win* w, int target, const NetCall& call, bool* granted, std::string
   if (int rc = answered(*w, target, st, recv, answer.size(), a, error)) return rc;
   if (granted != nullptr) *granted = a.granted != 0;
   if (call.result_bytes > 0) {
-    std::memcpy(call.result, answer.data() + sizeof(Answer), call.result_bytes);
+    device::copy(call.result, answer.data() + sizeof(Answer), call.result_bytes);  // either kind
   }
   return MPI_SUCCESS;
 }

@@ -567,8 +567,9 @@ int get(const char* fn, void* origin_addr, int origin_count, MPI_Datatype origin
     return err;
   if (skip) return MPI_SUCCESS;
   int64_t off = 0;
-  // Device memory on both sides: one DMA copy, as host memory on both.
-  if (!device::in_device_range(origin_addr) || on_device(*win_impl(win), a)) {
+  // Device memory on both sides: one DMA copy, as host memory on both; from another node, the
+  // answer goes into device memory as into host memory (win_net.cc).
+  if (!device::in_device_range(origin_addr) || on_device(*win_impl(win), a) || a.t->remote) {
     if (dense_predefined(o)) return target_read(fn, win, a, origin_addr, defer);
     if (o.t->contiguous(o.count, &off)) {
       return target_read(fn, win, a, static_cast<char*>(origin_addr) + off, defer);
