@@ -252,6 +252,9 @@ int PMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
   f->path = path;
   f->amode = amode;
   PMPI_Comm_dup(comm, &f->comm);
+  // What a hang report calls the file's collective calls' communicator (its records keep a few
+  // dozen characters: the file's own name, without its directories).
+  mpi::comm_impl(f->comm)->name = "file " + f->path.substr(f->path.find_last_of('/') + 1);
   PMPI_Comm_rank(f->comm, &f->rank);
   PMPI_Comm_size(f->comm, &f->size);
   mpi::take_hints(f, info);

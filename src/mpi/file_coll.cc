@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "boot/boot.h"
+#include "core/flight.h"
 #include "core/progress.h"
 #include "device/device.h"
 #include "io/coll_io.h"
@@ -415,6 +416,10 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
+  // In the flight recorder, so that a hang report names the call (its exchanges are the
+  // engine's own messages, not MPI calls).
+  const Comm* comm = comm_of(f);
+  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
   if (split && cs->split) return refuse(f, cs, write, split_busy(fn, f));
   if (request == kNoRequest) {
     request = nullptr;
@@ -431,10 +436,12 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
     launch(x.get(), nullptr);
     s->access = std::move(x);
     cs->split = std::move(s);
+    record.finish(flight::State::kStarted);
     return MPI_SUCCESS;
   }
   if (request != nullptr) {
     launch(x.release(), request);
+    record.finish(flight::State::kStarted);
     return MPI_SUCCESS;
   }
   return run_access(x.get(), st);
@@ -454,6 +461,8 @@ int split_end(const char* fn, MPI_File fh, const void* buf, bool write, bool ord
   if (buf != x->user) {
     return raise_error_on(f, MPI_ERR_BUFFER, fn, "buf argument is not the _begin call's buffer");
   }
+  const Comm* comm = comm_of(f);
+  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
   progress::wait_until([x] { return x->over; });
   std::unique_ptr<CollState::Split> s = std::move(cs->split);
   return finish_access(x, st);
@@ -574,6 +583,8 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
+  const Comm* comm = comm_of(f);
+  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
   // A process whose arguments are wrong (its error raised) still takes its part in the exchange
   // with rank 0, telling it kRefused - class: every process's call fails then.
   constexpr int64_t kRefused = -1000;

@@ -11,7 +11,8 @@
 # iwrite_at, iread_at, iwrite, iread, iwrite_shared and iread_shared that return while another
 # rank's POSIX lock holds their I/O up (MPI_Test: not done for 200 ms), then complete with the
 # right data, count and pointer; I/O errors of nonblocking calls from MPI_Wait; a collective call
-# (set_view, write_at_all, iwrite_at_all) whose arguments are wrong on one rank failing on all;
+# (set_view, write_at_all, iwrite_at_all) whose arguments are wrong on one rank failing on all,
+# and one given an invalid file handle on one rank diagnosed by TORUSMPI_TIMEOUT;
 # write_all from and read_all into device memory (native and external32), iwrite_at and iread_at
 # likewise. First on Open MPI
 # itself (the reference; device cases are torusmpi's), then on torusmpi at
@@ -80,6 +81,17 @@ no_pointer_file() {
 }
 check "... and leave no shared pointer's file (the data file stays, as written so far)" \
   no_pointer_file
+rm -f "$dir"/io_coll.*
+
+# An invalid file handle on one rank of a collective call: its call fails at once (MPI_ERR_FILE);
+# the others cannot know it and wait in theirs, until TORUSMPI_TIMEOUT ends the job (status 110)
+# naming the call and the file, not a silent hang.
+run_job 60 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_TIMEOUT=3 "$bin.gcc" "$dir" hang
+check "MPI_FILE_NULL on rank 0 of 3 in MPI_File_write_at_all: TORUSMPI_TIMEOUT names the call" \
+  eval '[ "$job_rc" -eq 110 ] && grep -q "^ok 0 MPI_FILE_NULL: MPI_ERR_FILE" "$job_out" &&
+    grep -Eq "ranks? 1(-2 are| is) in MPI_File_write_at_all on file io_coll.hang.3, waiting" \
+      "$job_err"' ||
+  diag_job
 rm -f "$dir"/io_coll.*
 
 # --- Across emulated nodes ---------------------------------------------------------------------

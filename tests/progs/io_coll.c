@@ -1271,6 +1271,23 @@ static void nonblocking_independent(void) {
  * negative count (nothing is written), iwrite_all with a NULL request, set_size and preallocate
  * with a negative size, write_ordered with a negative count, seek_shared with a wrong whence (the
  * others: MPI_ERR_NOT_SAME); then a right write_all works (the ranks' calls are still paired). */
+/* io_coll DIR hang: rank 0 gives MPI_File_write_at_all an invalid file handle (its call fails at
+ * once: MPI_ERR_FILE) and waits in a barrier; the others wait in the collective write for ever
+ * (no file to tell them by), until TORUSMPI_TIMEOUT ends the job naming the call and the file. */
+static void hang_case(void) {
+  char path[4096];
+  file_name(path, sizeof path, "hang");
+  MPI_File fh = open_fresh(path);
+  int v[4] = {1, 2, 3, 4}, cls = 0;
+  int rc = MPI_File_write_at_all(g_rank == 0 ? MPI_FILE_NULL : fh, 16 * g_rank, v, 4, MPI_INT,
+                                 MPI_STATUS_IGNORE);
+  MPI_Error_class(rc, &cls);
+  if (g_rank == 0) check(cls == MPI_ERR_FILE, "MPI_FILE_NULL: MPI_ERR_FILE", "class %d", cls);
+  fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_close(&fh);
+}
+
 static void wrong_on_one_rank(void) {
   if (g_ompi_reference) {
     /* Open MPI's other ranks wait in the call for ever. */
@@ -1624,7 +1641,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   if (argc < 2) {
-    if (g_rank == 0) fprintf(stderr, "usage: io_coll DIR [shared N | write FILE | verify FILE]\n");
+    if (g_rank == 0) {
+      fprintf(stderr, "usage: io_coll DIR [shared N | write FILE | verify FILE | hang]\n");
+    }
     MPI_Finalize();
     return 2;
   }
@@ -1633,7 +1652,9 @@ int main(int argc, char** argv) {
   g_check_info = ci != NULL && strcmp(ci, "1") == 0;
   const char* om = getenv("IO_COLL_OMPI");
   g_ompi_reference = om != NULL && strcmp(om, "1") == 0;
-  if (argc >= 4 && strcmp(argv[2], "shared") == 0) {
+  if (argc >= 3 && strcmp(argv[2], "hang") == 0) {
+    hang_case();
+  } else if (argc >= 4 && strcmp(argv[2], "shared") == 0) {
     shared_cases(atoi(argv[3]));
   } else if (argc >= 4 && (strcmp(argv[2], "write") == 0 || strcmp(argv[2], "verify") == 0)) {
     interop(argv[3], strcmp(argv[2], "write") == 0);
