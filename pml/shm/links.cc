@@ -70,15 +70,8 @@ bool Links::may_send(int j, const FragHeader& h, size_t len) {
   uint64_t ready = now;
   const bool chunk = h.type == FragType::kData;
   if (chunk && h.size > 0 && h.rreq == stream_rreq_[j]) ready = std::min(now, stream_free_[j]);
-  const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(len) * ns_per_byte_));
-  // A fragment without payload (a match header, a control) occupies no link: it pays the hops.
-  uint64_t through = ready, first_done = ready;
-  if (busy > 0) {
-    const uint32_t* ids = &to_ids_[to_begin_[j]];
-    through = topo::pass_route(
-        hops, ready, busy, [&](int i) { return &slots_[ids[i]].busy_until; }, &first_done);
-  }
-  due_[j] = through + hop_ns_ * static_cast<uint64_t>(hops);
+  uint64_t first_done = ready;
+  due_[j] = arrival(&to_ids_[to_begin_[j]], hops, ready, len, &first_done);
   stream_rreq_[j] = chunk ? h.rreq : 0;
   stream_free_[j] = first_done;
   held_[j] = 1;
@@ -86,19 +79,26 @@ bool Links::may_send(int j, const FragHeader& h, size_t len) {
   return now >= due_[j];
 }
 
-uint64_t Links::copy_arrival(int j, size_t len, bool to_peer) {
-  const std::vector<uint32_t>& ids = to_peer ? to_ids_ : from_ids_;
-  const int begin = (to_peer ? to_begin_ : from_begin_)[j];
-  const int hops = (to_peer ? to_begin_ : from_begin_)[j + 1] - begin;
-  const uint64_t now = now_ns();
-  if (hops == 0) return now;
+uint64_t Links::arrival(const uint32_t* ids, int hops, uint64_t ready, size_t len,
+                        uint64_t* first_done) {
   const uint64_t busy = static_cast<uint64_t>(std::ceil(static_cast<double>(len) * ns_per_byte_));
-  uint64_t through = now, first_done = now;
+  // A fragment without payload (a match header, a control) occupies no link: it pays the hops.
+  uint64_t through = ready;
+  *first_done = ready;
   if (busy > 0) {
     through = topo::pass_route(
-        hops, now, busy, [&](int i) { return &slots_[ids[begin + i]].busy_until; }, &first_done);
+        hops, ready, busy, [&](int i) { return &slots_[ids[i]].busy_until; }, first_done);
   }
   return through + hop_ns_ * static_cast<uint64_t>(hops);
+}
+
+uint64_t Links::copy_arrival(int j, size_t len, bool to_peer) {
+  const std::vector<int>& begin = to_peer ? to_begin_ : from_begin_;
+  const int hops = begin[j + 1] - begin[j];
+  const uint64_t now = now_ns();
+  if (hops == 0) return now;
+  uint64_t first_done;
+  return arrival(&(to_peer ? to_ids_ : from_ids_)[begin[j]], hops, now, len, &first_done);
 }
 
 uint64_t Links::next_due() const {

@@ -92,6 +92,10 @@ class Links {
   void print(FILE* out) const;
 
  private:
+  // When len bytes offered at `ready` on the route of `hops` links `ids` arrive, each link taken
+  // in turn (its busy-until slot moved on); *first_done: when the first link is done with them.
+  uint64_t arrival(const uint32_t* ids, int hops, uint64_t ready, size_t len, uint64_t* first_done);
+
   topo::Machine m_;
   LinkSlot* slots_ = nullptr;
   bool accounting_ = false;

@@ -404,6 +404,14 @@ int prepare(const char* fn, File* f, Kind kind, MPI_Offset offset, const void* b
   return MPI_SUCCESS;
 }
 
+// A collective file call in the flight recorder, on the file's communicator, so that a hang
+// report names it (its exchanges are the I/O engine's own messages, not MPI calls).
+class CallRecord : public flight::Scope {
+ public:
+  CallRecord(const char* fn, File* f)
+      : flight::Scope(fn, comm_of(f)->context, comm_of(f)->name.c_str(), 0, -1, flight::kNoPeer) {}
+};
+
 int split_busy(const char* fn, File* f) {
   return raise_error_on(f, MPI_ERR_REQUEST, fn,
                         "a split collective is active on this file already (MPI allows one)");
@@ -416,10 +424,7 @@ int collective(const char* fn, MPI_File fh, Kind kind, MPI_Offset offset, const 
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  // In the flight recorder, so that a hang report names the call (its exchanges are the
-  // engine's own messages, not MPI calls).
-  const Comm* comm = comm_of(f);
-  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
+  CallRecord record(fn, f);
   if (split && cs->split) return refuse(f, cs, write, split_busy(fn, f));
   if (request == kNoRequest) {
     request = nullptr;
@@ -461,8 +466,7 @@ int split_end(const char* fn, MPI_File fh, const void* buf, bool write, bool ord
   if (buf != x->user) {
     return raise_error_on(f, MPI_ERR_BUFFER, fn, "buf argument is not the _begin call's buffer");
   }
-  const Comm* comm = comm_of(f);
-  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
+  CallRecord record(fn, f);
   progress::wait_until([x] { return x->over; });
   std::unique_ptr<CollState::Split> s = std::move(cs->split);
   return finish_access(x, st);
@@ -583,8 +587,7 @@ int ordered(const char* fn, MPI_File fh, const void* buf, int count, MPI_Datatyp
   File* f = nullptr;
   if (int err = check_file(fn, fh, &f)) return err;
   CollState* cs = state_of(f);
-  const Comm* comm = comm_of(f);
-  flight::Scope record(fn, comm->context, comm->name.c_str(), 0, -1, flight::kNoPeer);
+  CallRecord record(fn, f);
   // A process whose arguments are wrong (its error raised) still takes its part in the exchange
   // with rank 0, telling it kRefused - class: every process's call fails then.
   constexpr int64_t kRefused = -1000;

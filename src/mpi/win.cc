@@ -333,7 +333,6 @@ int win_make(const char* fn, MPI_Comm comm, int flavor, MPI_Aint size, int disp_
   w->in_flight.assign(static_cast<size_t>(w->size), 0);
   if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
     w->attach_seen.assign(static_cast<size_t>(w->size), AttachTable{});
-    w->attach_read.assign(static_cast<size_t>(w->size), false);
   }
   w->started.assign(static_cast<size_t>(w->size), 0);
   if (info != MPI_INFO_NULL) w->info = info_new(info_impl(info));

@@ -113,11 +113,10 @@ struct Win {
   uint32_t next_reply = 0;    // the tag of the next request's answer (win_net.cc)
   // Puts and accumulates to other nodes not answered yet (win_net.cc's net_post), per target and
   // in all, and the first error an answer brought (raised by the next flush, unlock, fence...).
-  // Dynamic windows: the attach tables last read from other processes (an access inside a region
-  // they list needs no new read: MPI has a process attach before others access, and access no
-  // memory after it is detached), and whether each is read yet.
+  // Dynamic windows: the attach tables last read from other processes (empty until read; an
+  // access inside a region they list needs no new read: MPI has a process attach before others
+  // access, and access no memory after it is detached).
   std::vector<AttachTable> attach_seen;
-  std::vector<bool> attach_read;
   std::vector<int> in_flight;
   int in_flight_total = 0;
   int net_error = 0;

@@ -89,7 +89,7 @@ struct DirectPut {
   uint64_t bytes = 0;
   std::vector<uint8_t> aside;
   bool accumulate = false;
-  bool scatter = false;  // a put of several blocks
+  bool several = false;  // a put of several blocks (scattered once received)
   int op = -1, basic = -1;
   std::vector<rma::Block> blocks;  // the target, when received aside
   pml::Request req;
@@ -294,7 +294,7 @@ void handle_direct(Served* s, Incoming* in, const Wire& h, const std::vector<rma
   void* into = reinterpret_cast<void*>(b.address);
   if (accumulate || several) {
     p->accumulate = accumulate;
-    p->scatter = several;
+    p->several = several;
     p->op = h.op;
     p->basic = h.basic;
     p->blocks = blocks;
@@ -460,7 +460,7 @@ int serve(void*) {
       if (error == MPI_SUCCESS && p->accumulate) {
         error = apply_accumulate(s->w, p->op, p->basic, p->blocks, p->aside.data(), p->bytes);
       }
-      if (error == MPI_SUCCESS && p->scatter) scatter(p->blocks, p->aside.data());
+      if (error == MPI_SUCCESS && p->several) scatter(p->blocks, p->aside.data());
       send_answer(*s, p->source, p->tag, Answer{error, 0});
       s->puts.erase(s->puts.begin() + static_cast<std::ptrdiff_t>(i));
       ++events;

@@ -125,16 +125,16 @@ int check_attached(const char* fn, MPI_Win win, Win& w, int rank, MPI_Aint disp,
   } else {
     // The table read last, then (not listed there) the target's table as it is now: one
     // process_vm_readv the less on every access but the first to a region.
-    if (w.attach_read[rank] && listed(w.attach_seen[rank])) return MPI_SUCCESS;
+    AttachTable& seen = w.attach_seen[rank];
+    if (listed(seen)) return MPI_SUCCESS;
     const WinTarget& target = w.targets[rank];
     std::string error;
     std::vector<rma::Block> whole{{target.attached, sizeof(AttachTable)}};
-    if (rma::peer_read(target.pid, whole, &w.attach_seen[rank], &error) != Status::kOk) {
-      w.attach_read[rank] = false;
+    if (rma::peer_read(target.pid, whole, &seen, &error) != Status::kOk) {
+      seen.count = 0;  // whatever part of it came is not to be trusted
       return raise_error_win(win, MPI_ERR_RMA_RANGE, fn, "%s", error.c_str());
     }
-    w.attach_read[rank] = true;
-    if (listed(w.attach_seen[rank])) return MPI_SUCCESS;
+    if (listed(seen)) return MPI_SUCCESS;
   }
   return raise_error_win(win, MPI_ERR_RMA_RANGE, fn,
                          "target_disp %#llx with target_count %d reaches addresses [%#llx, %#llx) "
@@ -223,24 +223,35 @@ int not_mapped(const char* fn, MPI_Win win, const rma::Block& b, int peer) {
                          static_cast<unsigned long long>(b.address + b.bytes), peer);
 }
 
-// The packed stream `packed` (either kind of memory) to (write) or from the target's device
-// blocks, one DMA copy per block.
-int device_move(const char* fn, MPI_Win win, const Access& a, void* packed, bool write) {
+// The access's target blocks in device memory, each with its place in the packed stream:
+// each(block, place, own, peer) handles one in this process's own HBM (own) or in job rank peer's,
+// false when that is not mapped here.
+template <class Each>
+int for_device_blocks(const char* fn, MPI_Win win, const Access& a, const void* stream, Each each) {
   const Win& w = *win_impl(win);
   const bool own = a.t == &w.targets[w.rank];
-  const int peer = w.members[a.t - w.targets.data()];
-  char* p = static_cast<char*>(packed);
+  const int peer = w.members[target_of(win, a)];
+  char* p = static_cast<char*>(const_cast<void*>(stream));
   for (const rma::Block& b : blocks_of(a)) {
-    void* at = reinterpret_cast<void*>(b.address);
-    if (own) {
-      write ? device::copy(at, p, b.bytes) : device::copy(p, at, b.bytes);
-    } else if (!(write ? device::copy_to_peer(peer, b.address, p, b.bytes)
-                       : device::copy_from_peer(peer, p, b.address, b.bytes))) {
-      return not_mapped(fn, win, b, peer);
-    }
+    if (!each(b, p, own, peer)) return not_mapped(fn, win, b, peer);
     p += b.bytes;
   }
   return MPI_SUCCESS;
+}
+
+// The packed stream `packed` (either kind of memory) to (write) or from the target's device
+// blocks, one DMA copy per block.
+int device_move(const char* fn, MPI_Win win, const Access& a, void* packed, bool write) {
+  return for_device_blocks(fn, win, a, packed,
+                           [write](const rma::Block& b, char* p, bool own, int peer) {
+                             void* at = reinterpret_cast<void*>(b.address);
+                             if (own) {
+                               write ? device::copy(at, p, b.bytes) : device::copy(p, at, b.bytes);
+                               return true;
+                             }
+                             return write ? device::copy_to_peer(peer, b.address, p, b.bytes)
+                                          : device::copy_from_peer(peer, p, b.address, b.bytes);
+                           });
 }
 
 // A request to a target on another node (win_net.cc) about the access's blocks; raises what it
@@ -252,7 +263,7 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
   const std::vector<rma::Block> blocks = blocks_of(a);
   call.blocks = &blocks;
   std::string error;
-  const int target = static_cast<int>(a.t - w->targets.data());
+  const int target = target_of(win, a);
   // One large block, or a put from device memory (put() leaves it there): the transport moves it
   // between the buffer and the window in one copy. An accumulate from device memory sends its
   // data from there too, as a message of its own.
@@ -288,8 +299,9 @@ int remote_call(const char* fn, MPI_Win win, const Access& a, NetCall call) {
 // caller's own buffer, which a get from another node may fill by the epoch's end.
 int target_read(const char* fn, MPI_Win win, const Access& a, void* packed, bool final = false) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
-  charge(*win_impl(win), target_of(win, a), a.side.bytes, false);
-  if (on_device(*win_impl(win), a)) return device_move(fn, win, a, packed, false);
+  const Win& w = *win_impl(win);
+  charge(w, target_of(win, a), a.side.bytes, false);
+  if (on_device(w, a)) return device_move(fn, win, a, packed, false);
   if (a.t->remote) {
     NetCall call;
     call.kind = NetKind::kGet;
@@ -316,8 +328,9 @@ int target_read(const char* fn, MPI_Win win, const Access& a, void* packed, bool
 
 int target_write(const char* fn, MPI_Win win, const Access& a, const void* packed) {
   if (a.side.bytes == 0) return MPI_SUCCESS;
-  charge(*win_impl(win), target_of(win, a), a.side.bytes, true);
-  if (on_device(*win_impl(win), a)) {
+  const Win& w = *win_impl(win);
+  charge(w, target_of(win, a), a.side.bytes, true);
+  if (on_device(w, a)) {
     return device_move(fn, win, a, const_cast<void*>(packed), true);
   }
   if (a.t->remote) {
@@ -430,23 +443,18 @@ int resolve_acc(const char* fn, MPI_Win win, MPI_Op op, const Side& origin, cons
 // device's reduction kernels (a block holds whole elements: the target type has one basic type).
 int device_combine(const char* fn, MPI_Win win, const Access& a, const coll::Reduction& r,
                    const void* in) {
-  const Win& w = *win_impl(win);
-  const bool own = a.t == &w.targets[w.rank];
-  const int peer = w.members[a.t - w.targets.data()];
   const size_t elems =
       static_cast<size_t>(a.side.count) * static_cast<size_t>(a.side.t->uniform_count());
   const size_t elem = a.side.bytes / elems;
-  charge(w, target_of(win, a), a.side.bytes, true);
-  const char* p = static_cast<const char*>(in);
-  for (const rma::Block& b : blocks_of(a)) {
-    if (own) {
-      reduce_any(r, reinterpret_cast<void*>(b.address), p, b.bytes / elem, elem);
-    } else if (!reduce_at_peer(r, peer, b.address, p, b.bytes / elem, elem)) {
-      return not_mapped(fn, win, b, peer);
-    }
-    p += b.bytes;
-  }
-  return MPI_SUCCESS;
+  charge(*win_impl(win), target_of(win, a), a.side.bytes, true);
+  return for_device_blocks(
+      fn, win, a, in, [&r, elem](const rma::Block& b, const char* p, bool own, int peer) {
+        if (own) {
+          reduce_any(r, reinterpret_cast<void*>(b.address), p, b.bytes / elem, elem);
+          return true;
+        }
+        return reduce_at_peer(r, peer, b.address, p, b.bytes / elem, elem);
+      });
 }
 
 // Combines origin into the target's packed bytes (`target`, a.side.bytes of them).
