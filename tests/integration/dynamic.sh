@@ -29,12 +29,6 @@ children_done() {
 # all_done <parents> <children>
 all_done() { ranks_done "$1" && children_done "$2"; }
 
-# No process of the program may outlive its job (spawned ones included).
-no_leftovers() {
-  local left
-  left=$(pgrep -f "$p" || true)
-  [ -z "$left" ] || { echo "# left running: $left"; return 1; }
-}
 
 # --- The reference: Open MPI itself.
 run_job 120 "${ompi[@]}" -np 2 "$p" spawn 3
@@ -137,6 +131,7 @@ else
   skip "mpi4py.futures on torusmpi" "python3-mpi4py is not installed"
 fi
 
-check "no process of the jobs is left" no_leftovers
+# No process of the program may outlive its job (spawned ones included).
+check "no process of the jobs is left" no_process "$p"
 check_shm
 tap_done

@@ -164,3 +164,11 @@ rpath_has() {
 
 # not <command...>: succeeds when the command fails (check takes a command, not a pipeline).
 not() { ! "$@"; }
+
+# no_process <pattern>: no process's command line matches the extended regular expression (a
+# job's programs must not outlive it); the ones that do are listed.
+no_process() {
+  local left
+  left=$(pgrep -f "$1" || true)
+  [ -z "$left" ] || { echo "# left running: $left"; return 1; }
+}

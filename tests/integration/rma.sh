@@ -135,13 +135,8 @@ check "rma.gcc hang, np=2: TORUSMPI_TIMEOUT names the rank waiting in MPI_Win_lo
 run_job 120 "${mpirun[@]}" -np 3 "${via_preload[@]}" -x TORUSMPI_SHM_NAMED=1 "$bin.gcc" crash
 check "rma.gcc crash, np=3: the job ends (exit status not 0)" test "$job_rc" -ne 0 -a \
   "$job_rc" -ne 124 || diag_job
-procs_left() {
-  local left
-  left=$(pgrep -f "$bin.gcc" || true)
-  [ -z "$left" ] || { echo "# processes left: $left"; return 1; }
-}
 sleep 1
-check "no rma process left" procs_left
+check "no rma process left" no_process "$bin.gcc"
 
 check_shm
 tap_done

@@ -107,12 +107,7 @@ check "rma.gcc hang across instances: TORUSMPI_TIMEOUT names the rank waiting in
   eval '[ "$job_rc" -eq 110 ] && grep -q "rank 1 is in MPI_Win_lock on window to rank 0" "$job_err"' ||
   diag_job
 
-procs_left() {
-  local left
-  left=$(pgrep -f "($bin|$dev)\.(gcc|clang)" || true)
-  [ -z "$left" ] || { echo "# processes left: $left"; return 1; }
-}
 sleep 1
-check "no rma process left" procs_left
+check "no rma process left" no_process "($bin|$dev)\.(gcc|clang)"
 check_shm
 tap_done
