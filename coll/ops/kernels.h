@@ -166,7 +166,7 @@ ReduceFn float16_fn(ReduceOp op) {
 }
 
 template <class T>
-ReduceFn integer_fn(ReduceOp op) {
+ReduceFn float_fn(ReduceOp op) {
   switch (op) {
     case ReduceOp::kMax:
       return op_max<T>;
@@ -176,6 +176,15 @@ ReduceFn integer_fn(ReduceOp op) {
       return op_sum<T>;
     case ReduceOp::kProd:
       return op_prod<T>;
+    default:
+      return nullptr;
+  }
+}
+
+// Integers take what floats take, and the logical and bitwise operators.
+template <class T>
+ReduceFn integer_fn(ReduceOp op) {
+  switch (op) {
     case ReduceOp::kLand:
       return op_land<T>;
     case ReduceOp::kLor:
@@ -189,23 +198,7 @@ ReduceFn integer_fn(ReduceOp op) {
     case ReduceOp::kBxor:
       return op_bxor<T>;
     default:
-      return nullptr;
-  }
-}
-
-template <class T>
-ReduceFn float_fn(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kMax:
-      return op_max<T>;
-    case ReduceOp::kMin:
-      return op_min<T>;
-    case ReduceOp::kSum:
-      return op_sum<T>;
-    case ReduceOp::kProd:
-      return op_prod<T>;
-    default:
-      return nullptr;
+      return float_fn<T>(op);
   }
 }
 
