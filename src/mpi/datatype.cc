@@ -238,6 +238,119 @@ dtype::TypeRef engine_type_ref(MPI_Datatype type) {
   return builtins().types[type->builtin];
 }
 
+namespace {
+
+// MPI_DISTRIBUTE_* as the engine's distribution; false for another value.
+bool distribution_of(int distrib, dtype::Distribution* out) {
+  switch (distrib) {
+    case MPI_DISTRIBUTE_BLOCK:
+      *out = dtype::Distribution::kBlock;
+      return true;
+    case MPI_DISTRIBUTE_CYCLIC:
+      *out = dtype::Distribution::kCyclic;
+      return true;
+    case MPI_DISTRIBUTE_NONE:
+      *out = dtype::Distribution::kNone;
+      return true;
+    default:
+      return false;
+  }
+}
+
+dtype::Order order_of(int order) {
+  return order == MPI_ORDER_C ? dtype::Order::kC : dtype::Order::kFortran;
+}
+
+// ints[from, from + n) as 64-bit values, each times `unit`; false when one overflows.
+bool scaled_ints(const std::vector<int>& ints, size_t from, size_t n, int64_t unit,
+                 std::vector<int64_t>* out) {
+  out->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (__builtin_mul_overflow(static_cast<int64_t>(ints[from + i]), unit, &(*out)[i]))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+dtype::TypeRef external32_layout(MPI_Datatype type) {
+  const dtype::TypeRef& native = engine_type_ref(type);
+  const Datatype* d = derived_type(type);
+  if (d == nullptr || d->types.empty()) {
+    // A predefined type (or an f90 one, which is a predefined one's layout): its external bytes,
+    // packed. Markers and elements whose bytes do not change keep their own type (and alignment).
+    if (native->size() == native->external_size() && native->extent() == native->size())
+      return native;
+    return dtype::contiguous(native->external_size(), engine_type_ref(MPI_BYTE));
+  }
+  std::vector<dtype::TypeRef> olds;
+  for (MPI_Datatype t : d->types) {
+    olds.push_back(external32_layout(t));
+    if (olds.back() == nullptr) return nullptr;
+  }
+  const dtype::TypeRef& old = olds[0];
+  const std::vector<int>& ints = d->ints;
+  const std::vector<MPI_Aint>& aints = d->aints;
+  const int64_t unit = old->extent();
+  const size_t count = ints.empty() ? 0 : static_cast<size_t>(ints[0]);
+  std::vector<int64_t> lens, displs;
+  switch (d->combiner) {
+    case MPI_COMBINER_DUP:
+      return old;
+    case MPI_COMBINER_CONTIGUOUS:
+      return dtype::contiguous(ints[0], old);
+    case MPI_COMBINER_VECTOR: {
+      int64_t stride = 0;
+      if (__builtin_mul_overflow(static_cast<int64_t>(ints[2]), unit, &stride)) return nullptr;
+      return dtype::hvector(ints[0], ints[1], stride, old);
+    }
+    case MPI_COMBINER_HVECTOR:
+      return dtype::hvector(ints[0], ints[1], aints[0], old);
+    case MPI_COMBINER_INDEXED:
+      scaled_ints(ints, 1, count, 1, &lens);
+      if (!scaled_ints(ints, 1 + count, count, unit, &displs)) return nullptr;
+      return dtype::hindexed(lens, displs, old);
+    case MPI_COMBINER_HINDEXED:
+      scaled_ints(ints, 1, count, 1, &lens);
+      return dtype::hindexed(lens, std::vector<int64_t>(aints.begin(), aints.end()), old);
+    case MPI_COMBINER_INDEXED_BLOCK:
+      if (!scaled_ints(ints, 2, count, unit, &displs)) return nullptr;
+      return dtype::hindexed_block(ints[1], displs, old);
+    case MPI_COMBINER_HINDEXED_BLOCK:
+      return dtype::hindexed_block(ints[1], std::vector<int64_t>(aints.begin(), aints.end()), old);
+    case MPI_COMBINER_STRUCT:
+      scaled_ints(ints, 1, count, 1, &lens);
+      return dtype::structure(lens, std::vector<int64_t>(aints.begin(), aints.end()), olds);
+    case MPI_COMBINER_RESIZED:
+      return dtype::resized(old, aints[0], aints[1]);
+    case MPI_COMBINER_SUBARRAY: {
+      const size_t n = count;
+      std::vector<int64_t> sizes, subsizes, starts;
+      scaled_ints(ints, 1, n, 1, &sizes);
+      scaled_ints(ints, 1 + n, n, 1, &subsizes);
+      scaled_ints(ints, 1 + 2 * n, n, 1, &starts);
+      return dtype::subarray(sizes, subsizes, starts, order_of(ints[1 + 3 * n]), old);
+    }
+    case MPI_COMBINER_DARRAY: {
+      const size_t n = static_cast<size_t>(ints[2]);
+      std::vector<int64_t> gsizes, dargs, psizes;
+      std::vector<dtype::Distribution> distribs(n);
+      scaled_ints(ints, 3, n, 1, &gsizes);
+      for (size_t i = 0; i < n; ++i) distribution_of(ints[3 + n + i], &distribs[i]);
+      scaled_ints(ints, 3 + 2 * n, n, 1, &dargs);
+      for (int64_t& darg : dargs) {
+        if (darg == MPI_DISTRIBUTE_DFLT_DARG) darg = dtype::kDefaultDarg;
+      }
+      scaled_ints(ints, 3 + 3 * n, n, 1, &psizes);
+      return dtype::darray(ints[1], gsizes, distribs, dargs, psizes, order_of(ints[3 + 4 * n]),
+                           old);
+    }
+    default:
+      return nullptr;
+  }
+}
+
 int check_data_type(const char* fn, MPI_Comm comm, MPI_Datatype type, const char* arg,
                     const dtype::Type** out) {
   if (const char* why = bad_datatype(type))
@@ -666,9 +779,8 @@ int PMPI_Type_create_subarray(int ndims, const int size_array[], const int subsi
   ints.insert(ints.end(), subsize_array, subsize_array + ndims);
   ints.insert(ints.end(), start_array, start_array + ndims);
   ints.push_back(order);
-  dtype::Order o = order == MPI_ORDER_C ? dtype::Order::kC : dtype::Order::kFortran;
-  return make(kFn, dtype::subarray(sizes, subsizes, starts, o, old), MPI_COMBINER_SUBARRAY,
-              std::move(ints), {}, {oldtype}, newtype);
+  return make(kFn, dtype::subarray(sizes, subsizes, starts, mpi::order_of(order), old),
+              MPI_COMBINER_SUBARRAY, std::move(ints), {}, {oldtype}, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_subarray);
 
@@ -694,22 +806,13 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsize_array
   std::vector<int64_t> gsizes, dargs, psizes;
   std::vector<dtype::Distribution> distribs;
   for (int i = 0; i < ndims; ++i) {
-    switch (distrib_array[i]) {
-      case MPI_DISTRIBUTE_BLOCK:
-        distribs.push_back(dtype::Distribution::kBlock);
-        break;
-      case MPI_DISTRIBUTE_CYCLIC:
-        distribs.push_back(dtype::Distribution::kCyclic);
-        break;
-      case MPI_DISTRIBUTE_NONE:
-        distribs.push_back(dtype::Distribution::kNone);
-        break;
-      default:
-        return raise_error(nullptr, MPI_ERR_ARG, kFn,
-                           "array_of_distribs[%d] is %d: not MPI_DISTRIBUTE_BLOCK, _CYCLIC or "
-                           "_NONE",
-                           i, distrib_array[i]);
+    dtype::Distribution distrib;
+    if (!mpi::distribution_of(distrib_array[i], &distrib)) {
+      return raise_error(nullptr, MPI_ERR_ARG, kFn,
+                         "array_of_distribs[%d] is %d: not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE",
+                         i, distrib_array[i]);
     }
+    distribs.push_back(distrib);
     gsizes.push_back(gsize_array[i]);
     dargs.push_back(darg_array[i] == MPI_DISTRIBUTE_DFLT_DARG ? dtype::kDefaultDarg
                                                               : darg_array[i]);
@@ -723,8 +826,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsize_array
   ints.insert(ints.end(), darg_array, darg_array + ndims);
   ints.insert(ints.end(), psize_array, psize_array + ndims);
   ints.push_back(order);
-  dtype::Order o = order == MPI_ORDER_C ? dtype::Order::kC : dtype::Order::kFortran;
-  return make(kFn, dtype::darray(rank, gsizes, distribs, dargs, psizes, o, old),
+  return make(kFn, dtype::darray(rank, gsizes, distribs, dargs, psizes, mpi::order_of(order), old),
               MPI_COMBINER_DARRAY, std::move(ints), {}, {oldtype}, newtype);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Type_create_darray);

@@ -48,6 +48,13 @@ dtype::TypeRef engine_type_ref(MPI_Datatype type);
 // The engine's type of the predefined datatype with this index of datatypes.def.
 const dtype::TypeRef& builtin_engine_type(int builtin);
 
+// The layout a datatype has in a file of external32 data (MPI 3.1, 13.5.1): each basic element
+// its external32 bytes, packed (MPI_LONG takes 4, MPI_DOUBLE_INT 12). Portable constructors
+// (contiguous, vector, indexed, indexed_block, subarray, darray, dup) count old types, so their
+// displacements scale with the old type's file extent; those given in bytes (hvector, hindexed,
+// hindexed_block, struct, resized) are file bytes as they are. nullptr when it overflows.
+dtype::TypeRef external32_layout(MPI_Datatype type);
+
 // Why a handle is not a datatype, for messages: "MPI_DATATYPE_NULL", "a freed datatype", "not a
 // datatype"; nullptr when it is one.
 const char* bad_datatype(MPI_Datatype type);

@@ -45,20 +45,10 @@ std::vector<std::unique_ptr<Datarep>>& datareps() {
   return *reps;
 }
 
-// A view's etype or filetype as the file holds it (*file_side), or why it cannot be viewed. In
-// external32 an element may change size (long and unsigned long take 4 bytes, wchar_t 2: MPI 3.1,
-// 13.5.2); a type without holes is then its external bytes one after the other; the file layout
-// of a type with holes and such elements (its displacements in external sizes) is not built here.
-const char* unviewable(const Datarep* rep, const dtype::TypeRef& t, dtype::TypeRef* file_side) {
-  *file_side = t;
-  if (!rep->external32 || t->external_size() == t->size()) return nullptr;
-  int64_t at = 0;
-  if (!t->contiguous(1, &at) || at != 0 || t->lb() != 0 || t->extent() != t->size()) {
-    return "has holes and elements whose external32 size differs from their native size (a "
-           "view of such a type is not supported)";
-  }
-  *file_side = dtype::contiguous(t->external_size(), engine_type_ref(MPI_BYTE));
-  return nullptr;
+// A view's etype or filetype as the file holds it: in external32 each element in its external
+// size (datatype.h: external32_layout); else the type itself. nullptr when that overflows.
+dtype::TypeRef file_layout(const Datarep* rep, MPI_Datatype type) {
+  return rep->external32 ? external32_layout(type) : engine_type_ref(type);
 }
 
 }  // namespace
@@ -493,12 +483,10 @@ int check_view(File* f, const char* kFn, MPI_Offset disp, MPI_Datatype etype, MP
     }
     disp = f->view.file_offset(f->pointer * f->view.etype_size());
   }
-  dtype::TypeRef file_et, file_ft;
-  for (const auto* t : {&et, &ft}) {
-    if (const char* why = unviewable(rep, *t, t == &et ? &file_et : &file_ft)) {
-      return raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "%s %s (%s)",
-                            t == &et ? "etype" : "filetype", why, datarep);
-    }
+  dtype::TypeRef file_et = file_layout(rep, etype), file_ft = file_layout(rep, filetype);
+  if (file_et == nullptr || file_ft == nullptr) {
+    return raise_error_on(f, MPI_ERR_ARG, kFn, "%s's layout in %s overflows 63 bits",
+                          file_et == nullptr ? "etype" : "filetype", datarep);
   }
   if (rep->user && rep->extent_fn != nullptr && derived_type(etype) == nullptr) {
     MPI_Aint extent = 0;
@@ -598,7 +586,6 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
   if (extent == nullptr) return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "extent argument is NULL");
   if (const char* why = mpi::bad_datatype(datatype))
     return mpi::raise_error_on(f, MPI_ERR_TYPE, kFn, "datatype argument is %s", why);
-  const torusmpi::dtype::Type* t = mpi::engine_type(datatype);
   const mpi::Datarep* rep = f->datarep;
   if (rep->user && rep->extent_fn != nullptr && mpi::derived_type(datatype) == nullptr) {
     int rc = rep->extent_fn(datatype, extent, rep->extra_state);
@@ -608,16 +595,12 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
     }
     return MPI_SUCCESS;
   }
-  if (rep->external32 && t->external_size() != t->size()) {
-    torusmpi::dtype::TypeRef file_side;
-    if (const char* why = mpi::unviewable(rep, mpi::engine_type_ref(datatype), &file_side)) {
-      return mpi::raise_error_on(f, MPI_ERR_UNSUPPORTED_DATAREP, kFn, "datatype argument %s (%s)",
-                                 why, rep->name.c_str());
-    }
-    *extent = file_side->extent();
-    return MPI_SUCCESS;
+  torusmpi::dtype::TypeRef file_side = mpi::file_layout(rep, datatype);
+  if (file_side == nullptr) {
+    return mpi::raise_error_on(f, MPI_ERR_ARG, kFn, "datatype's layout in %s overflows 63 bits",
+                               rep->name.c_str());
   }
-  *extent = t->extent();
+  *extent = file_side->extent();
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_File_get_type_extent);
