@@ -204,18 +204,24 @@ class ShmTransport final : public Transport {
     auto* hdr = reinterpret_cast<SegmentHeader*>(base);
     n_ = static_cast<int>(hdr->ranks);
     cap_ = hdr->ring_bytes;
-    // Rings too small for pipeline chunks (many ranks on a node) take the single copy. With more
-    // ranks than cores the pipeline still wins (measured on 2 cores, 64 KiB neighbour exchanges:
-    // 4 ranks 0.67 ms a round against 1.04 ms with process_vm_readv, 8 ranks 1.33 against 1.71;
-    // a 1 MiB allreduce at 4 ranks 0.52 ms against 0.94): a rank whose turn comes copies what
-    // has arrived, instead of waiting for its peer to be scheduled to answer the read. A rank
+    // Rings too small for pipeline chunks (many ranks on a node) take the single copy. A rank
     // with a core of its own reads below kSingleCopyBelow (2 ranks on 2 cores, osu_latency
     // 128-512 KiB 5.6-20 us against 12.6-41 by the pipeline, osu_bw 26-29 GB/s against 15).
+    // With more ranks than cores, messages up to a pipeline chunk go through the rings (a rank
+    // whose turn comes copies what has arrived; one copy answered by a read costs a 64 KiB
+    // neighbour exchange more: 4 ranks on 2 cores 0.67 ms a round against 1.04), larger ones are
+    // read in one copy, which the receiver does alone whenever it runs, while a pipeline stalls
+    // each time one end is descheduled (4 ranks on 2 cores, medians of 5: alltoall 128 KiB-1 MiB
+    // 76-774 us against 132-1068 all pipelined, allgather 1 MiB 966 against 1033, reduce_scatter
+    // 1 MiB 259 against 320, allreduce 1 MiB 488 against 540).
     if (params::shm_single_copy()) {
       if (ring_max_payload(cap_) < kPipelineChunk) {
         single_copy_below_ = SIZE_MAX;
       } else if (!progress::oversubscribed()) {
         single_copy_below_ = kSingleCopyBelow;
+      } else {
+        single_copy_below_ = SIZE_MAX;
+        shared_core_eager_ = kPipelineChunk;
       }
     }
     me_ = job.local_rank;
@@ -293,7 +299,8 @@ class ShmTransport final : public Transport {
   }
 
   size_t eager_cap() const override {
-    return single_copy_below_ > 0 ? static_cast<size_t>(params::shm_eager_limit()) : SIZE_MAX;
+    if (single_copy_below_ == 0) return SIZE_MAX;
+    return std::max(static_cast<size_t>(params::shm_eager_limit()), shared_core_eager_);
   }
 
   size_t max_payload() const override {
@@ -633,6 +640,9 @@ class ShmTransport final : public Transport {
   // Rendezvous messages below this size are read by process_vm_readv, larger ones pipelined
   // through the rings; 0: all pipelined.
   size_t single_copy_below_ = 0;
+  // More ranks than cores: messages up to this size go eagerly through the rings, larger ones
+  // are read in one copy (0 otherwise).
+  size_t shared_core_eager_ = 0;
   bool reads_ok_ = false;      // a single-copy read has worked: the kernel lets this process read
   bool write_failed_ = false;  // a split copy's write has failed (said once)
   int n_ = 0;

@@ -189,11 +189,13 @@ TEST(Ring, DrainsNoMoreThanItsLimit) {
 
 // An eager message with no request to answer travels in a compact record, whose header the
 // reader gives back whole; anything else keeps its full header. Up to 40 payload bytes fit a
-// compact record's one cache line.
+// compact record's one cache line, up to 8 half of one.
 TEST(Ring, CompactRecordsGiveBackTheWholeHeader) {
+  EXPECT_EQ(record_bytes(8, true), 32u);
+  EXPECT_EQ(record_bytes(9, true), 64u);
   EXPECT_EQ(record_bytes(40, true), 64u);
-  EXPECT_EQ(record_bytes(41, true), 128u);
-  EXPECT_EQ(record_bytes(17, false), 128u);
+  EXPECT_EQ(record_bytes(41, true), 96u);
+  EXPECT_EQ(record_bytes(17, false), 96u);
   TestRing r(4096);
   const char payload[40] = "forty bytes of payload, in one line";
   FragHeader compact = header(-7, sizeof payload);
