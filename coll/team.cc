@@ -168,7 +168,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   return Status::kOk;
 }
 
-Status Team::run(Args a, RunArgs r, std::string* why) {
+Status Team::run(Args& a, RunArgs& r, std::string* why) {
   Exec* e = Exec::make();
   std::shared_ptr<Schedule>* s = nullptr;
   Status st = prepare(&a, &r, &s, why);
@@ -183,7 +183,7 @@ Status Team::run(Args a, RunArgs r, std::string* why) {
   return st;
 }
 
-Status Team::start(Args a, RunArgs r, Exec** out, std::string* why) {
+Status Team::start(Args& a, RunArgs& r, Exec** out, std::string* why) {
   Exec* e = Exec::make();
   std::shared_ptr<Schedule>* s = nullptr;
   Status st = prepare(&a, &r, &s, why);

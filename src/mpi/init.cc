@@ -330,8 +330,9 @@ int PMPI_Finalize(void) {
   if (torusmpi::pml::ina::in_use()) {
     torusmpi::coll::Args a;
     a.coll = torusmpi::coll::Coll::kBarrier;
+    torusmpi::coll::RunArgs r;
     std::string why;
-    if (rt.world.team.run(a, torusmpi::coll::RunArgs{}, &why) != torusmpi::Status::kOk)
+    if (rt.world.team.run(a, r, &why) != torusmpi::Status::kOk)
       torusmpi::log::warn("MPI_Finalize: the barrier before the switch's results go failed: %s",
                           why.c_str());
   }

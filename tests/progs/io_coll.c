@@ -1013,6 +1013,28 @@ struct Holes {
   MPI_Aint extent;
 };
 
+/* A fresh file at path (this rank's alone) viewed as (etype, filetype) in external32: *ext gets
+ * the filetype's file extent; n elements of mem are written from w at offset 0, synced and read
+ * back into r. Returns the elements the read counted; a failed call is the case's (CALL). */
+static int round_trip32(const char* path, MPI_Datatype etype, MPI_Datatype filetype, const void* w,
+                        void* r, int n, MPI_Datatype mem, MPI_Aint* ext) {
+  MPI_File fh;
+  MPI_Status st;
+  int count = -1;
+  g_rc_bad = 0;
+  g_why[0] = 0;
+  unlink(path);
+  CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  CALL(MPI_File_set_view(fh, 0, etype, filetype, "external32", MPI_INFO_NULL));
+  CALL(MPI_File_get_type_extent(fh, filetype, ext));
+  CALL(MPI_File_write_at(fh, 0, w, n, mem, &st));
+  CALL(MPI_File_sync(fh));
+  CALL(MPI_File_read_at(fh, 0, r, n, mem, &st));
+  MPI_Get_count(&st, mem, &count);
+  CALL(MPI_File_close(&fh));
+  return count;
+}
+
 static MPI_Datatype holes_type(int i) {
   MPI_Datatype t = MPI_DATATYPE_NULL;
   int lens[2] = {1, 2}, displs[2] = {0, 3}, sizes[2] = {4, 4}, subs[2] = {2, 2}, starts[2] = {1, 1};
@@ -1054,20 +1076,9 @@ static void external32_holes(const char* path) {
   for (int i = 0; i < (int)(sizeof kHoles / sizeof kHoles[0]); ++i) {
     const struct Holes* h = &kHoles[i];
     MPI_Datatype ft = holes_type(i);
-    MPI_File fh;
-    MPI_Status st;
     MPI_Aint ext = -1;
     long r[4] = {0, 0, 0, 0};
-    g_rc_bad = 0;
-    g_why[0] = 0;
-    unlink(path);
-    CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    CALL(MPI_File_set_view(fh, 0, MPI_LONG, ft, "external32", MPI_INFO_NULL));
-    CALL(MPI_File_get_type_extent(fh, ft, &ext));
-    CALL(MPI_File_write_at(fh, 0, v, 4, MPI_LONG, &st));
-    CALL(MPI_File_sync(fh));
-    CALL(MPI_File_read_at(fh, 0, r, 4, MPI_LONG, &st));
-    CALL(MPI_File_close(&fh));
+    round_trip32(path, MPI_LONG, ft, v, r, 4, MPI_LONG, &ext);
     long bytes = 0;
     unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
     int ok = got != NULL && ext == h->extent && bytes == 4L * (h->words[3] + 1);
@@ -1109,20 +1120,8 @@ static void external32_struct(const char* path) {
   MPI_Type_commit(&mem_t);
   struct Rec w[2] = {{-5, 6, -7}, {0x1020304, -8, 9}}, r[2];
   memset(r, 0, sizeof r);
-  MPI_File fh;
-  MPI_Status st;
   MPI_Aint ext = -1;
-  int count = -1;
-  g_rc_bad = 0;
-  g_why[0] = 0;
-  unlink(path);
-  CALL(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-  CALL(MPI_File_set_view(fh, 0, MPI_BYTE, file_ft, "external32", MPI_INFO_NULL));
-  CALL(MPI_File_get_type_extent(fh, file_ft, &ext));
-  CALL(MPI_File_write_at(fh, 0, w, 2, mem_t, &st));
-  CALL(MPI_File_read_at(fh, 0, r, 2, mem_t, &st));
-  MPI_Get_count(&st, mem_t, &count);
-  CALL(MPI_File_close(&fh));
+  int count = round_trip32(path, MPI_BYTE, file_ft, w, r, 2, mem_t, &ext);
   long bytes = 0;
   unsigned char* got = (unsigned char*)posix_slurp(path, &bytes);
   /* 22 bytes: the second record's hole is past what was written. */
