@@ -725,7 +725,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   const bool on_device = bytes > 0 && device::in_device_range(buf);
   const bool inline_device = on_device && bytes <= p.transport->device_inline_limit(peer);
   const bool reach = inline_device || (on_device && p.transport->device_reach(peer));
-  if (reach && !inline_device && bytes <= p.eager_limit && mode != SendMode::kSync) {
+  if (reach && !inline_device && bytes <= p.eager_limit && mode == SendMode::kStandard) {
     if (DeviceChunk* chunk = e.device_eager.take(bytes, p.network)) {
       prepare_send(&chunk->req, ctx, mode, peer, comm.rank, tag, chunk->payload, bytes);
       h.sreq = reinterpret_cast<uint64_t>(&chunk->req);
@@ -745,7 +745,7 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
       }
     }
   }
-  if (bytes <= p.eager_limit && (!reach || inline_device)) {
+  if (bytes <= p.eager_limit && (!reach || inline_device) && mode != SendMode::kRead) {
     if (mode == SendMode::kSync) h.flags = kFlagSync;
     if (inline_device) h.flags |= kFlagDevice;
     job.data = static_cast<const uint8_t*>(buf);

@@ -58,7 +58,9 @@ struct Comm {
   uint32_t coll_context() const { return context + 1; }
 };
 
-enum class SendMode : uint8_t { kStandard, kSync };
+// kRead: a standard send that always takes the rendezvous, so that the receiver fetches the data
+// (one copy it makes whenever it runs) whatever the size.
+enum class SendMode : uint8_t { kStandard, kSync, kRead };
 
 struct Unexpected;  // a message that arrived before its receive was posted (pml.cc)
 

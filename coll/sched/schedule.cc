@@ -46,13 +46,16 @@ void Builder::finish() {
                      [&](const Op& a, const Op& b) { return rank(a) < rank(b); });
   }
   uint32_t most = 0;
+  s_->fans_out.assign(s_->steps(), 0);
   for (size_t i = 0; i < s_->steps(); ++i) {
-    uint32_t n = 0;
+    uint32_t n = 0, large_sends = 0;
     for (uint32_t k = s_->step_begin(i); k < s_->step_end[i]; ++k) {
-      OpType t = s_->ops[k].type;
-      n += t == OpType::kSend || t == OpType::kRecv;
+      const Op& op = s_->ops[k];
+      n += op.type == OpType::kSend || op.type == OpType::kRecv;
+      large_sends += op.type == OpType::kSend && op.bytes >= kFanOutBytes;
     }
     most = std::max(most, n);
+    s_->fans_out[i] = large_sends >= 2;
   }
   s_->max_step_messages = most;
 }

@@ -75,12 +75,18 @@ struct Op {
   BufRef src_ref() const { return {src_buf, src}; }
 };
 
+// A send of at least this many bytes among others of its step (see Schedule::fans_out).
+constexpr uint64_t kFanOutBytes = uint64_t{32} << 10;
+
 struct Schedule {
   std::vector<Op> ops;
   std::vector<uint32_t> step_end;  // step i holds ops [step_end[i-1], step_end[i])
   uint64_t scratch_bytes = 0;
   uint32_t max_step_messages = 0;  // the most sends and receives one step has in flight
-  std::vector<AggGroup> groups;    // of the kAggregate ops
+  // Per step: whether it sends kFanOutBytes or more to each of two peers or more at once (the
+  // executor then sends those by rendezvous when ranks share cores: exec.cc).
+  std::vector<uint8_t> fans_out;
+  std::vector<AggGroup> groups;  // of the kAggregate ops
 
   size_t steps() const { return step_end.size(); }
   uint32_t step_begin(size_t i) const { return i == 0 ? 0 : step_end[i - 1]; }

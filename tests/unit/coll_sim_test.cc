@@ -38,6 +38,31 @@ void swap_and_combine(Builder& b, const Args& a) {
   b.reduce(a.recv, tmp, n);
 }
 
+// Builder::finish marks the steps that send kFanOutBytes or more to two peers or more (the
+// executor sends those by rendezvous when ranks share cores): alltoall linear's one step at 4
+// ranks with 32 KiB blocks, not with smaller ones, and never a ring's steps (one send each).
+TEST(Schedule, StepsThatFanOutAreMarked) {
+  auto marks = [](const Algorithm& alg, Coll c, size_t count) {
+    sim::CallShape shape;
+    shape.coll = c;
+    shape.size = 4;
+    shape.count = count;
+    shape.elem = 1;
+    auto call = sim::make_call(shape);
+    Schedule s;
+    Builder b(&s);
+    alg.build(b, call->args[1]);
+    b.finish();
+    EXPECT_EQ(s.fans_out.size(), s.steps());
+    int marked = 0;
+    for (uint8_t f : s.fans_out) marked += f;
+    return marked;
+  };
+  EXPECT_EQ(marks(kAlltoallLinear, Coll::kAlltoall, kFanOutBytes), 1);
+  EXPECT_EQ(marks(kAlltoallLinear, Coll::kAlltoall, kFanOutBytes - 1), 0);
+  EXPECT_EQ(marks(kAllgatherRing, Coll::kAllgather, 4 * kFanOutBytes), 0);
+}
+
 TEST(Sim, CorrectScheduleIsAccepted) {
   sim::Result r = simulate(Coll::kAllreduce, 2, 10, swap_and_combine);
   EXPECT_TRUE(r.ok) << r.error;
