@@ -261,13 +261,18 @@ dtype::Order order_of(int order) {
   return order == MPI_ORDER_C ? dtype::Order::kC : dtype::Order::kFortran;
 }
 
-// ints[from, from + n) as 64-bit values, each times `unit`; false when one overflows.
-bool scaled_ints(const std::vector<int>& ints, size_t from, size_t n, int64_t unit,
-                 std::vector<int64_t>* out) {
-  out->resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (__builtin_mul_overflow(static_cast<int64_t>(ints[from + i]), unit, &(*out)[i]))
-      return false;
+// ints[from, from + n) as 64-bit values.
+std::vector<int64_t> widened(const std::vector<int>& ints, size_t from, size_t n) {
+  return std::vector<int64_t>(ints.begin() + static_cast<ptrdiff_t>(from),
+                              ints.begin() + static_cast<ptrdiff_t>(from + n));
+}
+
+// The same, each times `unit` (displacements counted in old types); false when one overflows.
+bool scaled(const std::vector<int>& ints, size_t from, size_t n, int64_t unit,
+            std::vector<int64_t>* out) {
+  *out = widened(ints, from, n);
+  for (int64_t& v : *out) {
+    if (__builtin_mul_overflow(v, unit, &v)) return false;
   }
   return true;
 }
@@ -294,57 +299,48 @@ dtype::TypeRef external32_layout(MPI_Datatype type) {
   const std::vector<MPI_Aint>& aints = d->aints;
   const int64_t unit = old->extent();
   const size_t count = ints.empty() ? 0 : static_cast<size_t>(ints[0]);
-  std::vector<int64_t> lens, displs;
+  const std::vector<int64_t> byte_displs(aints.begin(), aints.end());
+  std::vector<int64_t> displs;
   switch (d->combiner) {
     case MPI_COMBINER_DUP:
       return old;
     case MPI_COMBINER_CONTIGUOUS:
       return dtype::contiguous(ints[0], old);
-    case MPI_COMBINER_VECTOR: {
-      int64_t stride = 0;
-      if (__builtin_mul_overflow(static_cast<int64_t>(ints[2]), unit, &stride)) return nullptr;
-      return dtype::hvector(ints[0], ints[1], stride, old);
-    }
+    case MPI_COMBINER_VECTOR:
+      if (!scaled(ints, 2, 1, unit, &displs)) return nullptr;
+      return dtype::hvector(ints[0], ints[1], displs[0], old);
     case MPI_COMBINER_HVECTOR:
       return dtype::hvector(ints[0], ints[1], aints[0], old);
     case MPI_COMBINER_INDEXED:
-      scaled_ints(ints, 1, count, 1, &lens);
-      if (!scaled_ints(ints, 1 + count, count, unit, &displs)) return nullptr;
-      return dtype::hindexed(lens, displs, old);
+      if (!scaled(ints, 1 + count, count, unit, &displs)) return nullptr;
+      return dtype::hindexed(widened(ints, 1, count), displs, old);
     case MPI_COMBINER_HINDEXED:
-      scaled_ints(ints, 1, count, 1, &lens);
-      return dtype::hindexed(lens, std::vector<int64_t>(aints.begin(), aints.end()), old);
+      return dtype::hindexed(widened(ints, 1, count), byte_displs, old);
     case MPI_COMBINER_INDEXED_BLOCK:
-      if (!scaled_ints(ints, 2, count, unit, &displs)) return nullptr;
+      if (!scaled(ints, 2, count, unit, &displs)) return nullptr;
       return dtype::hindexed_block(ints[1], displs, old);
     case MPI_COMBINER_HINDEXED_BLOCK:
-      return dtype::hindexed_block(ints[1], std::vector<int64_t>(aints.begin(), aints.end()), old);
+      return dtype::hindexed_block(ints[1], byte_displs, old);
     case MPI_COMBINER_STRUCT:
-      scaled_ints(ints, 1, count, 1, &lens);
-      return dtype::structure(lens, std::vector<int64_t>(aints.begin(), aints.end()), olds);
+      return dtype::structure(widened(ints, 1, count), byte_displs, olds);
     case MPI_COMBINER_RESIZED:
       return dtype::resized(old, aints[0], aints[1]);
-    case MPI_COMBINER_SUBARRAY: {
-      const size_t n = count;
-      std::vector<int64_t> sizes, subsizes, starts;
-      scaled_ints(ints, 1, n, 1, &sizes);
-      scaled_ints(ints, 1 + n, n, 1, &subsizes);
-      scaled_ints(ints, 1 + 2 * n, n, 1, &starts);
-      return dtype::subarray(sizes, subsizes, starts, order_of(ints[1 + 3 * n]), old);
-    }
+    case MPI_COMBINER_SUBARRAY:
+      // ndims, sizes, subsizes, starts, order
+      return dtype::subarray(widened(ints, 1, count), widened(ints, 1 + count, count),
+                             widened(ints, 1 + 2 * count, count), order_of(ints[1 + 3 * count]),
+                             old);
     case MPI_COMBINER_DARRAY: {
+      // size, rank, ndims, gsizes, distribs, dargs, psizes, order
       const size_t n = static_cast<size_t>(ints[2]);
-      std::vector<int64_t> gsizes, dargs, psizes;
       std::vector<dtype::Distribution> distribs(n);
-      scaled_ints(ints, 3, n, 1, &gsizes);
       for (size_t i = 0; i < n; ++i) distribution_of(ints[3 + n + i], &distribs[i]);
-      scaled_ints(ints, 3 + 2 * n, n, 1, &dargs);
+      std::vector<int64_t> dargs = widened(ints, 3 + 2 * n, n);
       for (int64_t& darg : dargs) {
         if (darg == MPI_DISTRIBUTE_DFLT_DARG) darg = dtype::kDefaultDarg;
       }
-      scaled_ints(ints, 3 + 3 * n, n, 1, &psizes);
-      return dtype::darray(ints[1], gsizes, distribs, dargs, psizes, order_of(ints[3 + 4 * n]),
-                           old);
+      return dtype::darray(ints[1], widened(ints, 3, n), distribs, dargs,
+                           widened(ints, 3 + 3 * n, n), order_of(ints[3 + 4 * n]), old);
     }
     default:
       return nullptr;
