@@ -168,7 +168,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
   return Status::kOk;
 }
 
-Status Team::run(Args& a, RunArgs& r, std::string* why) {
+Status Team::run(Args& a, RunArgs& r, std::string* why, Started started, void* ctx) {
   Exec* e = Exec::make();
   std::shared_ptr<Schedule>* s = nullptr;
   Status st = prepare(&a, &r, &s, why);
@@ -176,6 +176,8 @@ Status Team::run(Args& a, RunArgs& r, std::string* why) {
     if (params::stats()) stats_record(*last_, selection_bytes(a));
     e->bind(s->get(), r);
     e->start();
+    if (started != nullptr) started(ctx);
+    e->report_step();
     if (!e->done()) e->wait();
     st = e->error();
   }

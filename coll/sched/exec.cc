@@ -520,8 +520,14 @@ bool Exec::advance() {
 }
 
 void Exec::start() {
-  blocking_ = true;
+  // The caller's record may not have begun yet (Team::run): the step is reported after it.
+  blocking_ = false;
   advance();
+  blocking_ = true;
+}
+
+void Exec::report_step() const {
+  if (!done_) flight::step(static_cast<int>(step_), static_cast<int>(s_->steps()));
 }
 
 void Exec::wait() {

@@ -52,8 +52,9 @@ class Exec {
   static void release(Exec* e);
 
   // Posts the first steps of a blocking call's run; a schedule of local steps only is done on
-  // return.
+  // return. The steps after them are the flight recorder's: report_step() names the first.
   void start();
+  void report_step() const;
   // Advances as far as completed messages allow; true when the whole schedule is done.
   bool advance();
   // Drives progress until done (a blocking call's wait).

@@ -99,12 +99,18 @@ void started(const char* call, uint32_t context, const char* comm, uint32_t comm
 // The innermost operation in progress runs step `step` of `steps` of its schedule.
 void step(int step, int steps);
 
-// RAII for a call: begin() now, end(kDone) when it goes out of scope unless end() came first.
+// RAII for a call: begin() now (or at open(), for a record begun later), end(kDone) when it goes
+// out of scope unless end() came first.
 class Scope {
  public:
+  Scope() : slot_(-1) {}
   Scope(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
         int32_t peer)
       : slot_(begin(call, context, comm, comm_seq, bytes, peer)) {}
+  void open(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+            int32_t peer) {
+    slot_ = begin(call, context, comm, comm_seq, bytes, peer);
+  }
   ~Scope() { finish(State::kDone); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;

@@ -157,8 +157,21 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
   const uint32_t seq = ++c->coll_calls;
   const auto bytes = static_cast<int64_t>(call.a.count * call.a.elem);
   if (request == nullptr) {
-    flight::Scope record(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
-    Status s = c->team.run(call.a, call.r, &why);
+    // The record begins once the first messages are out: it then costs their travel time, not
+    // the call's (a 2-rank 8 B allreduce, 170 of its 2,800 instructions).
+    struct Begin {
+      const char* fn;
+      const Comm* c;
+      uint32_t seq;
+      int64_t bytes;
+      flight::Scope record;
+    } begin{fn, c, seq, bytes, {}};
+    auto open_record = [](void* p) {
+      auto* b = static_cast<Begin*>(p);
+      b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
+    };
+    Status s = c->team.run(call.a, call.r, &why, open_record, &begin);
+    flight::Scope& record = begin.record;
     if (s != Status::kOk) record.finish(flight::State::kFailed);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
   }

@@ -39,9 +39,24 @@ class Comm : public pml::Comm {
   // exchanges go there, never among the application's messages). Both are hidden, owned here.
   Comm* local = nullptr;
   Comm* shadow = nullptr;
-  uint32_t inter_seq = 0;    // intercommunicator collectives: tags of the exchanges between groups
-  uint32_t coll_calls = 0;   // collective calls so far: their numbers in the flight recorder
-  bool hidden = false;       // local or shadow of an intercommunicator
+  uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
+  uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
+  bool hidden = false;      // local or shadow of an intercommunicator
+  // The last reduction's arguments as checked and placed (coll.cc: reduction), when they were
+  // host buffers and a predefined type and op, which nothing can change: a loop of one call
+  // (a solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
+  struct CheckedReduction {
+    bool valid = false;
+    coll::Coll kind = coll::Coll::kAllreduce;
+    const void* sendbuf = nullptr;
+    void* recvbuf = nullptr;
+    int count = 0;
+    int root = 0;
+    MPI_Datatype type = nullptr;
+    MPI_Op op = nullptr;
+    coll::Args a;
+    coll::RunArgs r;
+  } checked_reduction;
   Stream* stream = nullptr;  // MPIX_Stream_comm_create: where its *_enqueue calls go
   // Whether the context pair is this communicator's to give back when it is freed: not for a
   // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.

@@ -569,6 +569,60 @@ static void test_reduce(void) {
   free(rbuf);
 }
 
+/* One call repeated with the same arguments (the library may skip checks it made before): each
+ * result is of its own call's data, and a change of any one argument is seen. */
+static int error_class(int rc) {
+  int c = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &c);
+  return c;
+}
+
+static void test_repeat(void) {
+  int in[4], out[4], rc;
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 4; ++i) in[i] = g_rank * 10 + k + i;
+    rc = MPI_Allreduce(in, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < 4; ++i) {
+      int want = 10 * g_size * (g_size - 1) / 2 + g_size * (k + i);
+      if (rc != MPI_SUCCESS || out[i] != want)
+        problem("repeat %d: returned %d, element %d is %d, expected %d", k, rc, i, out[i], want);
+    }
+  }
+  /* Same buffers and count: another op, then another type, then fewer elements. */
+  rc = MPI_Allreduce(in, out, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS || out[0] != 10 * (g_size - 1) + 2) problem("repeat max: %d", out[0]);
+  rc = MPI_Allreduce(in, out, 4, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS || out[1] != 10 * g_size * (g_size - 1) / 2 + 3 * g_size)
+    problem("repeat unsigned: %d", out[1]);
+  out[3] = -1;
+  rc = MPI_Allreduce(in, out, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS || out[3] != -1) problem("repeat count 3: element 3 written");
+  /* A bad argument after a good call with the others the same is still refused. */
+  rc = MPI_Allreduce(in, out, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (error_class(rc) != MPI_ERR_COUNT) problem("repeat count -1: returned %d", rc);
+  rc = MPI_Allreduce(in, out, 3, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+  if (error_class(rc) != MPI_ERR_OP) problem("repeat MPI_OP_NULL: returned %d", rc);
+  rc = MPI_Allreduce(in, out, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS || out[0] != 10 * g_size * (g_size - 1) / 2 + 2 * g_size)
+    problem("repeat after errors: returned %d, %d", rc, out[0]);
+  /* In place, then not, with the receive buffer the same. */
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 4; ++i) out[i] = g_rank + i;
+    rc = MPI_Allreduce(MPI_IN_PLACE, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || out[2] != g_size * (g_size - 1) / 2 + 2 * g_size)
+      problem("repeat in place %d: %d", k, out[2]);
+  }
+  /* Reduce: the root moves with the rest the same. */
+  for (int root = 0; root < g_size; ++root) {
+    out[0] = -1;
+    rc = MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    int want = g_rank == root ? 10 * g_size * (g_size - 1) / 2 + 2 * g_size : -1;
+    if (rc != MPI_SUCCESS || out[0] != want)
+      problem("repeat reduce root %d: %d, expected %d", root, out[0], want);
+  }
+  report("reduce-repeated");
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   MPI_Init(&argc, &argv);
@@ -591,6 +645,7 @@ int main(int argc, char** argv) {
   test_bcast();
   test_barrier();
   test_reduce();
+  test_repeat();
 
   check_rc(MPI_Finalize(), "finalize");
   return check_done(g_size);
