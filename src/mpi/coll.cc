@@ -81,14 +81,13 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
     }
     return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
   }
-  CollCall call;
   Comm::CheckedReduction& last = c->checked_reduction;
   if (last.valid && last.sendbuf == sendbuf && last.recvbuf == recvbuf && last.count == count &&
       last.type == type && last.op == op && last.kind == kind && last.root == root) {
-    call.a = last.a;
-    call.r = last.r;
-    return run_collective(fn, comm, c, call, request);
+    // The run fills in what changes from call to call (its number and tag) and what does not.
+    return run_collective(fn, comm, c, last.a, last.r, request);
   }
+  CollCall call;
   TypeArg t;
   size_t per = 1;
   if (int err = check_reduction(fn, comm, count, type, op, &call, &t, &per)) return err;

@@ -142,20 +142,15 @@ int start_request(const char* fn, MPI_Comm comm, coll::Exec* e, MPI_Request* req
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
+// Both forms of run_collective: `staging`, when not null, is the call's, and a nonblocking run
+// takes it over.
+int run_staged(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunArgs& r,
+               std::unique_ptr<Staging>* staged, MPI_Request* request) {
   std::string why;
-  std::unique_ptr<Staging>& staging = call.staged;
-  if (staging && staging->idle()) staging.reset();
-  if (staging) {
-    call.r.finish = Staging::finish;
-    call.r.finish_ctx = staging.get();
-  }
   // Reductions said so where their op was resolved (check_reduction).
-  if (!coll::coll_reduces(call.a.coll)) call.a.in_network = coll::in_network(nullptr);
+  if (!coll::coll_reduces(a.coll)) a.in_network = coll::in_network(nullptr);
   const uint32_t seq = ++c->coll_calls;
-  const auto bytes = static_cast<int64_t>(call.a.count * call.a.elem);
+  const auto bytes = static_cast<int64_t>(a.count * a.elem);
   if (request == nullptr) {
     // The record begins once the first messages are out: it then costs their travel time, not
     // the call's (a 2-rank 8 B allreduce, 170 of its 2,800 instructions).
@@ -170,19 +165,36 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_R
       auto* b = static_cast<Begin*>(p);
       b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
     };
-    Status s = c->team.run(call.a, call.r, &why, open_record, &begin);
+    Status s = c->team.run(a, r, &why, open_record, &begin);
     flight::Scope& record = begin.record;
     if (s != Status::kOk) record.finish(flight::State::kFailed);
     return s == Status::kOk ? MPI_SUCCESS : coll_failed(fn, comm, s, why);
   }
   flight::started(fn, c->context, c->name.c_str(), seq, bytes, flight::kNoPeer);
   // The run outlives the call: its end deletes the staging.
-  if (staging) staging->set_owned_by_run();
+  if (staged != nullptr && *staged) (*staged)->set_owned_by_run();
   coll::Exec* e = nullptr;
-  Status s = c->team.start(call.a, call.r, &e, &why);
+  Status s = c->team.start(a, r, &e, &why);
   if (s != Status::kOk) return coll_failed(fn, comm, s, why);
-  (void)staging.release();  // the run's now
+  if (staged != nullptr) (void)staged->release();  // the run's now
   return start_request(fn, comm, e, request);
+}
+
+}  // namespace
+
+int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
+  std::unique_ptr<Staging>& staging = call.staged;
+  if (staging && staging->idle()) staging.reset();
+  if (staging) {
+    call.r.finish = Staging::finish;
+    call.r.finish_ctx = staging.get();
+  }
+  return run_staged(fn, comm, c, call.a, call.r, &staging, request);
+}
+
+int run_collective(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunArgs& r,
+                   MPI_Request* request) {
+  return run_staged(fn, comm, c, a, r, nullptr, request);
 }
 
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,

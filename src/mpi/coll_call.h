@@ -126,6 +126,10 @@ struct CollCall {
 
 // Runs the call (request == nullptr), or starts it and makes *request.
 int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request);
+// The same for a call that needs no staging, from its shape and buffers alone (a and r are the
+// run's to fill in: Team::run).
+int run_collective(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunArgs& r,
+                   MPI_Request* request);
 // The same with the schedule given, built by the caller rather than chosen by c's team, and
 // call.r.comm and call.r.tag set: an intercommunicator's collectives (intercomm.cc).
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
