@@ -6,6 +6,7 @@
 // datatypes' packed streams (coll_call.h: used in place unless a layout needs staging);
 // reductions move whole elements. A call on an intercommunicator goes to intercomm.cc right after
 // the communicator check: its roots and buffers mean other things.
+#include <cstring>
 #include <vector>
 
 #include "coll/team.h"
@@ -38,13 +39,50 @@ Side side_of(void* buf, const TypeArg* t, const int* counts, const int* displs, 
 
 // --- The collectives, one implementation each.
 
+// The communicator's last call, when `k` repeats it (Comm::CheckedCall): its checked shape and
+// buffers, which the run may fill in.
+Comm::CheckedCall* repeated(Comm* c, const Comm::CallKey& k) {
+  Comm::CheckedCall& m = c->checked;
+  const Comm::CallKey& l = m.key;
+  if (!m.valid || l.sendbuf != k.sendbuf || l.recvbuf != k.recvbuf || l.kind != k.kind ||
+      l.recvcount != k.recvcount || l.sendcount != k.sendcount || l.recvtype != k.recvtype ||
+      l.sendtype != k.sendtype || l.op != k.op || l.root != k.root ||
+      l.recvcounts != k.recvcounts) {
+    return nullptr;
+  }
+  if (k.recvcounts != nullptr &&
+      std::memcmp(k.recvcounts, m.recvcounts.data(), m.recvcounts.size() * sizeof(int)) != 0) {
+    return nullptr;
+  }
+  return &m;
+}
+
+// Keeps a call that passed its checks for repeated() when nothing it was checked against can
+// change: predefined types and op (`fixed`), nothing staged, host buffers (device memory can be
+// freed and given out again in other sizes).
+void remember(Comm* c, const Comm::CallKey& k, const CollCall& call, bool fixed) {
+  Comm::CheckedCall& m = c->checked;
+  m.valid = fixed && !call.staged && call.r.reduce.user_fn == nullptr &&
+            !device::in_device_range(k.sendbuf) && !device::in_device_range(k.recvbuf);
+  if (!m.valid) return;
+  m.key = k;
+  m.a = call.a;
+  m.r = call.r;
+  if (k.recvcounts != nullptr) {
+    m.recvcounts.assign(k.recvcounts, k.recvcounts + c->size);
+    m.counts.assign(call.a.counts, call.a.counts + c->size);
+    m.a.counts = m.counts.data();
+  }
+}
+
 int barrier(const char* fn, MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
   if (c->is_inter()) return inter_barrier(fn, comm, c, request);
-  CollCall call;
-  call.a.coll = Coll::kBarrier;
-  return run_collective(fn, comm, c, call, request);
+  coll::Args a;
+  a.coll = Coll::kBarrier;
+  coll::RunArgs r;
+  return run_collective(fn, comm, c, a, r, request);
 }
 
 int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
@@ -81,12 +119,16 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
     }
     return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
   }
-  Comm::CheckedReduction& last = c->checked_reduction;
-  if (last.valid && last.sendbuf == sendbuf && last.recvbuf == recvbuf && last.count == count &&
-      last.type == type && last.op == op && last.kind == kind && last.root == root) {
-    // The run fills in what changes from call to call (its number and tag) and what does not.
-    return run_collective(fn, comm, c, last.a, last.r, request);
-  }
+  Comm::CallKey key;
+  key.kind = kind;
+  key.sendbuf = sendbuf;
+  key.recvbuf = recvbuf;
+  key.recvcount = count;
+  key.recvtype = type;
+  key.op = op;
+  key.root = root;
+  if (Comm::CheckedCall* m = repeated(c, key))
+    return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;
   TypeArg t;
   size_t per = 1;
@@ -118,10 +160,7 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
   // Exscan leaves rank 0's result undefined: staged, it gets back what it had.
   call.r.recv =
       has_recv ? call.place(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true) : nullptr;
-  // Device memory can be freed and given out again in other sizes: its checks are always made.
-  last.valid = !t.derived && call.r.reduce.user_fn == nullptr && !call.staged &&
-               !device::in_device_range(sendbuf) && !device::in_device_range(recvbuf);
-  if (last.valid) last = {true, kind, sendbuf, recvbuf, count, root, type, op, call.a, call.r};
+  remember(c, key, call, !t.derived);
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -135,6 +174,16 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
     return inter_exchange(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           comm, c, request);
   }
+  Comm::CallKey key;
+  key.kind = kind;
+  key.sendbuf = sendbuf;
+  key.recvbuf = recvbuf;
+  key.sendcount = sendcount;
+  key.recvcount = recvcount;
+  key.sendtype = sendtype;
+  key.recvtype = recvtype;
+  if (Comm::CheckedCall* m = repeated(c, key))
+    return run_collective(fn, comm, c, m->a, m->r, request);
   bool in_place = sendbuf == MPI_IN_PLACE;
   TypeArg st, rt;
   size_t sbytes = 0, rbytes = 0;
@@ -162,6 +211,7 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
     call.r.send = call.place(const_cast<void*>(sendbuf), st, sendcount, sent_blocks, true, false);
   }
   call.r.recv = call.place(recvbuf, rt, recvcount, p, in_place, true);
+  remember(c, key, call, !rt.derived && (in_place || !st.derived));
   return run_collective(fn, comm, c, call, request);
 }
 
@@ -214,6 +264,16 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
                                 request);
   }
   bool block = recvcounts == nullptr;
+  Comm::CallKey key;
+  key.kind = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
+  key.sendbuf = sendbuf;
+  key.recvbuf = recvbuf;
+  key.recvcount = blockcount;
+  key.recvtype = type;
+  key.op = op;
+  key.recvcounts = recvcounts;
+  if (Comm::CheckedCall* m = repeated(c, key))
+    return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;
   if (!block) {
     if (int err = check_counts(fn, comm, recvcounts, c->size, "recvcounts", true)) return err;
@@ -245,6 +305,7 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
   call.r.send =
       in_place ? nullptr : call.place(const_cast<void*>(sendbuf), t, total, 1, true, false);
   call.r.recv = call.place(recvbuf, t, in_place ? total : mine, 1, in_place, true);
+  remember(c, key, call, !t.derived);
   return run_collective(fn, comm, c, call, request);
 }
 

@@ -42,21 +42,29 @@ class Comm : public pml::Comm {
   uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
   uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
   bool hidden = false;      // local or shadow of an intercommunicator
-  // The last reduction's arguments as checked and placed (coll.cc: reduction), when they were
-  // host buffers and a predefined type and op, which nothing can change: a loop of one call
-  // (a solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
-  struct CheckedReduction {
-    bool valid = false;
-    coll::Coll kind = coll::Coll::kAllreduce;
+  // The last collective's arguments as checked and placed (coll.cc: CheckedCall), when they were
+  // host buffers and predefined types and op, which nothing can change: a loop of one call (a
+  // solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
+  struct CallKey {
+    coll::Coll kind = coll::Coll::kBarrier;
     const void* sendbuf = nullptr;
     void* recvbuf = nullptr;
-    int count = 0;
-    int root = 0;
-    MPI_Datatype type = nullptr;
+    int sendcount = 0;
+    int recvcount = 0;
+    MPI_Datatype sendtype = nullptr;
+    MPI_Datatype recvtype = nullptr;
     MPI_Op op = nullptr;
+    int root = 0;
+    const int* recvcounts = nullptr;  // reduce_scatter's; its values are kept below
+  };
+  struct CheckedCall {
+    bool valid = false;
+    CallKey key;
+    std::vector<int> recvcounts;  // key.recvcounts' values when it was checked
+    std::vector<size_t> counts;   // a.counts points here
     coll::Args a;
     coll::RunArgs r;
-  } checked_reduction;
+  } checked;
   Stream* stream = nullptr;  // MPIX_Stream_comm_create: where its *_enqueue calls go
   // Whether the context pair is this communicator's to give back when it is freed: not for a
   // shadow (its intercommunicator's), nor before MPI_Comm_idup's agreement has chosen one.

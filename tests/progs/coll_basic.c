@@ -623,6 +623,68 @@ static void test_repeat(void) {
   report("reduce-repeated");
 }
 
+/* The same for calls that exchange blocks: allgather, alltoall, reduce_scatter_block, and
+ * reduce_scatter whose counts array keeps its address while its values change. */
+static void test_repeat_blocks(void) {
+  const int p = g_size, s = p * (p - 1) / 2;
+  int* in = calloc((size_t)(4 * p), sizeof(int));
+  int* out = calloc((size_t)(4 * p), sizeof(int));
+  int* counts = calloc((size_t)p, sizeof(int));
+  for (int k = 0; k < 3; ++k) {
+    in[0] = g_rank * 100 + k;
+    in[1] = g_rank * 100 + k + 1;
+    int rc = MPI_Allgather(in, 2, MPI_INT, out, 2, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < p; ++r) {
+      if (rc != MPI_SUCCESS || out[2 * r] != r * 100 + k || out[2 * r + 1] != r * 100 + k + 1)
+        problem("repeat allgather %d: returned %d, block %d is %d %d", k, rc, r, out[2 * r],
+                out[2 * r + 1]);
+    }
+    for (int j = 0; j < p; ++j) in[j] = g_rank * 100 + j + k;
+    rc = MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int j = 0; j < p; ++j) {
+      if (rc != MPI_SUCCESS || out[j] != j * 100 + g_rank + k)
+        problem("repeat alltoall %d: returned %d, block %d is %d", k, rc, j, out[j]);
+    }
+    for (int j = 0; j < p; ++j) in[j] = j + k + g_rank;
+    rc = MPI_Reduce_scatter_block(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || out[0] != p * (g_rank + k) + s)
+      problem("repeat reduce_scatter_block %d: returned %d, %d", k, rc, out[0]);
+    for (int j = 0; j < p; ++j) counts[j] = 1;
+    rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || out[0] != p * (g_rank + k) + s)
+      problem("repeat reduce_scatter %d: returned %d, %d", k, rc, out[0]);
+  }
+  /* The counts array changed in place: rank 0 takes elements 0 and 1, rank r > 0 element r + 1. */
+  counts[0] = 2;
+  for (int j = 0; j < p + 1; ++j) in[j] = j + g_rank;
+  out[1] = -1;
+  int rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int first = g_rank == 0 ? 0 : g_rank + 1;
+  if (rc != MPI_SUCCESS || out[0] != p * first + s || (g_rank == 0 && out[1] != p + s) ||
+      (g_rank > 0 && out[1] != -1))
+    problem("repeat reduce_scatter, counts changed: returned %d, %d %d", rc, out[0], out[1]);
+  /* Then a bad count in the same array. */
+  counts[0] = -1;
+  rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (error_class(rc) != MPI_ERR_COUNT) problem("repeat reduce_scatter count -1: returned %d", rc);
+  /* Alltoall of one element each, then of two: same buffers and types, the counts changed; then
+   * a bad type with the rest the same. */
+  for (int j = 0; j < 2 * p; ++j) in[j] = g_rank * 100 + j;
+  rc = MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+  rc = rc != MPI_SUCCESS ? rc : MPI_Alltoall(in, 2, MPI_INT, out, 2, MPI_INT, MPI_COMM_WORLD);
+  for (int j = 0; j < p; ++j) {
+    if (rc != MPI_SUCCESS || out[2 * j + 1] != j * 100 + 2 * g_rank + 1)
+      problem("repeat alltoall of 2: returned %d, block %d ends with %d", rc, j, out[2 * j + 1]);
+  }
+  rc = MPI_Alltoall(in, 2, MPI_INT, out, 2, MPI_DATATYPE_NULL, MPI_COMM_WORLD);
+  if (error_class(rc) != MPI_ERR_TYPE)
+    problem("repeat alltoall MPI_DATATYPE_NULL: returned %d", rc);
+  free(in);
+  free(out);
+  free(counts);
+  report("blocks-repeated");
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   MPI_Init(&argc, &argv);
@@ -646,6 +708,7 @@ int main(int argc, char** argv) {
   test_barrier();
   test_reduce();
   test_repeat();
+  test_repeat_blocks();
 
   check_rc(MPI_Finalize(), "finalize");
   return check_done(g_size);
