@@ -189,11 +189,13 @@ class RingReader {
   // itself took here. A waiter that one record completes should not pay it before it sees that:
   // the shm transport takes one record per poll, and a 2-rank 8 B allreduce got 15% faster; a
   // window of small messages got faster too (the reader no longer takes the line the writer is
-  // filling).
+  // filling). Past the limit, a record that starts in the line just read is taken too: that line
+  // is here already (a window of 8 B sends puts two records in a line: osu_bw 8 B 99.5 against
+  // 93.2 MB/s, medians of 8 alternating runs; the 8 B allreduce the same).
   template <class Fn>
   int drain(Fn&& fn, uint64_t* next, int max) {
     int n = 0;
-    while (fault_ == nullptr && n < max) {
+    while (fault_ == nullptr && (n < max || (head_ & (kLine - 1)) != 0)) {
       const uint64_t off = head_ & (cap_ - 1);
       uint8_t* rec = data_ + off;
       uint64_t word = prefix_at(data_, off)->load(std::memory_order_acquire);

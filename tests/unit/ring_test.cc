@@ -174,17 +174,33 @@ TEST(Ring, HoldsARecordThatIsNotTheStreamsNext) {
   EXPECT_EQ(next, 6u);
 }
 
-// A drain takes at most as many records as it is allowed, in order, and leaves the rest.
+// A drain takes at most as many records as it is allowed, and past that only those that start in
+// the cache line it has just read; it leaves the rest, in order.
 TEST(Ring, DrainsNoMoreThanItsLimit) {
-  TestRing r(4096);
-  for (int tag = 0; tag < 3; ++tag) ASSERT_TRUE(r.writer.push(header(tag, 8), "01234567", 8));
   int seen = 0;
   auto take = [&](const FragHeader& h, const uint8_t*, size_t) { EXPECT_EQ(h.tag, seen++); };
-  EXPECT_EQ(r.reader.drain(take, nullptr, 1), 1);
-  EXPECT_FALSE(r.reader.empty());
-  EXPECT_EQ(r.reader.drain(take), 2);
-  EXPECT_EQ(seen, 3);
-  EXPECT_TRUE(r.reader.empty());
+  {
+    // 16-byte payloads: a record a line.
+    TestRing r(4096);
+    for (int tag = 0; tag < 3; ++tag) {
+      ASSERT_TRUE(r.writer.push(header(tag, 16), "0123456789abcdef", 16));
+    }
+    EXPECT_EQ(r.reader.drain(take, nullptr, 1), 1);
+    EXPECT_FALSE(r.reader.empty());
+    EXPECT_EQ(r.reader.drain(take), 2);
+    EXPECT_EQ(seen, 3);
+    EXPECT_TRUE(r.reader.empty());
+  }
+  {
+    // 8-byte payloads: two records a line, taken together.
+    TestRing r(4096);
+    for (int tag = 3; tag < 6; ++tag) ASSERT_TRUE(r.writer.push(header(tag, 8), "01234567", 8));
+    EXPECT_EQ(r.reader.drain(take, nullptr, 1), 2);
+    EXPECT_FALSE(r.reader.empty());
+    EXPECT_EQ(r.reader.drain(take, nullptr, 1), 1);
+    EXPECT_EQ(seen, 6);
+    EXPECT_TRUE(r.reader.empty());
+  }
 }
 
 // An eager message with no request to answer travels in a compact record, whose header the
