@@ -156,6 +156,7 @@ struct Peer {
 
 struct Engine {
   int self = 0;
+  size_t posted = 0;  // receives in the contexts' posted queues
   std::vector<Peer> peers;
   std::vector<Transport*> transports;  // distinct, polled in order
   std::vector<Context> contexts;
@@ -494,6 +495,7 @@ void on_matched_fragment(int peer, const FragHeader& h, const uint8_t* payload, 
   for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
     if (matches(r->match_source_, r->match_tag_, h.source, h.tag)) {
       c.posted.erase(r);
+      --engine().posted;
       receive_matched(r, peer, h, payload, len);
       return;
     }
@@ -781,6 +783,12 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   return Status::kOk;
 }
 
+int poll_budget() {
+  constexpr size_t kMost = 16;
+  const size_t n = engine().posted;
+  return n <= 1 ? 1 : static_cast<int>(std::min(n, kMost));
+}
+
 bool send_now(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dest, int tag) {
   progress::Lock lock;
   const int peer = comm.peer_rank(dest);
@@ -808,6 +816,7 @@ Status irecv(const Comm& comm, uint32_t ctx, void* buf, size_t capacity, int sou
     return Status::kOk;
   }
   context(ctx).posted.push_back(req);
+  ++engine().posted;
   return Status::kOk;
 }
 
@@ -907,6 +916,7 @@ bool cancel(Request* req) {
   for (Request* r = c.posted.head; r != nullptr; r = r->next_) {
     if (r == req) {
       c.posted.erase(req);
+      --engine().posted;
       req->cancelled = true;
       complete(req);
       return true;

@@ -235,6 +235,11 @@ inline const char* fragment_fault(const FragHeader& h, size_t len) {
 // during the call.
 void deliver(int peer, const FragHeader& h, const void* payload, size_t len);
 
+// How many fragments from one peer a poll() may hand over: one while at most one receive is
+// posted, so that the waiter it completes sees that at once (shm/ring.h: RingReader::drain), and
+// as many as the posted receives (up to 16) for a window of them, which one pass then serves.
+int poll_budget();
+
 // Called by a transport's poll() when a read it started (Transport::start_read) is complete.
 void read_done(uint64_t cookie);
 

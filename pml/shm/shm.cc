@@ -531,9 +531,11 @@ class ShmTransport final : public Transport {
     if (__builtin_expect(cold_in_[j].first != nullptr, 0) && !device_readers_[j].empty()) {
       warm(&cold_in_[j], false);
     }
-    // One record a poll (RingReader::drain says why), from whichever queue holds the stream's next.
-    int n = readers_[j].drain(host, &received_[j], 1);
-    if (n == 0 && inbox_) n = device_readers_[j].drain(device, &received_[j], 1);
+    // One record a poll unless a window of receives waits (pml::poll_budget, RingReader::drain
+    // says why), from whichever queue holds the stream's next.
+    const int budget = poll_budget();
+    int n = readers_[j].drain(host, &received_[j], budget);
+    if (n == 0 && inbox_) n = device_readers_[j].drain(device, &received_[j], budget);
     check_queue(readers_[j], peer, "queue");
     if (inbox_) check_queue(device_readers_[j], peer, "device queue");
     return n;
