@@ -59,11 +59,17 @@ Status fence(int timeout_s = 0);
 struct PeerCard {
   int pid = 0;
   std::string version;
+  std::vector<uint64_t> cpus;  // the CPUs it may run on (its affinity), a bit each
 };
 
 // Publishes this rank's card and collects those of the ranks on this node (job().local_peers
 // order). Fails, with *error naming the rank, when a local peer runs another version.
 Status exchange_cards(const std::string& version, std::vector<PeerCard>* local, std::string* error);
+
+// Whether ranks of this node outnumber the CPUs they may run on: some rank's CPUs are shared by
+// more ranks than they count (every rank unbound on fewer cores than ranks, two ranks bound to
+// one core, a cpuset or taskset narrower than the ranks). The same answer on every local rank.
+bool crowded(const std::vector<PeerCard>& local);
 
 // Ends every rank of the job with exit status `code`; prints msg first. Never returns.
 [[noreturn]] void abort_job(int code, const std::string& msg);

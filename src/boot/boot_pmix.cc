@@ -1,8 +1,10 @@
 // PMIx implementation of the bootstrap, with the singleton rule.
 #include <pmix.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -342,11 +344,18 @@ Status exchange() {
 
 Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
                       std::string* error) {
-  // Card layout: pid as 4 bytes, then the version text.
+  // Card layout: pid as 4 bytes, the version text, a NUL, then the affinity mask's words.
   std::vector<uint8_t> card(sizeof(int32_t));
   int32_t pid = static_cast<int32_t>(getpid());
   std::memcpy(card.data(), &pid, sizeof(pid));
   card.insert(card.end(), version.begin(), version.end());
+  card.push_back('\0');
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&mask);
+    card.insert(card.end(), bytes, bytes + sizeof mask);
+  }
   TORUSMPI_CHECK(put(kCardKey, card.data(), card.size()));
   Status s = exchange();
   if (s != Status::kOk) {
@@ -368,7 +377,14 @@ Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
     PeerCard c;
     std::memcpy(&pid, value.data(), sizeof(pid));
     c.pid = pid;
-    c.version.assign(value.begin() + sizeof(int32_t), value.end());
+    const auto text = value.begin() + sizeof(int32_t);
+    const auto nul = std::find(text, value.end(), '\0');
+    c.version.assign(text, nul);
+    if (nul != value.end()) {
+      const size_t words = static_cast<size_t>(value.end() - nul - 1) / sizeof(uint64_t);
+      c.cpus.resize(words);
+      if (words > 0) std::memcpy(c.cpus.data(), &*(nul + 1), words * sizeof(uint64_t));
+    }
     if (c.version != version) {
       *error = "rank " + std::to_string(peer) + " runs " + c.version + ", this rank runs " +
                version + ": every rank must run the same torusmpi";
@@ -377,6 +393,24 @@ Status exchange_cards(const std::string& version, std::vector<PeerCard>* local,
     local->push_back(c);
   }
   return Status::kOk;
+}
+
+bool crowded(const std::vector<PeerCard>& local) {
+  auto shared = [](const PeerCard& a, const PeerCard& b) {
+    for (size_t w = 0; w < std::min(a.cpus.size(), b.cpus.size()); ++w) {
+      if ((a.cpus[w] & b.cpus[w]) != 0) return true;
+    }
+    return false;
+  };
+  for (const PeerCard& c : local) {
+    int cpus = 0;
+    for (uint64_t w : c.cpus) cpus += __builtin_popcountll(w);
+    if (cpus == 0) continue;  // not known
+    int ranks = 0;
+    for (const PeerCard& o : local) ranks += shared(c, o);
+    if (ranks > cpus) return true;
+  }
+  return false;
 }
 
 Status get(int rank, const std::string& key, std::vector<uint8_t>* value) {

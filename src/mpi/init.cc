@@ -63,12 +63,6 @@ int init(const char* fn, int required, int* provided) {
   if (boot::init(&rt.job, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
   }
-  // Ranks that outnumber the hardware threads must give their core away when they wait.
-  int threads = topo::host_info().node_pus;
-  progress::set_oversubscribed(rt.job.local_size > threads);
-  TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s", rt.job.local_size,
-                 threads,
-                 progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
   // The emulated machine before the shared-memory transport attaches (it charges links by chip).
   // Every rank reads the same TORUSMPI_INSTANCE, so every rank stops alike. A host job across
   // nodes is a host instance per node, each rank where the launcher put it.
@@ -102,8 +96,20 @@ int init(const char* fn, int required, int* provided) {
   const std::vector<int> remote = pml::net::remote_peers(rt.job);
   if (pml::shm::prepare(rt.job, &boot_error) != Status::kOk ||
       pml::net::prepare(rt.job, remote, &boot_error) != Status::kOk ||
-      boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk ||
-      pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk ||
+      boot::exchange_cards(library_version(), &rt.local_peers, &boot_error) != Status::kOk) {
+    boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
+  }
+  // Ranks that outnumber the hardware threads they may run on must give their core away when
+  // they wait: the node's count, or the CPUs the cards say each rank may use (two ranks bound to
+  // one core spun their waits away: osu_latency 8 B 32 us, Open MPI 0.8). Known before the
+  // transports attach, which size their copies by it.
+  const int threads = topo::host_info().node_pus;
+  const bool crowded = boot::crowded(rt.local_peers);
+  progress::set_oversubscribed(rt.job.local_size > threads || crowded);
+  TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s%s", rt.job.local_size,
+                 threads, crowded ? ", bound to fewer CPUs than they are" : "",
+                 progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");
+  if (pml::shm::attach(rt.job, rt.local_peers, &boot_error) != Status::kOk ||
       pml::net::attach(rt.job, remote, &boot_error) != Status::kOk) {
     boot::abort_job(MPI_ERR_OTHER, std::string(fn) + ": " + boot_error);
   }

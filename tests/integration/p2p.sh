@@ -117,6 +117,26 @@ on_torusmpi p2p_ring gcc 8 "LD_PRELOAD, TORUSMPI_EAGER_LIMIT=0" "${via_preload[@
 on_torusmpi p2p_ring gcc 8 "LD_PRELOAD, TORUSMPI_SHM_SINGLE_COPY=0" "${via_preload[@]}" \
   "${chunks[@]}"
 
+# --- Ranks bound to fewer CPUs than they are wait by yielding: under taskset -c 0 the node's
+# count alone says 2 ranks on 2 cores, and each wait spun its timeslice away (osu_latency 8 B
+# 32 us). TORUSMPI_DEBUG=progress says which way each rank waits; the ring passes either way.
+# oversubscribed_ranks: how many ranks of the last job said they wait as oversubscribed.
+oversubscribed_ranks() { cat "$job_out" "$job_err" | grep -c 'progress: .*oversubscribed'; }
+on_one_cpu() { passed 2 && [ "$(oversubscribed_ranks)" -eq 2 ]; }
+on_two_cpus() { passed 2 && [ "$(oversubscribed_ranks)" -eq 0 ]; }
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  run_job 120 taskset -c 0 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEBUG=progress \
+    "$TM_PROGS/p2p_ring.gcc"
+  check "p2p_ring, 2 ranks on one CPU (taskset -c 0): both wait as oversubscribed" on_one_cpu ||
+    diag_job
+  run_job 120 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEBUG=progress \
+    "$TM_PROGS/p2p_ring.gcc"
+  check "... and with a CPU each, neither does" on_two_cpus || diag_job
+else
+  skip "p2p_ring on one CPU" "needs 2 CPUs and taskset"
+  skip "... and with a CPU each" "needs 2 CPUs and taskset"
+fi
+
 # How long it all took, against the budget above (jobs.txt lines end in ", <ms> ms").
 seconds=$(awk -F', ' '{ sub(/ ms$/, "", $NF); t += $NF } END { printf "%.0f", t / 1000 }' \
   "$work/jobs.txt")
