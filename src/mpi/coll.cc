@@ -119,14 +119,7 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
     }
     return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
   }
-  Comm::CallKey key;
-  key.kind = kind;
-  key.sendbuf = sendbuf;
-  key.recvbuf = recvbuf;
-  key.recvcount = count;
-  key.recvtype = type;
-  key.op = op;
-  key.root = root;
+  const Comm::CallKey key{kind, sendbuf, recvbuf, 0, count, nullptr, type, op, root, nullptr};
   if (Comm::CheckedCall* m = repeated(c, key))
     return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;
@@ -174,14 +167,8 @@ int block_exchange(const char* fn, Coll kind, const void* sendbuf, int sendcount
     return inter_exchange(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           comm, c, request);
   }
-  Comm::CallKey key;
-  key.kind = kind;
-  key.sendbuf = sendbuf;
-  key.recvbuf = recvbuf;
-  key.sendcount = sendcount;
-  key.recvcount = recvcount;
-  key.sendtype = sendtype;
-  key.recvtype = recvtype;
+  const Comm::CallKey key{kind,     sendbuf,  recvbuf, sendcount, recvcount,
+                          sendtype, recvtype, nullptr, 0,         nullptr};
   if (Comm::CheckedCall* m = repeated(c, key))
     return run_collective(fn, comm, c, m->a, m->r, request);
   bool in_place = sendbuf == MPI_IN_PLACE;
@@ -264,14 +251,16 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
                                 request);
   }
   bool block = recvcounts == nullptr;
-  Comm::CallKey key;
-  key.kind = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
-  key.sendbuf = sendbuf;
-  key.recvbuf = recvbuf;
-  key.recvcount = blockcount;
-  key.recvtype = type;
-  key.op = op;
-  key.recvcounts = recvcounts;
+  const Comm::CallKey key{block ? Coll::kReduceScatterBlock : Coll::kReduceScatter,
+                          sendbuf,
+                          recvbuf,
+                          0,
+                          blockcount,
+                          nullptr,
+                          type,
+                          op,
+                          0,
+                          recvcounts};
   if (Comm::CheckedCall* m = repeated(c, key))
     return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;

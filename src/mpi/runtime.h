@@ -45,6 +45,7 @@ class Comm : public pml::Comm {
   // The last collective's arguments as checked and placed (coll.cc: CheckedCall), when they were
   // host buffers and predefined types and op, which nothing can change: a loop of one call (a
   // solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
+  // Every argument a check depends on, in the order the entry points list them (unused: 0).
   struct CallKey {
     coll::Coll kind = coll::Coll::kBarrier;
     const void* sendbuf = nullptr;
