@@ -251,16 +251,8 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
                                 request);
   }
   bool block = recvcounts == nullptr;
-  const Comm::CallKey key{block ? Coll::kReduceScatterBlock : Coll::kReduceScatter,
-                          sendbuf,
-                          recvbuf,
-                          0,
-                          blockcount,
-                          nullptr,
-                          type,
-                          op,
-                          0,
-                          recvcounts};
+  const Coll kind = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
+  const Comm::CallKey key{kind, sendbuf, recvbuf, 0, blockcount, nullptr, type, op, 0, recvcounts};
   if (Comm::CheckedCall* m = repeated(c, key))
     return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;
@@ -289,7 +281,7 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
     if (int err = check_span(fn, comm, sendbuf, "sendbuf", t, total)) return err;
   }
   if (int err = check_span(fn, comm, recvbuf, "recvbuf", t, in_place ? total : mine)) return err;
-  call.a.coll = block ? Coll::kReduceScatterBlock : Coll::kReduceScatter;
+  call.a.coll = kind;
   call.a.in_place = in_place;
   call.r.send =
       in_place ? nullptr : call.place(const_cast<void*>(sendbuf), t, total, 1, true, false);
