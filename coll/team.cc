@@ -22,12 +22,12 @@ void Team::place() {
   // alone; an emulated instance is priced as the instance would run, whatever this host's cores.
   modelled_ = m.emulated() || m.instances > 1;
   if (modelled_)
-    model_ = topo_model(m, view_, !m.emulated() && progress::oversubscribed(), &torus_);
+    model_ = topo_model(m, view_, !m.emulated() && progress::node_oversubscribed(), &torus_);
   placed_ = true;
 }
 
 const Algorithm* Team::choose(const Args& a, std::string* why) {
-  Choice c = select_algorithm(a, modelled_ ? model_ : host_model(progress::oversubscribed()));
+  Choice c = select_algorithm(a, modelled_ ? model_ : host_model(progress::node_oversubscribed()));
   // Decisions are cached, so these lines come once per call shape; rank 0 speaks for all.
   if (comm_->rank == 0) {
     if (c.passed_over && c.alg != nullptr && params::coll_fallback() == "warn") {

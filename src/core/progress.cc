@@ -35,6 +35,7 @@ std::atomic<SleepFn> g_sleeper{nullptr};
 std::atomic<WakeFn> g_waker{nullptr};  // changes while the progress thread runs (add_peer)
 void* g_sleeper_ctx = nullptr;
 bool g_oversubscribed = false;
+bool g_node_oversubscribed = false;
 
 // An oversubscribed rank polls once, then yields: a yield hands the core to a rank that has work
 // (spinning 50 polls first made a ring of 8 ranks on 2 cores 2x slower), and keeps the core from
@@ -239,8 +240,12 @@ void set_sleeper(SleepFn sleeper, WakeFn waker, void* ctx) {
   if (g_sleeper_ctx != ctx) g_sleeper_ctx = ctx;  // the same each time after the first
 }
 
-void set_oversubscribed(bool oversubscribed) { g_oversubscribed = oversubscribed; }
+void set_oversubscribed(bool by_count, bool by_affinity) {
+  g_oversubscribed = by_count || by_affinity;
+  g_node_oversubscribed = by_count;
+}
 bool oversubscribed() { return g_oversubscribed; }
+bool node_oversubscribed() { return g_node_oversubscribed; }
 
 void start_async() {
   if (g_async) return;

@@ -30,10 +30,14 @@ using SleepFn = void (*)(void* ctx, int64_t us);
 using WakeFn = void (*)(void* ctx);
 void set_sleeper(SleepFn sleeper, WakeFn waker, void* ctx);
 
-// With more ranks on the node than hardware threads to run them, a waiting rank's spinning only
-// delays the rank it waits for: Backoffs made afterwards spin briefly and then yield the core.
-void set_oversubscribed(bool oversubscribed);
+// With more ranks on the node than hardware threads to run them (`by_count`), or than the CPUs
+// their affinity lets them use (`by_affinity`), a waiting rank's spinning only delays the rank it
+// waits for: Backoffs made afterwards spin briefly and then yield the core. oversubscribed() is
+// either, for waits and transports; node_oversubscribed() the count alone, for what every rank
+// must decide alike (the collective selection): affinity may differ from node to node.
+void set_oversubscribed(bool by_count, bool by_affinity);
 bool oversubscribed();
+bool node_oversubscribed();
 
 // Asynchronous progress (TORUSMPI_ASYNC_PROGRESS=1): a thread polls while nonblocking work is in
 // flight, so communication goes on while the application computes.

@@ -105,7 +105,7 @@ int init(const char* fn, int required, int* provided) {
   // transports attach, which size their copies by it.
   const int threads = topo::host_info().node_pus;
   const bool crowded = boot::crowded(rt.local_peers);
-  progress::set_oversubscribed(rt.job.local_size > threads || crowded);
+  progress::set_oversubscribed(rt.job.local_size > threads, crowded);
   TORUSMPI_DEBUG(kProgress, "%d local rank(s) on %d hardware thread(s)%s%s", rt.job.local_size,
                  threads, crowded ? ", bound to fewer CPUs than they are" : "",
                  progress::oversubscribed() ? ": oversubscribed, waits yield at once" : "");

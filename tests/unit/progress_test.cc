@@ -143,9 +143,12 @@ TEST_F(ProgressTest, BackoffSpinsThenYieldsThenSleeps) {
 
 TEST_F(ProgressTest, OversubscribedBackoffSpinsLittleAndYieldsLong) {
   set_limits("100000", "0", "4");
-  set_oversubscribed(true);
+  // Crowded by affinity alone: waits yield, and the selection's figure stays the node's count.
+  set_oversubscribed(false, true);
+  EXPECT_TRUE(oversubscribed());
+  EXPECT_FALSE(node_oversubscribed());
   Backoff backoff;
-  set_oversubscribed(false);
+  set_oversubscribed(false, false);
   int spins = 0, yields = 0;
   while (backoff.phase() == Backoff::Phase::kSpin) {
     backoff.pause();
