@@ -42,10 +42,8 @@ class Comm : public pml::Comm {
   uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
   uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
   bool hidden = false;      // local or shadow of an intercommunicator
-  // The last collective's arguments as checked and placed (coll.cc: CheckedCall), when they were
-  // host buffers and predefined types and op, which nothing can change: a loop of one call (a
-  // solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
-  // Every argument a check depends on, in the order the entry points list them (unused: 0).
+  // Every argument a collective's checks depend on, in the order the entry points list them
+  // (unused: 0).
   struct CallKey {
     coll::Coll kind = coll::Coll::kBarrier;
     const void* sendbuf = nullptr;
@@ -58,6 +56,9 @@ class Comm : public pml::Comm {
     int root = 0;
     const int* recvcounts = nullptr;  // reduce_scatter's; its values are kept below
   };
+  // The last collective's arguments as checked and placed (coll.cc: repeated, remember), when
+  // they were host buffers and predefined types and op, which nothing can change: a loop of one
+  // call (a solver's norms, a benchmark) skips the checks it passed, a third of its instructions.
   struct CheckedCall {
     bool valid = false;
     CallKey key;
