@@ -176,7 +176,9 @@ Status Team::run(Args& a, RunArgs& r, std::string* why, Started started, void* c
     if (params::stats()) stats_record(*last_, selection_bytes(a));
     e->bind(s->get(), r);
     e->start();
-    if (started != nullptr) started(ctx);
+  }
+  if (started != nullptr) started(ctx);
+  if (st == Status::kOk) {
     e->report_step();
     if (!e->done()) e->wait();
     st = e->error();

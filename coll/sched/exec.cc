@@ -520,8 +520,8 @@ bool Exec::advance() {
 }
 
 void Exec::start() {
-  // The caller's record may not have begun yet (Team::run): the step is reported after it.
-  blocking_ = false;
+  // The caller's record may not have begun yet (Team::run): these steps are reported after it
+  // (blocking_ is false from bind()).
   advance();
   blocking_ = true;
 }

@@ -416,9 +416,10 @@ class ShmTransport final : public Transport {
 
   int poll() override {
     int events = 0;
+    const int budget = poll_budget();
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
-      int n = drain_from(j);
+      int n = drain_from(j, budget);
       if (n > 0) {
         // A writer that found no room may be asleep waiting for the room just freed. The fence
         // (in ring_bell) pairs with the one in its sleep(), whose check sees the room otherwise
@@ -508,9 +509,10 @@ class ShmTransport final : public Transport {
   }
 
  private:
-  // Delivers the next fragment local rank j sent, in the order sent: from its host queue or its
-  // device queue, whichever holds the next of j's stream; 0 when neither does yet.
-  int drain_from(int j) {
+  // Delivers the next fragments local rank j sent (up to `budget`), in the order sent: from its
+  // host queue or its device queue, whichever holds the next of j's stream; 0 when neither does
+  // yet.
+  int drain_from(int j, int budget) {
     const int peer = job_.local_peers[j];
     auto host = [peer](const FragHeader& h, const uint8_t* payload, size_t len) {
       deliver(peer, h, payload, len);
@@ -533,7 +535,6 @@ class ShmTransport final : public Transport {
     }
     // One record a poll unless a window of receives waits (pml::poll_budget, RingReader::drain
     // says why), from whichever queue holds the stream's next.
-    const int budget = poll_budget();
     int n = readers_[j].drain(host, &received_[j], budget);
     if (n == 0 && inbox_) n = device_readers_[j].drain(device, &received_[j], budget);
     check_queue(readers_[j], peer, "queue");
