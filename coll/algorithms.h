@@ -83,6 +83,7 @@ void reduce_rabenseifner(Builder& b, const Args& a);
 void barrier_dissemination(Builder& b, const Args& a);
 void barrier_recursive_doubling(Builder& b, const Args& a);
 void barrier_ina(Builder& b, const Args& a);
+void barrier_linear(Builder& b, const Args& a);
 
 void gather_binomial(Builder& b, const Args& a);
 void gather_linear(Builder& b, const Args& a);
@@ -101,7 +102,8 @@ void neighbor_alltoallv_linear(Builder& b, const Args& a);
 void neighbor_alltoallw_linear(Builder& b, const Args& a);
 
 // The registry entries, by collective in Coll order, as the registry lists them.
-extern const Algorithm kBarrierDissemination, kBarrierRecursiveDoubling, kBarrierIna;
+extern const Algorithm kBarrierDissemination, kBarrierRecursiveDoubling, kBarrierIna,
+    kBarrierLinear;
 extern const Algorithm kBcastBinomial, kBcastScatterAllgather, kBcastTorusRing, kBcastDualRing;
 extern const Algorithm kReduceBinomial, kReduceRabenseifner;
 extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRing, kAllreduceRabenseifner,

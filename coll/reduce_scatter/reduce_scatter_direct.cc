@@ -4,7 +4,8 @@
 // in flight per port.
 //
 // Cost = (p-1) a + ((p-1)/p) n b + ((p-1)/p) n g, n the whole vector, the messages of the step
-// overlapping: on the torus a + ((p-1)/p) n b_link + ((p-1)/p) n g.
+// overlapping: on the torus a + ((p-1)/p) n b_link + ((p-1)/p) n g. With more ranks than cores,
+// (p-2)s less for small blocks: a rank waits once (one_wait_saving).
 // Restrictions: none (the fold keeps rank order).
 //
 //   p = 4, blocks A B C D: rank q sends A to 0, B to 1, C to 2, D to 3 at once; rank 0 folds
@@ -20,7 +21,8 @@ namespace {
 double cost(const Model& m, int p, double n) {
   if (spans_instances(m)) return net_direct_cost(m, p, frac(p) * n) + frac(p) * n * m.gamma;
   return torus_shaped(m) ? direct_cost(m, frac(p) * n) + frac(p) * n * m.torus->gamma
-                         : (p - 1) * m.alpha + frac(p) * n * (m.beta + m.gamma);
+                         : (p - 1) * m.alpha - one_wait_saving(m, p - 1, n / p) +
+                               frac(p) * n * (m.beta + m.gamma);
 }
 
 }  // namespace

@@ -12,6 +12,9 @@ double lg(int p) { return p <= 1 ? 0 : std::ceil(std::log2(p)); }
 double lg_floor(int p) { return p <= 1 ? 0 : std::floor(std::log2(p)); }
 double folds(int p) { return (p & (p - 1)) == 0 ? 0 : 1; }
 double frac(int p) { return (p - 1.0) / p; }
+double one_wait_saving(const Model& m, int steps, double message_bytes) {
+  return message_bytes <= kWholeMessage ? (steps - 1) * m.switch_wait : 0;
+}
 
 bool torus_shaped(const Model& m) { return m.torus != nullptr && m.torus->shaped; }
 bool spans_instances(const Model& m) { return m.torus != nullptr && m.torus->instances > 1; }

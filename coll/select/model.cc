@@ -25,7 +25,9 @@ namespace {
 //          but a collective's copies compete for the same memory bus: 10 GB/s.
 //   gamma  per byte reduced: a float sum runs at ~5 GB/s out of cache on one core.
 //   copy   per byte copied within a rank: memcpy out of cache, ~12 GB/s.
-constexpr Model kSharedMemory = {0.35e-6, 1.0 / 10e9, 1.0 / 5e9, 1.0 / 12e9};
+//   overhead  per message more in a step: osu_bw's window of 8 B sends runs at about 12 million
+//          messages a second, 0.08 us each.
+constexpr Model kSharedMemory = {0.35e-6, 1.0 / 10e9, 1.0 / 5e9, 1.0 / 12e9, nullptr, 0, 0.08e-6};
 
 // More ranks than cores: a step whose peer is not running waits for a context switch (measured
 // here: 2 us to hand a core from one process to another by sched_yield), so steps cost more and
@@ -67,7 +69,10 @@ double per_byte(double bandwidth, int sharers, double fallback) {
 
 Model host_model(bool oversubscribed) {
   Model m = kSharedMemory;
-  if (oversubscribed) m.alpha += kOversubscribedStep;
+  if (oversubscribed) {
+    m.alpha += kOversubscribedStep;
+    m.switch_wait = kOversubscribedStep;
+  }
   return m;
 }
 
@@ -210,6 +215,7 @@ Model topo_model(const topo::Machine& m, const TopoView& view, bool oversubscrib
   Model model{kSoftwareAlpha, dev.port_beta,
               dev.gamma,      dev.copy,
               nullptr,        topo::call_time(m, chips, static_cast<int>(instances.size()))};
+  model.overhead = kSoftwareAlpha;  // each message is its own DMA descriptors and handshake
   if (p > 1) {
     const double pairs = static_cast<double>(p) * (p - 1);
     model.alpha += latency / pairs;

@@ -14,6 +14,7 @@ const Algorithm* const kAlgorithms[] = {
     &kBarrierRecursiveDoubling,
     &kBarrierDissemination,
     &kBarrierIna,
+    &kBarrierLinear,
     // bcast
     &kBcastBinomial,
     &kBcastScatterAllgather,

@@ -66,7 +66,10 @@ struct TorusModel {
 // byte reduced, per byte copied within a rank. On an emulated machine alpha and beta are those of
 // a message between two ranks placed as the average pair of the communicator is (hops, sharing
 // of links), and `torus` has the per-link figures; `call` is the runtime's own cost of the call
-// (topo::call_time), the same whatever the algorithm.
+// (topo::call_time), the same whatever the algorithm. `overhead` is what one more message of a
+// step costs the rank that posts it (LogP's o: posting, matching); `switch_wait` the part of
+// alpha that a step waits for its peer's process to get a core (more ranks than cores), 0 when
+// every rank has one.
 struct Model {
   double alpha;
   double beta;
@@ -74,6 +77,8 @@ struct Model {
   double copy;
   const TorusModel* torus = nullptr;  // nullptr: the host, no emulation
   double call = 0;
+  double overhead = 0;
+  double switch_wait = 0;
 };
 
 using BuildFn = void (*)(Builder&, const Args&);

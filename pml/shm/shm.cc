@@ -112,6 +112,11 @@ struct alignas(64) RankBlock {
   std::atomic<uint32_t> bell;      // futex word: bumped to wake the rank
   std::atomic<uint32_t> sleeping;  // Sleeping: how the rank is (about to be) asleep
   std::atomic<uint32_t> state;     // RankState
+  // Records written to the rank's device queues, by all writers (each adds after its push): the
+  // rank looks at those queues only while it has taken fewer. Looking at each peer's device queue
+  // at every poll cost a load a peer, most of them misses. A line of its own: writers read the
+  // line above at every send (ring_bell).
+  alignas(64) std::atomic<uint64_t> device_records;
 };
 
 // Where a rank's device queues are: ring_stride(ring_bytes) bytes from local rank i start at
@@ -287,6 +292,7 @@ class ShmTransport final : public Transport {
       if (len > inline_to_[j]) return false;
       if (__builtin_expect(cold_out_[j].first != nullptr, 0)) warm(&cold_out_[j], true);
       if (!device_writers_[j].push(h, device::dma_view(payload), len, sent_[j])) return false;
+      blocks_[j].device_records.fetch_add(1, std::memory_order_release);
     } else if (!writers_[j].push(h, payload, len, sent_[j])) {
       return false;
     }
@@ -417,9 +423,10 @@ class ShmTransport final : public Transport {
   int poll() override {
     int events = 0;
     const int budget = poll_budget();
+    const bool device = device_pending();
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
-      int n = drain_from(j, budget);
+      int n = drain_from(j, budget, device);
       if (n > 0) {
         // A writer that found no room may be asleep waiting for the room just freed. The fence
         // (in ring_bell) pairs with the one in its sleep(), whose check sees the room otherwise
@@ -434,9 +441,10 @@ class ShmTransport final : public Transport {
   }
 
   bool pending() const override {
+    if (device_pending()) return true;
     for (int j = 0; j < n_; ++j) {
       if (j == me_) continue;
-      if (!readers_[j].empty() || (inbox_ && !device_readers_[j].empty())) return true;
+      if (!readers_[j].empty()) return true;
       // Room for a fragment the pml keeps until there is.
       if (writers_[j].room_freed() || device_writers_[j].room_freed()) return true;
     }
@@ -509,10 +517,18 @@ class ShmTransport final : public Transport {
   }
 
  private:
+  // Device records were written to this rank's device queues that it has not taken yet. Read
+  // before the host queues of a poll: a host record that must wait for a device one (the stream's
+  // order) was published after the device record was counted, so the next poll sees the count.
+  bool device_pending() const {
+    return inbox_ &&
+           blocks_[me_].device_records.load(std::memory_order_acquire) != device_taken_;
+  }
+
   // Delivers the next fragments local rank j sent (up to `budget`), in the order sent: from its
-  // host queue or its device queue, whichever holds the next of j's stream; 0 when neither does
-  // yet.
-  int drain_from(int j, int budget) {
+  // host queue or its device queue (looked at only when `device`: device_pending), whichever
+  // holds the next of j's stream; 0 when neither does yet.
+  int drain_from(int j, int budget, bool device_queue) {
     const int peer = job_.local_peers[j];
     auto host = [peer](const FragHeader& h, const uint8_t* payload, size_t len) {
       deliver(peer, h, payload, len);
@@ -530,15 +546,18 @@ class ShmTransport final : public Transport {
       deliver(peer, h,
               reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(payload) + delta), len);
     };
-    if (__builtin_expect(cold_in_[j].first != nullptr, 0) && !device_readers_[j].empty()) {
-      warm(&cold_in_[j], false);
-    }
     // One record a poll unless a window of receives waits (pml::poll_budget, RingReader::drain
     // says why), from whichever queue holds the stream's next.
     int n = readers_[j].drain(host, &received_[j], budget);
-    if (n == 0 && inbox_) n = device_readers_[j].drain(device, &received_[j], budget);
     check_queue(readers_[j], peer, "queue");
-    if (inbox_) check_queue(device_readers_[j], peer, "device queue");
+    if (n == 0 && device_queue) {
+      if (__builtin_expect(cold_in_[j].first != nullptr, 0) && !device_readers_[j].empty()) {
+        warm(&cold_in_[j], false);
+      }
+      n = device_readers_[j].drain(device, &received_[j], budget);
+      device_taken_ += n;
+      check_queue(device_readers_[j], peer, "device queue");
+    }
     return n;
   }
 
@@ -669,6 +688,7 @@ class ShmTransport final : public Transport {
   std::vector<size_t> inline_to_;          // device_inline_limit, per local rank
   uintptr_t inbox_delta_ = 0;              // device address - this process's view of it
   std::vector<uint64_t> sent_, received_;  // the stream's numbers, per local rank
+  uint64_t device_taken_ = 0;               // records taken from the device queues (RankBlock)
   Liveness liveness_;
   int bell_sock_ = -2;  // -2: not made yet
   int ring_sock_ = -1;
