@@ -238,6 +238,10 @@ void deliver(int peer, const FragHeader& h, const void* payload, size_t len);
 // How many fragments from one peer a poll() may hand over: one while at most one receive is
 // posted, so that the waiter it completes sees that at once (shm/ring.h: RingReader::drain), and
 // as many as the posted receives (up to 16) for a window of them, which one pass then serves.
+// With more ranks than cores, 16 always: a rank that has just got the core back takes all that
+// came meanwhile, or it may yield it again before its next poll takes the rest (4 ranks on 2
+// cores, osu_* at 16 B, medians of 9 alternating runs: alltoall 2.45 us against 2.62, allreduce
+// 2.83 against 3.19, allgather 2.36 against 2.53, reduce_scatter level).
 int poll_budget();
 
 // Called by a transport's poll() when a read it started (Transport::start_read) is complete.
