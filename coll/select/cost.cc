@@ -13,7 +13,8 @@ double lg_floor(int p) { return p <= 1 ? 0 : std::floor(std::log2(p)); }
 double folds(int p) { return (p & (p - 1)) == 0 ? 0 : 1; }
 double frac(int p) { return (p - 1.0) / p; }
 double one_wait_saving(const Model& m, int steps, double message_bytes) {
-  return message_bytes <= kWholeMessage ? (steps - 1) * m.switch_wait : 0;
+  // At most alpha: a model whose alpha was set by hand (torusmpi_sim --alpha) keeps its switch.
+  return message_bytes <= kWholeMessage ? (steps - 1) * std::min(m.switch_wait, m.alpha) : 0;
 }
 
 bool torus_shaped(const Model& m) { return m.torus != nullptr && m.torus->shaped; }
