@@ -167,7 +167,7 @@ struct Engine {
   // A pipelined chunk from device memory passes through here on its way into a transport, which
   // copies what it is given (a transport never reads device memory).
   std::vector<uint8_t> chunk_bounce;
-  BufferPool buffers;          // bounces and unexpected messages' host payloads
+  BufferPool buffers;  // bounces and unexpected messages' host payloads
   // Unexpected messages' records given back, for the next ones: with more ranks than cores most
   // small messages arrive before their receive (a rank waiting in one collective takes the next
   // one's messages), and new and delete were a tenth of a small alltoall's instructions.

@@ -521,8 +521,7 @@ class ShmTransport final : public Transport {
   // before the host queues of a poll: a host record that must wait for a device one (the stream's
   // order) was published after the device record was counted, so the next poll sees the count.
   bool device_pending() const {
-    return inbox_ &&
-           blocks_[me_].device_records.load(std::memory_order_acquire) != device_taken_;
+    return inbox_ && blocks_[me_].device_records.load(std::memory_order_acquire) != device_taken_;
   }
 
   // Delivers the next fragments local rank j sent (up to `budget`), in the order sent: from its
@@ -688,7 +687,7 @@ class ShmTransport final : public Transport {
   std::vector<size_t> inline_to_;          // device_inline_limit, per local rank
   uintptr_t inbox_delta_ = 0;              // device address - this process's view of it
   std::vector<uint64_t> sent_, received_;  // the stream's numbers, per local rank
-  uint64_t device_taken_ = 0;               // records taken from the device queues (RankBlock)
+  uint64_t device_taken_ = 0;              // records taken from the device queues (RankBlock)
   Liveness liveness_;
   int bell_sock_ = -2;  // -2: not made yet
   int ring_sock_ = -1;
