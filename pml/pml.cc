@@ -808,8 +808,8 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
 
 int poll_budget() {
   constexpr int kMost = 16;
-  const size_t n = engine().posted;
   if (progress::oversubscribed()) return kMost;
+  const size_t n = engine().posted;
   return n <= 1 ? 1 : static_cast<int>(std::min<size_t>(n, kMost));
 }
 

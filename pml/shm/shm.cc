@@ -545,8 +545,8 @@ class ShmTransport final : public Transport {
       deliver(peer, h,
               reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(payload) + delta), len);
     };
-    // One record a poll unless a window of receives waits (pml::poll_budget, RingReader::drain
-    // says why), from whichever queue holds the stream's next.
+    // As many records as pml::poll_budget says (one, unless a window of receives waits or ranks
+    // outnumber cores: RingReader::drain says why), from whichever queue holds the stream's next.
     int n = readers_[j].drain(host, &received_[j], budget);
     check_queue(readers_[j], peer, "queue");
     if (n == 0 && device_queue) {
