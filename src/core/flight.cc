@@ -17,6 +17,9 @@
 #include <sstream>
 
 namespace torusmpi::flight {
+
+uint64_t detail::g_names_epoch = 0;
+
 namespace {
 
 Book* g_book = nullptr;
@@ -37,6 +40,9 @@ const char* g_last_call = nullptr;
 // The call text each record holds, as the caller passed it: a record that gets the text it
 // already holds (a ping-pong of MPI_Send and MPI_Recv wraps around the book) is not copied again.
 const char* g_call_at[kDepth] = {};
+// The comm text each record holds, as the caller passed it, and the names' epoch it was copied at.
+const char* g_comm_at[kDepth] = {};
+uint64_t g_comm_epoch_at[kDepth] = {};
 int64_t g_last_begin_ns = 0;
 int g_last_begin_slot = -1;
 // A gap this long between two looks means the process was not running.
@@ -263,6 +269,7 @@ void close() {
   g_book = nullptr;
   g_last_call = nullptr;
   std::fill(std::begin(g_call_at), std::end(g_call_at), nullptr);
+  std::fill(std::begin(g_comm_at), std::end(g_comm_at), nullptr);
   g_last_begin_slot = -1;
   g_waiting_for = nullptr;
   g_on_timeout = nullptr;
@@ -298,7 +305,11 @@ namespace {
   op.steps = 0;
   if (g_call_at[slot] != call) copy_text(op.call, sizeof op.call, call);
   g_call_at[slot] = call;
-  copy_text(op.comm, sizeof op.comm, comm);
+  if (g_comm_at[slot] != comm || g_comm_epoch_at[slot] != detail::g_names_epoch) {
+    copy_text(op.comm, sizeof op.comm, comm);
+    g_comm_at[slot] = comm;
+    g_comm_epoch_at[slot] = detail::g_names_epoch;
+  }
   close_write(op);
   g_last_call = call;
   return slot;

@@ -77,6 +77,36 @@ struct Book {
   Op ops[kDepth];
 };
 
+// The text a record names its communicator by (a communicator's name, a window's) is copied into
+// a slot only when it may have changed since the slot last held it: same pointer, and no Name made,
+// changed or destroyed since. Owners of such texts keep them in a Name, which tells the recorder
+// (a loop of barrier and allreduce writes a new record on every call, and copying the name was a
+// fifth of the recorder's cost). A literal passed as `comm` never changes.
+namespace detail {
+extern uint64_t g_names_epoch;
+}
+class Name {
+ public:
+  Name() { changed(); }
+  Name(const Name& o) : text_(o.text_) { changed(); }
+  ~Name() { changed(); }
+  Name& operator=(const Name& o) { return *this = o.text_; }
+  Name& operator=(std::string text) {
+    text_ = std::move(text);
+    changed();
+    return *this;
+  }
+  Name& assign(const char* text, size_t n) { return *this = std::string(text, n); }
+  const std::string& str() const { return text_; }
+  operator const std::string&() const { return text_; }
+  const char* c_str() const { return text_.c_str(); }
+  bool empty() const { return text_.empty(); }
+
+ private:
+  static void changed() { ++detail::g_names_epoch; }
+  std::string text_;
+};
+
 // Opens this rank's recorder; until then (and after close) begin() records nothing.
 void open(int rank, int size, const std::string& nspace, const std::string& host);
 void close();

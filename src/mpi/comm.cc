@@ -55,7 +55,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
     return raise_error(comm, MPI_ERR_ARG, kFn, "comm_name argument is NULL");
   if (resultlen == nullptr)
     return raise_error(comm, MPI_ERR_ARG, kFn, "resultlen argument is NULL");
-  *resultlen = torusmpi::mpi::copy_out(c->name, comm_name, MPI_MAX_OBJECT_NAME);
+  *resultlen = torusmpi::mpi::copy_out(c->name.str(), comm_name, MPI_MAX_OBJECT_NAME);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Comm_get_name);

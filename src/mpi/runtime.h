@@ -25,7 +25,7 @@ struct Stream;  // stream.cc
 class Comm : public pml::Comm {
  public:
   MPI_Errhandler errhandler = nullptr;  // never null once the communicator exists
-  std::string name;
+  flight::Name name;
   coll::Team team{this};  // its collectives: tag sequence, cached decisions and schedules
   // The handle the application holds: the predefined object for world and self, else one of the
   // pool of comm_create.cc.

@@ -533,7 +533,7 @@ int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
     return raise_error_win(win, MPI_ERR_ARG, kFn, "%s argument is NULL",
                            win_name == nullptr ? "win_name" : "resultlen");
   }
-  *resultlen = mpi::copy_out(w->name, win_name, MPI_MAX_OBJECT_NAME);
+  *resultlen = mpi::copy_out(w->name.str(), win_name, MPI_MAX_OBJECT_NAME);
   return MPI_SUCCESS;
 }
 TORUSMPI_WEAK_ALIAS(MPI_Win_get_name);

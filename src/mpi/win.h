@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "core/flight.h"
 #include "mpi/ompi_abi.h"
 #include "pml/shm/rma.h"
 
@@ -88,7 +89,7 @@ struct Win {
   AttachTable* attached = nullptr;  // dynamic windows: this process's attached memory
   rma::Segment data;                // MPI_Win_allocate(_shared): every process's memory
   void* device_memory = nullptr;    // MPI_Win_allocate on the device: this process's part
-  std::string name;
+  flight::Name name;               // its records in the flight recorder show it
   MPI_Info info = MPI_INFO_NULL;  // the hints given (a copy)
   // The predefined attributes' values (MPI hands out pointers to them).
   void* attr_base = nullptr;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace torusmpi::flight {
@@ -79,6 +80,32 @@ TEST_F(FlightTest, NestedOperationsKeepTheirRecordsPastTheRing) {
   const Op& o = self()->ops[self()->h.active[0]];
   EXPECT_STREQ(o.call, "MPI_Comm_split");
   EXPECT_EQ(o.state, State::kActive);
+}
+
+// Records alternate between two calls, so each slot keeps seeing the same name pointer: a name
+// renamed in place, or freed and made again at the same address, must still show its new text.
+TEST_F(FlightTest, ANameChangedAtTheSameAddressIsCopiedAgain) {
+  alignas(Name) unsigned char storage[sizeof(Name)];
+  auto* name = new (storage) Name;
+  *name = "solver";
+  auto call_pair = [&](uint32_t seq) {
+    Scope a("MPI_Barrier", 5, name->c_str(), seq, 0, kNoPeer);
+    a.finish(State::kDone);
+    Scope b("MPI_Allreduce", 5, name->c_str(), seq + 1, 8, kNoPeer);
+  };
+  for (uint32_t seq = 1; seq < 4 * kDepth; seq += 2) call_pair(seq);
+  const uint64_t last = self()->h.next_index - 1;
+  EXPECT_STREQ(op_at(last).comm, "solver");
+  *name = "smoother";  // short texts: the same buffer inside the string
+  call_pair(4 * kDepth + 1);
+  call_pair(4 * kDepth + 3);
+  for (uint64_t i = self()->h.next_index - 4; i < self()->h.next_index; ++i)
+    EXPECT_STREQ(op_at(i).comm, "smoother") << "record " << i;
+  name->~Name();
+  name = new (storage) Name;  // a communicator without a name, where the old one was
+  call_pair(4 * kDepth + 5);
+  EXPECT_STREQ(op_at(self()->h.next_index - 1).comm, "");
+  name->~Name();
 }
 
 TEST_F(FlightTest, AnotherProcessReadsTheBook) {
