@@ -444,7 +444,7 @@ void Exec::post_step() {
   // 64 KiB blocks, medians of 5 alternating runs: 17.4 and 28.2 us against 19.8 and 43.3 eager).
   // One send alone, as in a ring, stays eager: its exchange is quicker that way.
   const bool fan_read = s_->fans_out[step_] != 0 && progress::oversubscribed();
-  // The builder ordered the step: receives, sends, then local work (Builder::finish).
+  // The builder ordered the step: sends, receives, then local work (Builder::finish).
   for (uint32_t k = begin; k < end; ++k) {
     const Op& op = s_->ops[k];
     Status st = Status::kOk;

@@ -32,14 +32,16 @@ void Builder::aggregate(AggMode mode, uint32_t number, const std::vector<int>& m
 
 void Builder::finish() {
   step();
-  // Within a step: receives, then sends, then copies and reductions, each in the order given
-  // (messages between two ranks match in that order). The executor then posts receives before
-  // their data can arrive, and computes while the messages travel, in one pass.
-  // An aggregation goes out with the sends.
+  // Within a step: sends, then receives, then copies and reductions, each in the order given
+  // (messages between two ranks match in that order). The executor posts them in one pass and
+  // computes while the messages travel. Sends go first because they start the travel: data
+  // reaches a rank only when it polls, never while it posts, so a receive posted after the sends
+  // still finds its data in place (2-rank 8 B allreduce: a posted receive, ~90 instructions, no
+  // longer stands before the send). An aggregation goes out with the sends.
   auto rank = [](const Op& op) {
-    return op.type == OpType::kRecv                                    ? 0
-           : op.type == OpType::kSend || op.type == OpType::kAggregate ? 1
-                                                                       : 2;
+    return op.type == OpType::kSend || op.type == OpType::kAggregate ? 0
+           : op.type == OpType::kRecv                                ? 1
+                                                                     : 2;
   };
   for (size_t i = 0; i < s_->steps(); ++i) {
     std::stable_sort(s_->ops.begin() + s_->step_begin(i), s_->ops.begin() + s_->step_end[i],
