@@ -33,12 +33,9 @@ int64_t g_next_look_ns = 0;
 uint64_t g_discount_index = 0;
 int64_t g_discount_ns = 0;
 int64_t g_last_look_ns = 0;
-// The call text of the newest record as the caller passed it (always a literal: same text, same
-// pointer), so that a loop of one call folds by comparing pointers; and when that record
-// began, which a nonblocking call that returns at once also ends with.
-const char* g_last_call = nullptr;
-// The call text each record holds, as the caller passed it: a record that gets the text it
-// already holds (a ping-pong of MPI_Send and MPI_Recv wraps around the book) is not copied again.
+// The call text each record holds, as the caller passed it (always a literal: same text, same
+// pointer): a loop of calls folds by comparing pointers, and a record that gets the text it
+// already holds is not copied again.
 const char* g_call_at[kDepth] = {};
 // The comm text each record holds, as the caller passed it, and the names' epoch it was copied at.
 const char* g_comm_at[kDepth] = {};
@@ -68,24 +65,45 @@ bool is_active_slot(const Header& h, int slot) {
   return false;
 }
 
-// The record of the operation before the next one, if it is folding material: ended, at the top
-// level, and the same call on the same communicator and peer; for a collective, the one numbered
-// just before it there (a loop of allreduces is one record, "#1-#500": rewriting a record costs
-// less than writing a new one, on every call of the small-message path).
-bool folds_into_last(const char* call, uint32_t context, uint32_t comm_seq, int32_t peer,
-                     int* slot) {
+// The record a call that begins now folds into, or -1: the newest one when the call repeats it
+// (a loop of allreduces is one record, "#1-#500": rewriting a record costs less than writing a
+// new one, on every call of the small-message path), or the one before it when the call takes
+// turns with the newest (OSU's timed call and its barrier, a ping-pong's send and receive). Only
+// at the top level, where every record has ended; between the two records appended last; and for
+// a call equal to the record's: the same literal (the same pointer: another pointer may hold the
+// same text, which would only write a record of its own, but comparing texts would cost more than
+// the fold saves), the same communicator and name, the same peer, and for a collective the
+// number `stride` after the record's.
+[[gnu::always_inline]] inline int fold_slot(const char* call, uint32_t context, const char* comm,
+                                            uint32_t comm_seq, int32_t peer, uint32_t* stride) {
   const Header& h = g_book->h;
-  if (h.depth != 0 || h.next_index <= 1) return false;
-  int s = static_cast<int>((h.next_index - 1) % kDepth);
-  const Op& last = g_book->ops[s];
-  if (last.state == State::kActive || last.state == State::kFree) return false;
-  const uint32_t seq_after = last.comm_seq == 0 ? 0 : last.comm_seq + 1;
-  if (last.context != context || seq_after != comm_seq || last.peer != peer) return false;
-  // The same literal, the same pointer: another pointer may hold the same text (it would only
-  // write a record of its own), but comparing texts would cost more than the fold saves.
-  if (call != g_last_call) return false;
-  *slot = s;
-  return true;
+  if (h.depth != 0) return -1;
+  const uint64_t n = h.next_index;
+  const int appended = static_cast<int>((n - 1) % kDepth);
+  const int before = static_cast<int>((n - 2) % kDepth);
+  int slot = appended;
+  uint32_t k = 1;
+  if (g_call_at[appended] != call) {
+    if (g_call_at[before] != call || h.last != appended) return -1;
+    slot = before;
+    k = 2;
+  } else if (h.last != appended) {
+    k = 2;  // the newest is the record before (a turn folded into it)
+  }
+  if (k == 2) {
+    // The record between takes turns too (one call, or folded the same way), and the slot
+    // before holds the record before (append() skips slots of operations in progress).
+    const Op& newest = g_book->ops[h.last];
+    if (newest.repeats > 0 && newest.stride != 2) return -1;
+    if (g_book->ops[before].index != n - 2) return -1;
+  }
+  const Op& op = g_book->ops[slot];
+  if (op.repeats > 0 && op.stride != k) return -1;
+  if (g_comm_at[slot] != comm || g_comm_epoch_at[slot] != detail::g_names_epoch) return -1;
+  const uint32_t seq_after = op.comm_seq == 0 ? 0 : op.comm_seq + k;
+  if (op.context != context || seq_after != comm_seq || op.peer != peer) return -1;
+  *stride = k;
+  return slot;
 }
 
 bool read_file(const std::string& path, std::string* out) {
@@ -193,7 +211,7 @@ Place place_of(const Seen& s, int64_t now) {
     return p;
   }
   const Op* last = nullptr;
-  if (h.next_index > 1) last = &s.book.ops[(h.next_index - 1) % kDepth];
+  if (h.next_index > 1) last = &s.book.ops[static_cast<uint32_t>(h.last) % kDepth];
   if (state.empty()) state = s.state == 'R' ? "running (state R) " : "sleeping ";
   p.where = state + "outside MPI";
   if (last != nullptr && last->state != State::kFree) {
@@ -267,7 +285,6 @@ void close() {
     std::free(g_book);
   }
   g_book = nullptr;
-  g_last_call = nullptr;
   std::fill(std::begin(g_call_at), std::end(g_call_at), nullptr);
   std::fill(std::begin(g_comm_at), std::end(g_comm_at), nullptr);
   g_last_begin_slot = -1;
@@ -303,6 +320,7 @@ namespace {
   op.peer = peer;
   op.step = 0;
   op.steps = 0;
+  op.stride = 1;
   if (g_call_at[slot] != call) copy_text(op.call, sizeof op.call, call);
   g_call_at[slot] = call;
   if (g_comm_at[slot] != comm || g_comm_epoch_at[slot] != detail::g_names_epoch) {
@@ -311,27 +329,28 @@ namespace {
     g_comm_epoch_at[slot] = detail::g_names_epoch;
   }
   close_write(op);
-  g_last_call = call;
+  h.last = slot;
   return slot;
 }
 
 // Writes the record of a call that begins now in `state` (folded into the last one when it can
 // be) and returns its slot.
-inline int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq,
+[[gnu::always_inline]] inline int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq,
                   int64_t bytes, int32_t peer, State state, int64_t now) {
-  int slot;
-  if (!folds_into_last(call, context, comm_seq, peer, &slot)) {
-    return append(call, context, comm, comm_seq, bytes, peer, state, now);
-  }
+  uint32_t stride;
+  const int slot = fold_slot(call, context, comm, comm_seq, peer, &stride);
+  if (slot < 0) return append(call, context, comm, comm_seq, bytes, peer, state, now);
   Op& op = g_book->ops[slot];
   open_write(op);
   ++op.repeats;
+  op.stride = stride;
   op.comm_seq = comm_seq;
   op.state = state;
   op.entered_ns = now;
   op.ended_ns = state == State::kActive ? 0 : now;
   op.bytes = bytes;
   close_write(op);
+  g_book->h.last = slot;
   return slot;
 }
 
@@ -542,10 +561,12 @@ std::string describe_node(const std::vector<Seen>& ranks, int64_t now_ns, int hi
       if (op.bytes >= 0) out += ", " + std::to_string(op.bytes) + " B";
       if (op.repeats > 0) {
         out += ", repeated " + std::to_string(op.repeats) + " more times";
-        // Folded collectives are numbered one after the other, up to the record's number.
-        if (op.comm_seq > op.repeats) {
-          out += " (#" + std::to_string(op.comm_seq - op.repeats) + "-" +
-                 std::to_string(op.comm_seq) + ")";
+        if (op.stride == 2) out += " in turn with the record next to it";
+        // Folded collectives are numbered `stride` apart, up to the record's number.
+        const uint64_t span = op.repeats * (op.stride == 2 ? 2 : 1);
+        if (op.comm_seq > span) {
+          out += " (#" + std::to_string(op.comm_seq - span) + "-" + std::to_string(op.comm_seq) +
+                 (op.stride == 2 ? ", every other" : "") + ")";
         }
       }
       if (op.gen & 1) out += " (being written)";

@@ -26,7 +26,7 @@ namespace torusmpi::flight {
 
 constexpr char kMapName[] = "torusmpi-flight";
 constexpr uint32_t kMagic = 0x4c464d54;  // "TMFL" in memory
-constexpr uint32_t kLayout = 1;          // bumped whenever Book changes
+constexpr uint32_t kLayout = 2;          // bumped whenever Book changes
 constexpr int kDepth = 64;               // operations kept
 constexpr int kNest = 4;                 // operations in progress inside each other
 constexpr int kWaitMax = 8;              // ranks listed as waited for
@@ -51,6 +51,7 @@ struct Op {
   int32_t peer;        // job rank named (destination, source), or kNoPeer / kAnyPeer
   int32_t step;        // schedule step running (from 1), 0 when none
   int32_t steps;       // steps of the schedule, 0 when none
+  uint32_t stride;     // folded calls: 1, one after another; 2, in turn with the record next to it
   char call[28];       // "MPI_Allreduce"
   char comm[36];       // "MPI_COMM_WORLD", a communicator's name, or "context 6"
 };
@@ -64,6 +65,8 @@ struct Header {
   int32_t depth;  // ops[active[0..depth-1]] are in progress, outermost first
   int32_t active[kNest];
   uint64_t next_index;  // of the next operation
+  int32_t last;         // slot of the record written last (an alternating fold rewrites one before)
+  int32_t pad;
   int64_t opened_ns;
   int64_t wait_seen_ns;        // when wait_for was last refreshed by a waiting rank (0: never)
   int32_t nwait;               // entries of wait_for
@@ -115,7 +118,9 @@ bool is_open();
 // An operation begins: records it and returns its slot (-1 when closed). `peer` is a job rank or
 // kNoPeer/kAnyPeer; `comm_seq` 0 for a call that is not a collective. An operation equal to the
 // last one (call, communicator, peer) and already ended is folded into it (repeats), so a loop of
-// MPI_Test keeps the history before it. `call` is a literal (or text that never changes while the
+// MPI_Test keeps the history before it; so is one equal to the one before the last, when the two
+// alternate (a benchmark's timed call and its barrier, a ping-pong's send and receive), each then
+// numbered two after its previous. `call` is a literal (or text that never changes while the
 // process runs): a call at the same address is taken to be the same call.
 int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
           int32_t peer);

@@ -82,30 +82,80 @@ TEST_F(FlightTest, NestedOperationsKeepTheirRecordsPastTheRing) {
   EXPECT_EQ(o.state, State::kActive);
 }
 
-// Records alternate between two calls, so each slot keeps seeing the same name pointer: a name
-// renamed in place, or freed and made again at the same address, must still show its new text.
+// Records alternate between two calls (numbered apart, so that none folds), so each slot keeps
+// seeing the same name pointer: a name renamed in place, or freed and made again at the same
+// address, must still show its new text.
 TEST_F(FlightTest, ANameChangedAtTheSameAddressIsCopiedAgain) {
   alignas(Name) unsigned char storage[sizeof(Name)];
   auto* name = new (storage) Name;
   *name = "solver";
-  auto call_pair = [&](uint32_t seq) {
+  uint32_t seq = 1;
+  auto call_pair = [&] {
     Scope a("MPI_Barrier", 5, name->c_str(), seq, 0, kNoPeer);
     a.finish(State::kDone);
     Scope b("MPI_Allreduce", 5, name->c_str(), seq + 1, 8, kNoPeer);
+    seq += 3;
   };
-  for (uint32_t seq = 1; seq < 4 * kDepth; seq += 2) call_pair(seq);
-  const uint64_t last = self()->h.next_index - 1;
-  EXPECT_STREQ(op_at(last).comm, "solver");
+  for (int i = 0; i < 2 * kDepth; ++i) call_pair();
+  EXPECT_EQ(self()->h.next_index, 4u * kDepth + 1);
+  EXPECT_STREQ(op_at(self()->h.next_index - 1).comm, "solver");
   *name = "smoother";  // short texts: the same buffer inside the string
-  call_pair(4 * kDepth + 1);
-  call_pair(4 * kDepth + 3);
+  call_pair();
+  call_pair();
   for (uint64_t i = self()->h.next_index - 4; i < self()->h.next_index; ++i)
     EXPECT_STREQ(op_at(i).comm, "smoother") << "record " << i;
   name->~Name();
   name = new (storage) Name;  // a communicator without a name, where the old one was
-  call_pair(4 * kDepth + 5);
+  call_pair();
   EXPECT_STREQ(op_at(self()->h.next_index - 1).comm, "");
   name->~Name();
+}
+
+// A benchmark's loop (the timed call, then a barrier) and a ping-pong fold into two records,
+// each numbered two after its previous; the report says so, and where the rank was last.
+TEST_F(FlightTest, AlternatingCallsFoldIntoTwoRecords) {
+  for (uint32_t seq = 1; seq <= 200; seq += 2) {
+    { Scope s("MPI_Allreduce", 0, "MPI_COMM_WORLD", seq, 8, kNoPeer); }
+    { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", seq + 1, 0, kNoPeer); }
+  }
+  EXPECT_EQ(self()->h.next_index, 3u);
+  EXPECT_EQ(op_at(1).repeats, 99u);
+  EXPECT_EQ(op_at(1).stride, 2u);
+  EXPECT_EQ(op_at(1).comm_seq, 199u);
+  EXPECT_EQ(op_at(2).comm_seq, 200u);
+  std::string report = describe_node({Seen{*self(), 'S'}}, now_ns(), 4);
+  EXPECT_NE(report.find("MPI_Allreduce #199 on MPI_COMM_WORLD, 8 B, repeated 99 more times in "
+                        "turn with the record next to it (#1-199, every other)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("outside MPI, last in MPI_Barrier #200"), std::string::npos) << report;
+  // The older record taken last: the report's last call is its.
+  { Scope s("MPI_Allreduce", 0, "MPI_COMM_WORLD", 201, 8, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 3u);
+  report = describe_node({Seen{*self(), 'S'}}, now_ns(), 0);
+  EXPECT_NE(report.find("outside MPI, last in MPI_Allreduce #201"), std::string::npos) << report;
+  // A call of a third kind between them ends the turns; a gap in the numbers too.
+  { Scope s("MPI_Bcast", 0, "MPI_COMM_WORLD", 202, 8, kNoPeer); }
+  { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 203, 0, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 5u);
+  { Scope s("MPI_Bcast", 0, "MPI_COMM_WORLD", 205, 8, kNoPeer); }
+  EXPECT_EQ(self()->h.next_index, 6u);
+  // A ping-pong: point-to-point calls have no numbers, only their peer must match.
+  for (int i = 0; i < 50; ++i) {
+    { Scope s("MPI_Send", 0, "MPI_COMM_WORLD", 0, 8, 1); }
+    { Scope s("MPI_Recv", 0, "MPI_COMM_WORLD", 0, 8, 1); }
+  }
+  EXPECT_EQ(self()->h.next_index, 8u);
+  EXPECT_EQ(op_at(6).repeats, 49u);
+  EXPECT_EQ(op_at(7).repeats, 49u);
+  { Scope s("MPI_Send", 0, "MPI_COMM_WORLD", 0, 8, 2); }  // another peer
+  EXPECT_EQ(self()->h.next_index, 9u);
+  // A run of one call (stride 1) does not take turns afterwards.
+  { Scope s("MPI_Recv", 0, "MPI_COMM_WORLD", 0, 8, 2); }
+  { Scope s("MPI_Recv", 0, "MPI_COMM_WORLD", 0, 8, 2); }
+  { Scope s("MPI_Send", 0, "MPI_COMM_WORLD", 0, 8, 2); }
+  EXPECT_EQ(self()->h.next_index, 11u);
+  EXPECT_EQ(op_at(9).stride, 1u);
 }
 
 TEST_F(FlightTest, AnotherProcessReadsTheBook) {
@@ -182,6 +232,7 @@ Seen seen_rank(int rank, char state, int64_t now) {
   s.book.h.rank = rank;
   s.book.h.pid = 1000 + rank;
   s.book.h.next_index = 2;
+  s.book.h.last = 1;
   Op& op = s.book.ops[1];
   op.index = 1;
   op.entered_ns = now - int64_t{602} * 1000000000;
