@@ -84,7 +84,7 @@ bool Team::matches(const Entry& e, const Args& a) {
   if (e.coll != a.coll || e.in_place != a.in_place || e.commutative != a.commutative ||
       e.in_network != a.in_network || e.root != a.root || e.count != a.count || e.elem != a.elem)
     return false;
-  if (!coll_vector(a.coll)) return true;  // no arrays: the small-message path ends here
+  if (!e.vector) return true;  // no arrays: the small-message path ends here
   // The same arrays present, then each one's values, looping over the present ones only (a
   // reduce_scatter has one of the six).
   const size_t* const v[kArrays] = {a.counts, a.displs, a.scounts, a.sdispls, a.rcounts, a.rdispls};
@@ -149,6 +149,7 @@ Status Team::prepare(Args* a, RunArgs* r, std::shared_ptr<Schedule>** out, std::
              a->elem,
              {},
              0,
+             coll_vector(a->coll),
              alg,
              std::make_shared<Schedule>(),
              params::generation()};

@@ -53,6 +53,7 @@ class Team {
     size_t elem;
     std::vector<size_t> arrays;  // each present array's values, in Args order
     unsigned present = 0;        // which arrays are there (bit i: array i of arrays_of())
+    bool vector = false;         // coll_vector(coll): asked once, not on every lookup
     const Algorithm* alg = nullptr;
     // Shared with nonblocking runs in flight, which may outlive the entry.
     std::shared_ptr<Schedule> schedule;

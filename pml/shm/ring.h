@@ -31,6 +31,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/copy.h"
 #include "pml/transport.h"
 
 namespace torusmpi::pml::shm {
@@ -124,7 +125,7 @@ class RingWriter {
     if (compact) {
       const CompactHeader c{h.context, h.source, h.tag, 0};
       std::memcpy(rec + sizeof(uint64_t), &c, sizeof c);
-      if (len > 0) std::memcpy(rec + kCompactOverhead, payload, len);
+      if (len > 0) copy_bytes(rec + kCompactOverhead, payload, len);
       word |= kCompactKind;
     } else {
       std::memcpy(rec + sizeof(uint64_t), &h, sizeof h);

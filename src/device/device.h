@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/copy.h"
 #include "core/status.h"
 
 namespace torusmpi::device {
@@ -85,7 +86,7 @@ int chip();
 void copy_device(void* dst, const void* src, size_t bytes);
 inline void copy(void* dst, const void* src, size_t bytes) {
   if (__builtin_expect(!in_device_range(dst) && !in_device_range(src), 1)) {
-    std::memcpy(dst, src, bytes);
+    copy_bytes(dst, src, bytes);
     return;
   }
   copy_device(dst, src, bytes);

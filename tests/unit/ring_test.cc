@@ -32,6 +32,22 @@ FragHeader header(int tag, uint64_t size) {
   return h;
 }
 
+// The inline copy of small payloads (core/copy.h) against memcpy, at every size around its
+// word sizes and at every alignment, touching nothing outside the destination.
+TEST(CopyBytes, CopiesEverySizeAndTouchesNothingElse) {
+  uint8_t src[64], dst[64], want[64];
+  for (int i = 0; i < 64; ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (size_t bytes = 0; bytes <= 40; ++bytes) {
+    for (size_t at = 0; at < 8; ++at) {
+      std::memset(dst, 0xee, sizeof dst);
+      std::memset(want, 0xee, sizeof want);
+      std::memcpy(want + at, src + 3, bytes);
+      copy_bytes(dst + at, src + 3, bytes);
+      ASSERT_EQ(std::memcmp(dst, want, sizeof dst), 0) << bytes << " B at +" << at;
+    }
+  }
+}
+
 TEST(Ring, DeliversRecordsInOrderWithTheirPayloads) {
   TestRing r(4096);
   EXPECT_TRUE(r.reader.empty());
