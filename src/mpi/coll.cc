@@ -41,7 +41,7 @@ Side side_of(void* buf, const TypeArg* t, const int* counts, const int* displs, 
 
 // The communicator's last call, when `k` repeats it (Comm::CheckedCall): its checked shape and
 // buffers, which the run may fill in.
-Comm::CheckedCall* repeated(Comm* c, const Comm::CallKey& k) {
+inline Comm::CheckedCall* repeated(Comm* c, const Comm::CallKey& k) {
   Comm::CheckedCall& m = c->checked;
   const Comm::CallKey& l = m.key;
   if (!m.valid || l.sendbuf != k.sendbuf || l.recvbuf != k.recvbuf || l.kind != k.kind ||
@@ -107,10 +107,12 @@ int bcast(const char* fn, void* buffer, int count, MPI_Datatype type, int root, 
 
 // reduce, allreduce, scan, exscan: a vector of count elements; MPI_IN_PLACE puts it in recvbuf
 // (reduce: at the root only).
-int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int count,
-              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
-  Comm* c;
-  if (int err = check_call(fn, comm, request, &c)) return err;
+// reduction() for a call that does not repeat the communicator's last one: out of line, so that
+// a repeated call's path sets up none of its frame.
+[[gnu::noinline]] int new_reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf,
+                                    int count, MPI_Datatype type, MPI_Op op, int root,
+                                    MPI_Comm comm, Comm* c, const Comm::CallKey& key,
+                                    MPI_Request* request) {
   if (c->is_inter()) {
     if (kind == Coll::kScan || kind == Coll::kExscan) {
       return raise_error(comm, MPI_ERR_COMM, fn,
@@ -119,9 +121,6 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
     }
     return inter_reduce(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, request);
   }
-  const Comm::CallKey key{kind, sendbuf, recvbuf, 0, count, nullptr, type, op, root, nullptr};
-  if (Comm::CheckedCall* m = repeated(c, key))
-    return run_collective(fn, comm, c, m->a, m->r, request);
   CollCall call;
   TypeArg t;
   size_t per = 1;
@@ -155,6 +154,17 @@ int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int
       has_recv ? call.place(recvbuf, t, n, 1, in_place || kind == Coll::kExscan, true) : nullptr;
   remember(c, key, call, !t.derived);
   return run_collective(fn, comm, c, call, request);
+}
+
+int reduction(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int count,
+              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  Comm* c;
+  if (int err = check_call(fn, comm, request, &c)) return err;
+  // An intercommunicator never has a remembered call.
+  const Comm::CallKey key{kind, sendbuf, recvbuf, 0, count, nullptr, type, op, root, nullptr};
+  if (Comm::CheckedCall* m = repeated(c, key))
+    return run_collective(fn, comm, c, m->a, m->r, request);
+  return new_reduction(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, c, key, request);
 }
 
 // allgather, alltoall: blocks of recvcount * recvtype; MPI_IN_PLACE: the data is in recvbuf.

@@ -228,7 +228,7 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
 
 // --- Checks
 
-int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {
+int check_call_failed(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {
   if (int err = require_active(fn)) return err;
   if (int err = check_comm(fn, comm, c)) return err;
   // "MPI_Ibarrier", "MPI_Ineighbor_allgather": the nonblocking forms.

@@ -136,7 +136,16 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
                  std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request);
 
 // MPI is up, comm is a communicator, and a nonblocking call (fn is "MPI_I...") has its request.
-int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c);
+// Inline: every collective starts here, small calls included; check_call_failed says what is
+// wrong.
+int check_call_failed(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c);
+inline int check_call(const char* fn, MPI_Comm comm, MPI_Request* request, Comm** c) {
+  if (runtime().phase == Phase::kActive && (*c = comm_impl(comm)) != nullptr &&
+      (fn[4] != 'I' || request != nullptr)) {
+    return MPI_SUCCESS;
+  }
+  return check_call_failed(fn, comm, request, c);
+}
 
 // count elements of a checked type: their packed bytes, or MPI_ERR_COUNT for a negative count.
 int check_count(const char* fn, MPI_Comm comm, const char* what, int count, const TypeArg& t,

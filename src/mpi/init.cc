@@ -32,9 +32,7 @@
 
 namespace torusmpi::mpi {
 
-// Namespace scope, not a function's static: every entry point reads it, with no guard to check.
-Runtime g_runtime;
-Runtime& runtime() { return g_runtime; }
+Runtime g_runtime;  // runtime.h
 
 namespace {
 

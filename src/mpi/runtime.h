@@ -101,7 +101,9 @@ struct Runtime {
   Comm self;
 };
 
-Runtime& runtime();
+// Namespace scope, not a function's static: every entry point reads it, with no guard to check.
+extern Runtime g_runtime;
+inline Runtime& runtime() { return g_runtime; }
 
 // Copies text into an MPI string argument of `capacity` bytes (MPI_MAX_..., terminator included),
 // truncating; returns the length written, which the MPI call reports as resultlen.
