@@ -178,7 +178,7 @@ Status Team::run(Args& a, RunArgs& r, std::string* why, Started started, void* c
     e->bind(s->get(), r);
     e->start();
   }
-  if (started != nullptr) started(ctx);
+  if (started != nullptr) started(ctx, st == Status::kOk && e->done() && e->error() == Status::kOk);
   if (st == Status::kOk) {
     e->report_step();
     if (!e->done()) e->wait();

@@ -29,10 +29,11 @@ class Team {
   // size are filled in here); `r` its buffers and reduction (comm and tag are filled in here).
   // kErrArg with *why when no algorithm may run the call (TORUSMPI_COLL_FALLBACK=error). Both are
   // the caller's scratch, taken by reference: copying them cost a small call 1.5%.
-  // `started(ctx)`, when given, is called once the first step is posted (or no algorithm could
-  // run the call), before the wait: the caller's bookkeeping (its flight record) then overlaps
-  // the messages' travel.
-  using Started = void (*)(void* ctx);
+  // `started(ctx, done)`, when given, is called once the first step is posted (or no algorithm
+  // could run the call), before the wait: the caller's bookkeeping (its flight record) then
+  // overlaps the messages' travel. `done`: the run ended already (its messages had come, or it
+  // has none), and nothing will wait.
+  using Started = void (*)(void* ctx, bool done);
   Status run(Args& a, RunArgs& r, std::string* why, Started started = nullptr, void* ctx = nullptr);
   // A nonblocking call: the started run, done or not; Exec::release it once done.
   Status start(Args& a, RunArgs& r, Exec** out, std::string* why);

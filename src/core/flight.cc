@@ -371,11 +371,26 @@ int begin(const char* call, uint32_t context, const char* comm, uint32_t comm_se
   return slot;
 }
 
+namespace {
+
+// A record that begins and ends at once: it never joins the operations in progress.
+void record_ended(const char* call, uint32_t context, const char* comm, uint32_t comm_seq,
+                  int64_t bytes, int32_t peer, State state) {
+  if (g_book == nullptr) return;
+  record(call, context, comm, comm_seq, bytes, peer, state, now_ns());
+  g_last_begin_slot = -1;
+}
+
+}  // namespace
+
 void started(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
              int32_t peer) {
-  if (g_book == nullptr) return;
-  record(call, context, comm, comm_seq, bytes, peer, State::kStarted, now_ns());
-  g_last_begin_slot = -1;
+  record_ended(call, context, comm, comm_seq, bytes, peer, State::kStarted);
+}
+
+void done(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+          int32_t peer) {
+  record_ended(call, context, comm, comm_seq, bytes, peer, State::kDone);
 }
 
 void end(int slot, State state) {

@@ -131,6 +131,9 @@ void end(int slot, State state);
 // returns: its record never joins the operations in progress.
 void started(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
              int32_t peer);
+// begin() and end(kDone) at once, for a blocking call found done before it would wait.
+void done(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
+          int32_t peer);
 // The innermost operation in progress runs step `step` of `steps` of its schedule.
 void step(int step, int steps);
 

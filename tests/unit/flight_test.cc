@@ -46,6 +46,20 @@ TEST_F(FlightTest, RecordsCallsInOrderWithTheirState) {
   EXPECT_EQ(self()->h.next_index, 3u);
 }
 
+// A blocking call found done before it waits is recorded done at once, never in progress, and
+// folds like any other.
+TEST_F(FlightTest, ACallDoneAtOnceIsRecordedDone) {
+  done("MPI_Allreduce", 0, "MPI_COMM_WORLD", 1, 8, kNoPeer);
+  EXPECT_EQ(self()->h.depth, 0);
+  EXPECT_EQ(op_at(1).state, State::kDone);
+  EXPECT_EQ(op_at(1).ended_ns, op_at(1).entered_ns);
+  { Scope s("MPI_Allreduce", 0, "MPI_COMM_WORLD", 2, 8, kNoPeer); }
+  done("MPI_Allreduce", 0, "MPI_COMM_WORLD", 3, 8, kNoPeer);
+  EXPECT_EQ(self()->h.next_index, 2u);
+  EXPECT_EQ(op_at(1).repeats, 2u);
+  EXPECT_EQ(op_at(1).state, State::kDone);
+}
+
 TEST_F(FlightTest, FoldsRepeatedTestsIntoOneRecord) {
   { Scope s("MPI_Barrier", 0, "MPI_COMM_WORLD", 1, 0, kNoPeer); }
   for (int i = 0; i < 1000; ++i) Scope s("MPI_Testall", 0, "", 0, 1, kNoPeer);
