@@ -269,12 +269,14 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
   Buffer b;
   if (int err = check_send(fn, buf, count, type, dest, tag, comm, &c, &b)) return err;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
-  torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0, static_cast<int64_t>(b.bytes),
-                                 c->flight_peer(dest));
+  const auto bytes = static_cast<int64_t>(b.bytes);
   if (mode == pml::SendMode::kStandard && !b.staged() &&
       pml::send_now(*c, c->context, b.buf, b.bytes, dest, tag)) {
+    // Taken by the transport at once: recorded done, once the message is on its way.
+    torusmpi::flight::done(fn, c->context, c->name.c_str(), 0, bytes, c->flight_peer(dest));
     return MPI_SUCCESS;
   }
+  torusmpi::flight::Scope record(fn, c->context, c->name.c_str(), 0, bytes, c->flight_peer(dest));
   StageMem staging;
   if (b.staged()) mpi::stage_send(&b, &staging);
   pml::Request req;
@@ -346,14 +348,23 @@ int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, Buffer b, int so
     mpi::set_proc_null_status(status);
     return MPI_SUCCESS;
   }
-  torusmpi::flight::Scope record(fn, c.context, c.name.c_str(), 0, static_cast<int64_t>(b.bytes),
-                                 c.flight_peer(source));
   StageMem staging;
   if (b.staged()) mpi::stage_recv(&b, &staging);
   pml::Request req;
   torusmpi::Status s =
       pml::irecv(c, c.context, b.buf, b.bytes, source_of(source), tag_of(tag), &req);
-  if (s != torusmpi::Status::kOk) return unreachable(fn, comm, source, s);
+  // A message that had come is recorded done at once; a receive that waits, from before it does.
+  const auto bytes = static_cast<int64_t>(b.bytes);
+  torusmpi::flight::Scope record;
+  if (s == torusmpi::Status::kOk && req.done()) {
+    torusmpi::flight::done(fn, c.context, c.name.c_str(), 0, bytes, c.flight_peer(source));
+  } else {
+    record.open(fn, c.context, c.name.c_str(), 0, bytes, c.flight_peer(source));
+  }
+  if (s != torusmpi::Status::kOk) {
+    record.finish(torusmpi::flight::State::kFailed);
+    return unreachable(fn, comm, source, s);
+  }
   pml::wait(&req);
   if (b.staged()) mpi::unpack_received(b, req.bytes);
   mpi::set_status(status, req.source, req.tag, req.bytes, false);
