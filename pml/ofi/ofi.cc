@@ -75,6 +75,12 @@ constexpr char kRxmEagerLimit[] = "FI_OFI_RXM_EAGER_LIMIT";
 // measured the same.
 constexpr char kRxmMsgRxSize[] = "FI_OFI_RXM_MSG_RX_SIZE";
 constexpr char kRxmMsgRxSizeValue[] = "256";
+// rxm waits on its tcp connections' completion queues with an epoll set by default; a pollfd set
+// (unless the user chose) makes a small message's round trip cheaper: osu_latency 8 B between two
+// instances, 5 alternating runs, 3.82-4.29 us (median 3.95) against 4.51-4.79 (4.56). This
+// transport's own completion queue still gives a descriptor to sleep on (FI_WAIT_FD).
+constexpr char kRxmTcpWaitObj[] = "FI_OFI_RXM_DEF_TCP_WAIT_OBJ";
+constexpr char kRxmTcpWaitObjValue[] = "pollfd";
 // Enough in flight to keep a 64 KiB-chunk pipeline busy (2 MiB) without pinning much per rank.
 constexpr int kSendBuffers = 32;
 constexpr int kRecvBuffers = 32;
@@ -571,6 +577,7 @@ Status OfiTransport::open(const boot::JobInfo& job, std::vector<uint8_t>* addres
                           std::string* error) {
   setenv(kRxmEagerLimit, std::to_string(kBufferBytes).c_str(), 0);  // see kRxmEagerLimit
   setenv(kRxmMsgRxSize, kRxmMsgRxSizeValue, 0);                     // see kRxmMsgRxSize
+  setenv(kRxmTcpWaitObj, kRxmTcpWaitObjValue, 0);                   // see kRxmTcpWaitObj
   std::string described;
   int ret = -FI_ENODATA;
   for (const std::string& prov : provider_choices(&described)) {
