@@ -88,6 +88,7 @@ bool is_active_slot(const Header& h, int slot) {
     slot = before;
     k = 2;
   } else if (h.last != appended) {
+    if (h.last != before) return -1;
     k = 2;  // the newest is the record before (a turn folded into it)
   }
   if (k == 2) {
@@ -335,8 +336,9 @@ namespace {
 
 // Writes the record of a call that begins now in `state` (folded into the last one when it can
 // be) and returns its slot.
-[[gnu::always_inline]] inline int record(const char* call, uint32_t context, const char* comm, uint32_t comm_seq,
-                  int64_t bytes, int32_t peer, State state, int64_t now) {
+[[gnu::always_inline]] inline int record(const char* call, uint32_t context, const char* comm,
+                                         uint32_t comm_seq, int64_t bytes, int32_t peer,
+                                         State state, int64_t now) {
   uint32_t stride;
   const int slot = fold_slot(call, context, comm, comm_seq, peer, &stride);
   if (slot < 0) return append(call, context, comm, comm_seq, bytes, peer, state, now);

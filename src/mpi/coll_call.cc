@@ -167,8 +167,7 @@ int run_staged(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunA
       if (done) {
         flight::done(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
       } else {
-        b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes,
-                       flight::kNoPeer);
+        b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
       }
     };
     Status s = c->team.run(a, r, &why, open_record, &begin);

@@ -89,8 +89,8 @@ struct Win {
   AttachTable* attached = nullptr;  // dynamic windows: this process's attached memory
   rma::Segment data;                // MPI_Win_allocate(_shared): every process's memory
   void* device_memory = nullptr;    // MPI_Win_allocate on the device: this process's part
-  flight::Name name;               // its records in the flight recorder show it
-  MPI_Info info = MPI_INFO_NULL;  // the hints given (a copy)
+  flight::Name name;                // its records in the flight recorder show it
+  MPI_Info info = MPI_INFO_NULL;    // the hints given (a copy)
   // The predefined attributes' values (MPI hands out pointers to them).
   void* attr_base = nullptr;
   MPI_Aint attr_size = 0;
