@@ -153,13 +153,10 @@ void Exec::bind(const Schedule* s, const RunArgs& args) {
   if (reqs_.size() < s->max_step_messages) reqs_.resize(s->max_step_messages);
   base_[static_cast<int>(Buf::kSend)] = static_cast<uint8_t*>(const_cast<void*>(args.send));
   base_[static_cast<int>(Buf::kRecv)] = static_cast<uint8_t*>(args.recv);
-  // The host scratch a pooled run already has serves most calls: no call for it.
-  base_[static_cast<int>(Buf::kScratch)] = !on_device_ && scratch_bytes_ >= s->scratch_bytes
-                                               ? scratch_.get()
-                                               : scratch_for(s->scratch_bytes);
+  base_[static_cast<int>(Buf::kScratch)] = scratch_for(s->scratch_bytes);
 }
 
-uint8_t* Exec::scratch_for(size_t bytes) {
+uint8_t* Exec::grow_scratch(size_t bytes) {
   if (bytes > 0 && on_device_) {
     if (device_scratch_bytes_ >= bytes) return static_cast<uint8_t*>(device_scratch_);
     if (device_scratch_ != nullptr) device::free(device_scratch_);

@@ -101,7 +101,12 @@ class Exec {
   // scratch is HBM, so none of its bytes pass through host memory.
   void* device_scratch_ = nullptr;
   size_t device_scratch_bytes_ = 0;
-  uint8_t* scratch_for(size_t bytes);
+  // Scratch of at least `bytes`: inline when the host scratch the pooled run has is enough (most
+  // calls), else grow_scratch (device runs, larger calls).
+  uint8_t* scratch_for(size_t bytes) {
+    return !on_device_ && scratch_bytes_ >= bytes ? scratch_.get() : grow_scratch(bytes);
+  }
+  uint8_t* grow_scratch(size_t bytes);
   std::vector<pml::Request> reqs_;
   // The step's aggregations (most steps: none); a deque, since the client holds them by address.
   std::deque<pml::ina::Aggregation> aggs_;

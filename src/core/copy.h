@@ -11,23 +11,25 @@
 
 namespace torusmpi {
 
-// memcpy(dst, src, bytes), inline from 4 to 16 bytes: two words that overlap when bytes is not
-// twice their size, both read before either is written.
+// bytes from `Word` to twice its size, as two words that overlap when bytes is less: both read
+// before either is written.
+template <class Word>
+inline void copy_two_words(unsigned char* d, const unsigned char* s, size_t bytes) {
+  Word head, tail;
+  std::memcpy(&head, s, sizeof(Word));
+  std::memcpy(&tail, s + bytes - sizeof(Word), sizeof(Word));
+  std::memcpy(d, &head, sizeof(Word));
+  std::memcpy(d + bytes - sizeof(Word), &tail, sizeof(Word));
+}
+
+// memcpy(dst, src, bytes), inline from 4 to 16 bytes.
 inline void copy_bytes(void* dst, const void* src, size_t bytes) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   if (bytes >= 8 && bytes <= 16) {
-    uint64_t head, tail;
-    std::memcpy(&head, s, 8);
-    std::memcpy(&tail, s + bytes - 8, 8);
-    std::memcpy(d, &head, 8);
-    std::memcpy(d + bytes - 8, &tail, 8);
+    copy_two_words<uint64_t>(d, s, bytes);
   } else if (bytes >= 4 && bytes < 8) {
-    uint32_t head, tail;
-    std::memcpy(&head, s, 4);
-    std::memcpy(&tail, s + bytes - 4, 4);
-    std::memcpy(d, &head, 4);
-    std::memcpy(d + bytes - 4, &tail, 4);
+    copy_two_words<uint32_t>(d, s, bytes);
   } else {
     std::memcpy(dst, src, bytes);
   }

@@ -145,9 +145,15 @@ class Scope {
   Scope(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
         int32_t peer)
       : slot_(begin(call, context, comm, comm_seq, bytes, peer)) {}
+  // With `already_done` (a blocking call found done before it would wait), the record is written
+  // done at once (flight::done) and the scope has nothing left to end.
   void open(const char* call, uint32_t context, const char* comm, uint32_t comm_seq, int64_t bytes,
-            int32_t peer) {
-    slot_ = begin(call, context, comm, comm_seq, bytes, peer);
+            int32_t peer, bool already_done = false) {
+    if (already_done) {
+      done(call, context, comm, comm_seq, bytes, peer);
+    } else {
+      slot_ = begin(call, context, comm, comm_seq, bytes, peer);
+    }
   }
   ~Scope() { finish(State::kDone); }
   Scope(const Scope&) = delete;

@@ -164,11 +164,8 @@ int run_staged(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunA
     } begin{fn, c, seq, bytes, {}};
     auto open_record = [](void* p, bool done) {
       auto* b = static_cast<Begin*>(p);
-      if (done) {
-        flight::done(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
-      } else {
-        b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer);
-      }
+      b->record.open(b->fn, b->c->context, b->c->name.c_str(), b->seq, b->bytes, flight::kNoPeer,
+                     done);
     };
     Status s = c->team.run(a, r, &why, open_record, &begin);
     flight::Scope& record = begin.record;

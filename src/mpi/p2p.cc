@@ -356,11 +356,8 @@ int blocking_recv(const char* fn, MPI_Comm comm, const Comm& c, Buffer b, int so
   // A message that had come is recorded done at once; a receive that waits, from before it does.
   const auto bytes = static_cast<int64_t>(b.bytes);
   torusmpi::flight::Scope record;
-  if (s == torusmpi::Status::kOk && req.done()) {
-    torusmpi::flight::done(fn, c.context, c.name.c_str(), 0, bytes, c.flight_peer(source));
-  } else {
-    record.open(fn, c.context, c.name.c_str(), 0, bytes, c.flight_peer(source));
-  }
+  record.open(fn, c.context, c.name.c_str(), 0, bytes, c.flight_peer(source),
+              s == torusmpi::Status::kOk && req.done());
   if (s != torusmpi::Status::kOk) {
     record.finish(torusmpi::flight::State::kFailed);
     return unreachable(fn, comm, source, s);
