@@ -29,10 +29,11 @@ const HostInfo& host_info();
 std::vector<int> assign_cores(const std::vector<int>& numa_of_core, const std::vector<int>& group);
 
 // Binds this process to one core as TORUSMPI_BIND (`policy`) says: "auto" only when the launcher
-// left the process free to run on every core of the node and every local rank can have a core of
-// its own; "core" always; "none" never. `rank` is this process's job rank, `local_peers` the job
-// ranks on this node in ascending order; ranks are grouped by their chip of topo::machine(). A
-// binding that fails only prints a debug line (TORUSMPI_DEBUG=boot): it never stops a job.
+// left the process free to run on every core of the node (ranks that outnumber the cores share
+// them round robin); "core" always; "none" never. `rank` is this process's job rank, `local_peers`
+// the job ranks on this node in ascending order; ranks are grouped by their chip of
+// topo::machine(). A binding that fails only prints a debug line (TORUSMPI_DEBUG=boot): it never
+// stops a job.
 void bind_process(const std::string& policy, int rank, const std::vector<int>& local_peers);
 
 // The levels of the node that MPI_Comm_split_type's OMPI_COMM_TYPE_ localities name, finest first.

@@ -87,6 +87,14 @@ run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_BIND=none -x TOR
 check "TORUSMPI_BIND=none: hello, np=2, no rank bound" \
   eval 'ranks_done 2 && ! grep -q "boot: bound to " "$job_err" &&
     test "$(grep -c "not bound to a core: TORUSMPI_BIND=none" "$job_err")" -eq 2' || diag_job
+# More ranks than cores: auto binds them too, round robin, so that every core gets its share.
+n=$((cores + 1))
+run_job 60 "${mpirun[@]}" -np "$n" "${via_preload[@]}" -x TORUSMPI_DEBUG=boot "$hello" "$n" \
+  "$TM_PREFIX"
+check "TORUSMPI_BIND=auto, np=$n on $cores core(s): every rank bound, every core used" \
+  eval 'ranks_done "$n" && test "$(grep -c "boot: bound to " "$job_err")" -eq "$n" &&
+    test "$(grep -o "boot: bound to [a-zA-Z]* L#[0-9]*" "$job_err" | sort -u | wc -l)" \
+      -eq "$cores"' || diag_job
 run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEBUG=boot \
   taskset -c 0 "$hello" 2 "$TM_PREFIX"
 check "TORUSMPI_BIND=auto keeps a binding made before it (taskset)" \
