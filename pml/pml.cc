@@ -152,6 +152,9 @@ struct Peer {
   bool network = false;        // transport->network(): its arrivals count as NIC bytes
   size_t eager_limit = 0;      // peer_eager_limit(transport)
   std::deque<OutJob> backlog;  // never bypassed: fragments to a peer keep their order
+  // Rendezvous sends to the peer not yet completed: while there are any, the peer has copying of
+  // its own to do for this rank, and a message from it is read here alone, not split.
+  int rendezvous_out = 0;
 };
 
 struct Engine {
@@ -206,6 +209,10 @@ inline Context& context(uint32_t id) {
 }
 
 void complete(Request* r) {
+  if (__builtin_expect(r->rendezvous_, 0)) {
+    r->rendezvous_ = false;
+    --engine().peers[r->peer_].rendezvous_out;
+  }
   // A send whose cancellation is being asked completes at the answer (deliver, kCancelReply).
   if (__builtin_expect(r->cancel_pending_, 0)) {
     r->finished_ = true;
@@ -380,9 +387,10 @@ void split_part_done(RemoteRead* rr) {
   delete rr;
 }
 
-// A large message between ranks that each have a core (Transport::split_copy): this rank reads
-// the first half of the sender's buffer while the sender, told by kSplit, writes the second half
-// into this rank's buffer. Two cores copying 512 KiB each took 18 us where one copying 1 MiB took
+// A large message between ranks that each have a core (Transport::split_copy), from a sender this
+// rank sends nothing large to (it would only wait for its kFin): this rank reads the first half
+// of the sender's buffer while the sender, told by kSplit, writes the second half into this
+// rank's buffer. Two cores copying 512 KiB each took 18 us where one copying 1 MiB took
 // 55 (process_vm_readv/writev between two processes on a 2-vCPU VM, medians of 2000). The
 // sender's buffer is its own again at kFin, once both halves are in.
 void split_rendezvous(Request* r, int peer, const FragHeader& h, size_t n) {
@@ -444,8 +452,13 @@ void receive_matched(Request* r, int peer, const FragHeader& h, const uint8_t* p
       read = Transport::ReadStart::kUnsupported;
   } else if (n > 0 && !(h.flags & kFlagDevice) && !device::in_device_range(r->buf_) &&
              p.transport->split_copy(peer, h.addr, n)) {
-    split_rendezvous(r, peer, h, n);
-    return;
+    if (p.rendezvous_out == 0) {
+      split_rendezvous(r, peer, h, n);
+      return;
+    }
+    if (!p.transport->read_remote(peer, h.addr, r->buf_, n, nullptr, 0)) {
+      read = Transport::ReadStart::kUnsupported;
+    }
   } else if (n > 0) {
     auto* rr = new RemoteRead{r, peer, h.sreq, n};
     read = p.transport->start_read(peer, h.addr, device::dma_view(r->buf_), n, payload, len,
@@ -720,6 +733,7 @@ void prepare_send(Request* req, uint32_t ctx, SendMode mode, int peer, int sourc
   req->matched_ = false;
   req->cancel_pending_ = false;
   req->finished_ = false;
+  req->rendezvous_ = false;
   req->context_ = ctx;
   req->mode_ = mode;
   req->peer_ = peer;
@@ -789,6 +803,8 @@ Status isend(const Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int 
   } else {
     h.type = FragType::kRts;
     h.addr = reinterpret_cast<uint64_t>(buf);  // done at kFin, or after the pipeline
+    req->rendezvous_ = true;
+    ++p.rendezvous_out;
     const void* exposed = buf;
     if (on_device) {
       h.flags |= kFlagDevice;

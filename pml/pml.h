@@ -97,6 +97,7 @@ struct Request {
   bool matched_ = false;         // sends: the receiver has matched it (kAck, kFin or kCts came)
   bool cancel_pending_ = false;  // sends: a kCancel is out; completion waits for its answer
   bool finished_ = false;        // sends: the protocol completed while the answer was awaited
+  bool rendezvous_ = false;      // sends: counted in the peer's rendezvous_out until complete
   uint8_t* buf_ = nullptr;
   size_t capacity_ = 0;      // receive buffer size, or send size
   size_t received_ = 0;      // pipelined receives: bytes arrived so far, excess included

@@ -52,12 +52,6 @@ constexpr uint64_t kMinRing = uint64_t{16} << 10;
 // rings take ~40 us where one process_vm_readv takes ~95 us (the kernel pins and copies page by
 // page). Rings too small for such chunks (many ranks on a node) use the single copy instead.
 constexpr size_t kPipelineChunk = size_t{64} << 10;
-// From this size on, two ranks with a core each move a message faster with both copying than by
-// one process_vm_readv (2 ranks on 2 cores, osu_latency at 1 MiB a steady 91 us by the pipeline
-// against 65-147, at 2 MiB 180-185 against 210-265): a split copy (pml's split_rendezvous), the
-// receiver reading one half while the sender writes the other, 38-45 us at 1 MiB, 116-126 at 2
-// MiB. Below, the receiver reads alone: its receive then completes without the sender's progress.
-constexpr size_t kSingleCopyBelow = size_t{1} << 20;
 // Segments up to this size have their pages allocated and mapped at start-up (MAP_POPULATE).
 constexpr uint64_t kPopulateMax = uint64_t{256} << 20;
 // Ring bytes a rank touches at start-up (touch_rings): whole rings up to 4 local ranks.
@@ -210,8 +204,14 @@ class ShmTransport final : public Transport {
     n_ = static_cast<int>(hdr->ranks);
     cap_ = hdr->ring_bytes;
     // Rings too small for pipeline chunks (many ranks on a node) take the single copy. A rank
-    // with a core of its own reads below kSingleCopyBelow (2 ranks on 2 cores, osu_latency
-    // 128-512 KiB 5.6-20 us against 12.6-41 by the pipeline, osu_bw 26-29 GB/s against 15).
+    // with a core of its own reads a message in one copy (2 ranks on 2 cores, osu_latency
+    // 128-512 KiB 5.6-20 us against 12.6-41 by the pipeline, osu_bw 26-29 GB/s against 15), and
+    // from TORUSMPI_SHM_SPLIT_MIN on splits one whose sender would only wait (pml's
+    // split_rendezvous): the receiver reads one half while the sender writes the other. Medians
+    // of 5, 2 ranks on 2 cores, read alone against split: osu_latency 128 KiB 6.0 us against
+    // 4.6, 512 KiB 23.2 against 12.3; osu_bw 32 KiB 18.7 GB/s against 21.5, 512 KiB 27.1 against
+    // 48.2; at 16 KiB the split lost (latency 1.63 us against 1.98). An exchange (alltoall) is
+    // read alone at every size: each rank copies its own message anyway.
     // With more ranks than cores, messages up to a pipeline chunk go through the rings (a rank
     // whose turn comes copies what has arrived; one copy answered by a read costs a 64 KiB
     // neighbour exchange more: 4 ranks on 2 cores 0.67 ms a round against 1.04), larger ones are
@@ -223,7 +223,7 @@ class ShmTransport final : public Transport {
       if (ring_max_payload(cap_) < kPipelineChunk) {
         single_copy_below_ = SIZE_MAX;
       } else if (!progress::oversubscribed()) {
-        single_copy_below_ = kSingleCopyBelow;
+        single_copy_below_ = std::max<size_t>(params::shm_split_min(), 1);
       } else {
         single_copy_below_ = SIZE_MAX;
         shared_core_eager_ = kPipelineChunk;
@@ -313,7 +313,8 @@ class ShmTransport final : public Transport {
     return std::min<size_t>(ring_max_payload(cap_), kPipelineChunk);
   }
 
-  // A rendezvous below single_copy_below_ is read in one copy; above, it is split or pipelined.
+  // A rendezvous below single_copy_below_ is read in one copy; from there on the pml splits it
+  // (split_copy) or reads it whole (read_remote), and what neither may take is pipelined.
   ReadStart start_read(int peer, uint64_t addr, void* dst, size_t len, const void* key,
                        size_t key_len, uint64_t cookie) override {
     if (len >= single_copy_below_) return ReadStart::kUnsupported;

@@ -23,6 +23,8 @@ class LoopTransport final : public Transport {
   size_t payload = 4096;    // max_payload()
   bool single_copy = true;  // read_remote() works
   int reads = 0;
+  int from = 1;       // the rank its fragments come back from (PmlCrossTest crosses two loops)
+  bool hold = false;  // poll() delivers nothing: a peer that does not progress
 
   const char* name() const override { return "loop"; }
   bool send(int, const FragHeader& h, const void* p, size_t len) override {
@@ -66,12 +68,13 @@ class LoopTransport final : public Transport {
   size_t reads_in_flight() const { return started_.size(); }
 
   int poll() override {
+    if (hold) return 0;
     size_t n = queue_.size();
     const size_t reads_due = started_.size();
     for (size_t i = 0; i < n; ++i) {
       Frag f = std::move(queue_.front());
       queue_.pop_front();
-      deliver(1, f.h, f.payload.data(), f.payload.size());
+      deliver(from, f.h, f.payload.data(), f.payload.size());
     }
     for (size_t i = 0; i < reads_due; ++i) {
       Read rd = started_.front();
@@ -196,40 +199,96 @@ TEST_F(PmlTest, ADeferredReadCompletesItsReceiveAndThenItsSend) {
   EXPECT_EQ(loop_.reads_in_flight(), 0u);
 }
 
-TEST_F(PmlTest, SplitCopiesCarryEveryByteAndTruncate) {
-  loop_.split_from = 8192;
+// Rank 0 of a three-rank job whose ranks 1 and 2 are two loops crossed: what goes to rank 1 comes
+// back from rank 2, and what goes to 2 back from 1. A rendezvous received is then not from a
+// peer this rank is sending one to (a one-way transfer, which split copies are for); in
+// PmlTest's single loop it always is.
+class PmlCrossTest : public PmlTest {
+ protected:
+  void SetUp() override {
+    comm_.context = kWorldContext;
+    comm_.rank = 0;
+    comm_.size = 3;
+    loop_.from = 2;
+    back_.from = 1;
+    set_transport(1, &loop_);
+    set_transport(2, &back_);
+    ASSERT_EQ(init(0, 3), Status::kOk);
+  }
+  // Splits from `bytes` on; the receiver reads from rank 2 (back_), the sender writes into rank 1
+  // (loop_).
+  void split_from(size_t bytes) { loop_.split_from = back_.split_from = bytes; }
+  int reads() const { return loop_.reads + back_.reads; }
+  int writes() const { return loop_.writes + back_.writes; }
+  LoopTransport back_;
+};
+
+TEST_F(PmlCrossTest, SplitCopiesCarryEveryByteAndTruncate) {
+  split_from(8192);
   for (size_t n : {8192, 8193, 100000, 1000001}) round_trip(n, n);
   round_trip(100000, 60000);  // the split is of what the receive takes
   round_trip(8191, 8191);     // below: one read
-  EXPECT_EQ(loop_.writes, 5);
-  EXPECT_EQ(loop_.reads, 6);
+  EXPECT_EQ(writes(), 5);
+  EXPECT_EQ(reads(), 6);
 }
 
-TEST_F(PmlTest, ASplitCopyCompletesOnlyWithBothHalves) {
-  loop_.split_from = 8192;
+TEST_F(PmlCrossTest, ASplitCopyCompletesOnlyWithBothHalves) {
+  split_from(8192);
   auto data = pattern(300000, 5);
   std::vector<uint8_t> buf(data.size());
   Request s, r;
   ASSERT_EQ(recv(&buf, 0, 4, &r), Status::kOk);
   ASSERT_EQ(send(data, 4, &s), Status::kOk);
-  progress::poll();  // the RTS matches: kSplit goes and the receiver reads its half
-  EXPECT_EQ(loop_.reads, 1);
-  EXPECT_EQ(loop_.writes, 0);
+  back_.hold = true;  // the sender does not see kSplit yet
+  progress::poll();   // the RTS matches: kSplit goes and the receiver reads its half
+  EXPECT_EQ(reads(), 1);
+  EXPECT_EQ(writes(), 0);
   EXPECT_FALSE(r.done()) << "complete before the sender's half is written";
   EXPECT_FALSE(s.done()) << "the sender's buffer is still being copied";
+  back_.hold = false;
   wait(&r);
   wait(&s);
   EXPECT_EQ(buf, data);
-  EXPECT_EQ(loop_.writes, 1);
+  EXPECT_EQ(writes(), 1);
 }
 
-TEST_F(PmlTest, ASplitWriteThatFailsIsReadByTheReceiver) {
-  loop_.split_from = 8192;
+TEST_F(PmlCrossTest, ASplitWriteThatFailsIsReadByTheReceiver) {
+  split_from(8192);
   loop_.write_ok = false;
   round_trip(100000, 100000);
   round_trip(100000, 70000);
+  EXPECT_EQ(writes(), 0);
+  EXPECT_EQ(reads(), 4);
+}
+
+// Both ends sending (an exchange): each has its own message to be copied, and splitting would
+// only add a round trip; the receiver reads it whole. In PmlTest's loop every rendezvous received
+// is from the peer of this rank's own send.
+TEST_F(PmlTest, ARendezvousFromAPeerThisRankSendsToIsReadWhole) {
+  loop_.split_from = 8192;
+  round_trip(100000, 100000);
+  round_trip(1000001, 1000001);
   EXPECT_EQ(loop_.writes, 0);
-  EXPECT_EQ(loop_.reads, 4);
+  EXPECT_EQ(loop_.reads, 2);
+}
+
+// A rendezvous send to rank 2 (left unmatched) makes the message from rank 2 a read of its own;
+// once that send is cancelled, the next one is split again.
+TEST_F(PmlCrossTest, SplitsResumeWhenTheSendToThePeerEnds) {
+  split_from(8192);
+  auto data = pattern(50000, 9);
+  Request s;
+  ASSERT_EQ(isend(comm_, comm_.context, data.data(), data.size(), 2, 11, SendMode::kStandard, &s),
+            Status::kOk);
+  round_trip(100000, 100000);
+  EXPECT_EQ(writes(), 0);
+  EXPECT_EQ(reads(), 1);
+  ASSERT_TRUE(cancel(&s));
+  wait(&s);
+  EXPECT_TRUE(s.cancelled);
+  round_trip(100000, 100000);
+  EXPECT_EQ(writes(), 1);
+  EXPECT_EQ(reads(), 2);
 }
 
 TEST_F(PmlTest, MessagesFromOneSenderMatchInSendOrder) {
