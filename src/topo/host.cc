@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "core/log.h"
@@ -169,13 +170,20 @@ void bind_process(const std::string& policy, int rank, const std::vector<int>& l
                         hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) == 0 &&
                         hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), allowed);
     hwloc_bitmap_free(allowed);
-    // A launcher's binding (or taskset) is the user's choice: keep it.
+    // A launcher's binding (or taskset) is the user's choice: keep it. Open MPI's mpirun exports
+    // the policy its user gave (--bind-to): one other than none binds, even to every CPU of the
+    // host (a socket of a one-socket host), which the cpuset alone cannot tell from no binding.
+    const char* asked = std::getenv("OMPI_MCA_hwloc_base_binding_policy");
+    if (asked != nullptr && *asked != '\0' && std::strncmp(asked, "none", 4) != 0) {
+      why = std::string("the launcher bound it (--bind-to ") + asked + ")";
+    } else if (!free_to_move) {
+      why = "the launcher (or taskset) bound it already";
+    }
     // Ranks that outnumber the cores are bound too, round robin. Their waits yield and so never
     // leave the run queue, and the scheduler, finding every one of them runnable and cache-hot,
     // kept three of 4 ranks on one of 2 cores for whole runs: osu_alltoall 16 B at 4 ranks took
     // 3.5 us in one run of two, bound 2.4 (medians of 16: 3.45 against 2.40; 8 ranks, allgather
     // 1 KiB 19.7 against 15.3 us).
-    if (!free_to_move) why = "the launcher (or taskset) bound it already";
   }
   if (!why.empty()) {
     TORUSMPI_DEBUG(kBoot, "not bound to a core (TORUSMPI_BIND=auto): %s", why.c_str());

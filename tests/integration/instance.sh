@@ -95,6 +95,12 @@ check "TORUSMPI_BIND=auto, np=$n on $cores core(s): every rank bound, every core
   eval 'ranks_done "$n" && test "$(grep -c "boot: bound to " "$job_err")" -eq "$n" &&
     test "$(grep -o "boot: bound to [a-zA-Z]* L#[0-9]*" "$job_err" | sort -u | wc -l)" \
       -eq "$cores"' || diag_job
+# mpirun's --bind-to (its last one wins) is kept, even a binding to every CPU of the host.
+run_job 60 "${mpirun[@]}" --bind-to socket:overload-allowed -np "$n" "${via_preload[@]}" \
+  -x TORUSMPI_DEBUG=boot "$hello" "$n" "$TM_PREFIX"
+check "TORUSMPI_BIND=auto keeps mpirun's --bind-to socket, np=$n" \
+  eval 'ranks_done "$n" && ! grep -q "boot: bound to " "$job_err" &&
+    test "$(grep -c "the launcher bound it (--bind-to socket" "$job_err")" -eq "$n"' || diag_job
 run_job 60 "${mpirun[@]}" -np 2 "${via_preload[@]}" -x TORUSMPI_DEBUG=boot \
   taskset -c 0 "$hello" 2 "$TM_PREFIX"
 check "TORUSMPI_BIND=auto keeps a binding made before it (taskset)" \
