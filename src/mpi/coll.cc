@@ -308,7 +308,8 @@ int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, cons
                 MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  bool w = fn[std::char_traits<char>::length(fn) - 1] == 'w';
+  // MPI_Alltoallw, MPI_Ialltoallw, MPIX_Alltoallw_init.
+  const bool w = std::strstr(fn, "lltoallw") != nullptr;
   if (c->is_inter()) {
     return inter_alltoall_vw(fn, w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                              rdispls, recvtypes, comm, c, request);
@@ -749,3 +750,202 @@ int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs
                             recvcount, recvtype, sendtype, recvbuf, root, comm, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Iscatterv);
+
+// --- Persistent collectives: MPIX_<coll>_init (coll_call.h, persistent_init), each its
+// nonblocking form kept for MPI_Start under the init's name.
+
+int PMPIX_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Barrier_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::barrier("MPIX_Barrier_init", comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Barrier_init);
+
+int PMPIX_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Bcast_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::bcast("MPIX_Bcast_init", buffer, count, datatype, root, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Bcast_init);
+
+namespace torusmpi::mpi {
+namespace {
+// reduce, allreduce, scan, exscan.
+int reduction_init(const char* fn, Coll kind, const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request* request) {
+  return persistent_init(fn, comm, info, request, [=](MPI_Request* r) {
+    return reduction(fn, kind, sendbuf, recvbuf, count, type, op, root, comm, r);
+  });
+}
+// allgather, alltoall.
+int block_exchange_init(const char* fn, Coll kind, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent_init(fn, comm, info, request, [=](MPI_Request* r) {
+    return block_exchange(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          comm, r);
+  });
+}
+// gather, scatter.
+int rooted_blocks_init(const char* fn, Coll kind, const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent_init(fn, comm, info, request, [=](MPI_Request* r) {
+    return rooted_blocks(fn, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm, r);
+  });
+}
+}  // namespace
+}  // namespace torusmpi::mpi
+
+int PMPIX_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::reduction_init("MPIX_Reduce_init", Coll::kReduce, sendbuf, recvbuf, count, datatype,
+                             op, root, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Reduce_init);
+
+int PMPIX_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::reduction_init("MPIX_Allreduce_init", Coll::kAllreduce, sendbuf, recvbuf, count,
+                             datatype, op, 0, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Allreduce_init);
+
+int PMPIX_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::reduction_init("MPIX_Scan_init", Coll::kScan, sendbuf, recvbuf, count, datatype, op,
+                             0, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Scan_init);
+
+int PMPIX_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::reduction_init("MPIX_Exscan_init", Coll::kExscan, sendbuf, recvbuf, count, datatype,
+                             op, 0, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Exscan_init);
+
+int PMPIX_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::block_exchange_init("MPIX_Allgather_init", Coll::kAllgather, sendbuf, sendcount,
+                                  sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Allgather_init);
+
+int PMPIX_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::block_exchange_init("MPIX_Alltoall_init", Coll::kAlltoall, sendbuf, sendcount,
+                                  sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Alltoall_init);
+
+int PMPIX_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Allgatherv_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::allgatherv("MPIX_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf,
+                           recvcounts, displs, recvtype, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Allgatherv_init);
+
+int PMPIX_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Reduce_scatter_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::reduce_scatter("MPIX_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, 0,
+                               datatype, op, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Reduce_scatter_init);
+
+int PMPIX_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Reduce_scatter_block_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::reduce_scatter("MPIX_Reduce_scatter_block_init", sendbuf, recvbuf, nullptr,
+                                   recvcount, datatype, op, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Reduce_scatter_block_init);
+
+int PMPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Alltoallv_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::alltoall_vw("MPIX_Alltoallv_init", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+                            recvcounts, rdispls, &recvtype, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Alltoallv_init);
+
+int PMPIX_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                         MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Alltoallw_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::alltoall_vw("MPIX_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Alltoallw_init);
+
+int PMPIX_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::rooted_blocks_init("MPIX_Gather_init", Coll::kGather, sendbuf, sendcount, sendtype,
+                                 recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Gather_init);
+
+int PMPIX_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::rooted_blocks_init("MPIX_Scatter_init", Coll::kScatter, sendbuf, sendcount, sendtype,
+                                 recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Scatter_init);
+
+int PMPIX_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Gatherv_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::rooted_vector("MPIX_Gatherv_init", Coll::kGatherv, sendbuf, recvcounts, displs,
+                              sendcount, sendtype, recvtype, recvbuf, root, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Gatherv_init);
+
+int PMPIX_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init("MPIX_Scatterv_init", comm, info, request, [=](MPI_Request* r) {
+    return mpi::rooted_vector("MPIX_Scatterv_init", Coll::kScatterv, sendbuf, sendcounts, displs,
+                              recvcount, recvtype, sendtype, recvbuf, root, comm, r);
+  });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Scatterv_init);

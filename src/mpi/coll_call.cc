@@ -3,6 +3,7 @@
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
+#include "mpi/info.h"
 #include "mpi/reduction.h"
 
 namespace torusmpi::mpi {
@@ -18,6 +19,11 @@ void request_done(coll::Exec*, void*) {}
 }  // namespace
 
 // --- Datatypes and staging
+
+namespace {
+// While a persistent collective's init checks its call: the derived datatypes met, to keep.
+std::vector<MPI_Datatype>* g_checked_types = nullptr;
+}  // namespace
 
 int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype type,
                    TypeArg* out) {
@@ -37,6 +43,7 @@ int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype
   out->size = static_cast<size_t>(out->t->size());
   out->extent = static_cast<size_t>(out->t->extent());
   out->derived = true;
+  if (__builtin_expect(g_checked_types != nullptr, 0)) g_checked_types->push_back(type);
   out->dense = out->t->size() == out->t->extent() && out->t->contiguous(2, &out->offset);
   if (!out->dense) out->offset = 0;
   return MPI_SUCCESS;
@@ -146,6 +153,7 @@ int start_request(const char* fn, MPI_Comm comm, coll::Exec* e, MPI_Request* req
 // takes it over.
 int run_staged(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunArgs& r,
                std::unique_ptr<Staging>* staged, MPI_Request* request) {
+  if (request == check_only()) return MPI_SUCCESS;
   std::string why;
   // Reductions said so where their op was resolved (check_reduction).
   if (!coll::coll_reduces(a.coll)) a.in_network = coll::in_network(nullptr);
@@ -184,6 +192,46 @@ int run_staged(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::RunA
 
 }  // namespace
 
+MPI_Request* check_only() {
+  static MPI_Request none = MPI_REQUEST_NULL;
+  return &none;
+}
+
+int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request,
+                    std::function<int(MPI_Request*)> call) {
+  std::vector<MPI_Datatype> types;
+  g_checked_types = &types;
+  const int checked = call(check_only());
+  g_checked_types = nullptr;
+  if (checked != MPI_SUCCESS) return checked;
+  if (request == nullptr) return raise_error(comm, MPI_ERR_REQUEST, fn, "request argument is NULL");
+  if (info != MPI_INFO_NULL && info_impl(info) == nullptr)
+    return raise_error(comm, MPI_ERR_INFO, fn, "info argument is not a valid info object");
+  Request* r = Request::make();
+  r->kind = Request::Kind::kColl;
+  r->persistent = true;
+  r->active = false;
+  r->comm = comm;
+  r->fn = fn;
+  r->start_coll = std::move(call);
+  for (MPI_Datatype t : types) retain_type(t);
+  r->kept_types = std::move(types);
+  *request = &r->handle;
+  return MPI_SUCCESS;
+}
+
+int start_persistent(Request* r) {
+  MPI_Request run = MPI_REQUEST_NULL;
+  if (int err = r->start_coll(&run)) return err;
+  // The run's request gives its run to the persistent one, which completes as it does.
+  Request* started = request_impl(run);
+  r->exec = started->exec;
+  started->exec = nullptr;
+  Request::release(started);
+  r->active = true;
+  return MPI_SUCCESS;
+}
+
 int run_collective(const char* fn, MPI_Comm comm, Comm* c, CollCall& call, MPI_Request* request) {
   std::unique_ptr<Staging>& staging = call.staged;
   if (staging && staging->idle()) staging.reset();
@@ -201,6 +249,7 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::
 
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
                  std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request) {
+  if (request == check_only()) return MPI_SUCCESS;
   std::unique_ptr<Staging>& staging = call.staged;
   if (staging && staging->idle()) staging.reset();
   if (staging) {

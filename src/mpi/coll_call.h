@@ -11,6 +11,7 @@
 #ifndef TORUSMPI_MPI_COLL_CALL_H_
 #define TORUSMPI_MPI_COLL_CALL_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +135,17 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::
 // call.r.comm and call.r.tag set: an intercommunicator's collectives (intercomm.cc).
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
                  std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request);
+
+// Persistent collectives (MPIX_<coll>_init, Open MPI 4.1's pcollreq extension, MPI 4.0's
+// MPI_<coll>_init): `call` makes the collective's nonblocking form under the init's name, its
+// request argument being where the request goes. Given check_only(), the call checks its
+// arguments and runs nothing: the init raises what is wrong at once. The request keeps `call`
+// (with the arrays it points to, which MPI says stay as they are until the request is freed) and
+// the derived datatypes the check met, until MPI_Request_free; each MPI_Start runs the call anew,
+// checked again, in the order the ranks start their requests, as MPI requires of them.
+MPI_Request* check_only();
+int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request,
+                    std::function<int(MPI_Request*)> call);
 
 // MPI is up, comm is a communicator, and a nonblocking call (fn is "MPI_I...") has its request.
 // Inline: every collective starts here, small calls included; check_call_failed says what is

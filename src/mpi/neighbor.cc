@@ -274,3 +274,75 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const 
                           request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ineighbor_alltoallw);
+
+// --- Persistent neighbourhood collectives: MPIX_Neighbor_<coll>_init (coll_call.h,
+// persistent_init).
+
+int PMPIX_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Neighbor_allgather_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::neighbor_blocks("MPIX_Neighbor_allgather_init", Coll::kNeighborAllgather,
+                                    sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
+                                    nullptr, recvtype, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Neighbor_allgather_init);
+
+int PMPIX_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Neighbor_allgatherv_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::neighbor_blocks("MPIX_Neighbor_allgatherv_init", Coll::kNeighborAllgatherv,
+                                    sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                    recvtype, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Neighbor_allgatherv_init);
+
+int PMPIX_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Neighbor_alltoall_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::neighbor_blocks("MPIX_Neighbor_alltoall_init", Coll::kNeighborAlltoall, sendbuf,
+                                    sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Neighbor_alltoall_init);
+
+int PMPIX_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Neighbor_alltoallv_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::neighbor_vw("MPIX_Neighbor_alltoallv_init", sendbuf, sendcounts, sdispls,
+                                nullptr, &sendtype, recvbuf, recvcounts, rdispls, nullptr,
+                                &recvtype, false, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Neighbor_alltoallv_init);
+
+int PMPIX_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  torusmpi::progress::Lock lock;
+  return mpi::persistent_init(
+      "MPIX_Neighbor_alltoallw_init", comm, info, request, [=](MPI_Request* r) {
+        return mpi::neighbor_vw("MPIX_Neighbor_alltoallw_init", sendbuf, sendcounts, nullptr,
+                                sdispls, sendtypes, recvbuf, recvcounts, nullptr, rdispls,
+                                recvtypes, true, comm, r);
+      });
+}
+TORUSMPI_WEAK_ALIAS(MPIX_Neighbor_alltoallw_init);

@@ -180,6 +180,7 @@ void drain_request(Request* req) {
 }
 
 int start_request(const char* fn, Request* req) {
+  if (req->kind == Request::Kind::kColl) return start_persistent(req);
   Comm* c = comm_impl(req->comm);
   req->active = true;
   req->drained = false;
@@ -204,9 +205,9 @@ int start_request(const char* fn, Request* req) {
     case Request::Kind::kBsend:
       req->immediate = true;  // done once copied
       return bsend(fn, req->comm, *c, req->buffer, req->peer, req->tag);
-    case Request::Kind::kColl:
+    case Request::Kind::kColl:  // start_persistent
     case Request::Kind::kGrequest:
-      break;  // never persistent: started by their own calls
+      break;  // never persistent: started by its own call
   }
   if (s != Status::kOk) {
     return raise_error(req->comm, error_class_of(s), fn, "rank %d cannot be reached: %s", req->peer,

@@ -6,7 +6,9 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "coll/sched/exec.h"
 #include "dtype/dtype.h"
@@ -137,6 +139,10 @@ struct Request {
   pml::Request pml;
   coll::Exec* exec = nullptr;  // nonblocking collectives: the run
   const char* fn = nullptr;    // nonblocking collectives: the call, for messages
+  // Persistent collectives (MPIX_<coll>_init): starts the call's nonblocking form, and the derived
+  // datatypes it names, kept alive until the request is freed.
+  std::function<int(MPI_Request*)> start_coll;
+  std::vector<MPI_Datatype> kept_types;
   // The arguments MPI_Start uses again (persistent requests).
   int peer = 0;
   int tag = 0;
@@ -190,8 +196,10 @@ inline Request* request_impl(MPI_Request r) {
 }
 
 // Starts a send or receive for req (fresh or persistent): MPI_PROC_NULL completes at once. A
-// staged send packs the user's data first.
+// staged send packs the user's data first. A persistent collective's goes to start_persistent.
 int start_request(const char* fn, Request* req);
+// MPI_Start of a persistent collective's request (coll_call.cc: persistent_init made it).
+int start_persistent(Request* r);
 // A send or receive request whose message is staged gets its staging memory and keeps its type;
 // nothing for other requests. Before the first start.
 void stage_request(Request* req);

@@ -53,6 +53,9 @@ void Request::release(Request* r) {
   fortran_forget(HandleKind::kRequest, &r->handle);
   if (r->exec != nullptr) coll::Exec::release(r->exec);
   r->exec = nullptr;
+  r->start_coll = nullptr;
+  for (MPI_Datatype t : r->kept_types) release_type(t);
+  r->kept_types.clear();
   r->staging.reset();  // a pooled request holds no message memory and keeps no datatype
   r->type_ref.reset();
   g_free_requests.push_back(r);
@@ -216,6 +219,9 @@ int finish_request(const char* fn, MPI_Request* handle, MPI_Status* st, bool in_
   }
   if (r->persistent) {
     r->active = false;
+    if (r->exec != nullptr)
+      torusmpi::coll::Exec::release(r->exec);  // a persistent collective's run
+    r->exec = nullptr;
   } else {
     Request::release(r);
     *handle = MPI_REQUEST_NULL;
@@ -532,11 +538,11 @@ int PMPI_Request_free(MPI_Request* request) {
   Request* r = request_impl(*request);
   if (r == nullptr)
     return raise_error(nullptr, MPI_ERR_REQUEST, kFn, "request argument is MPI_REQUEST_NULL");
-  if (r->kind == Request::Kind::kColl) {
+  if (r->kind == Request::Kind::kColl && (!r->persistent || r->active)) {
     return raise_error(r->comm, MPI_ERR_REQUEST, kFn,
-                       "request is of %s: a nonblocking collective's request may not be freed, "
-                       "only completed",
-                       r->fn);
+                       "request is of %s: a%s collective's request may not be freed, only "
+                       "completed",
+                       r->fn, r->persistent ? "n active persistent" : " nonblocking");
   }
   if (r->gfreed) {
     return raise_error(nullptr, MPI_ERR_REQUEST, kFn,

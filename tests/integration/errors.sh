@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Errors (tests/progs/errors.c): under MPI_ERRORS_RETURN every bad call gets its error class and
-# the program goes on; under MPI_ERRORS_ARE_FATAL an unimplemented function ends the job, saying
-# which function it was.
+# the program goes on; under MPI_ERRORS_ARE_FATAL a bad call ends the job, saying which call and
+# which argument.
 . "$(dirname "$0")/lib.sh"
 
 builds=(gcc)
@@ -17,8 +17,8 @@ for build in "${builds[@]}"; do
   run_job 30 "${mpirun[@]}" -np 2 "${via_path[@]}" "$bin" fatal
   check "errors.$build fatal, np=2: the job fails" \
     test "$job_rc" -ne 0 -a "$job_rc" -ne 124 || diag_job
-  check "errors.$build fatal: stderr names MPIX_Barrier_init" grep -q MPIX_Barrier_init \
-    "$job_err" || diag_job
+  check "errors.$build fatal: stderr names MPIX_Barrier_init and its request" \
+    grep -q 'MPIX_Barrier_init.*request argument is NULL' "$job_err" || diag_job
   check "errors.$build fatal: MPIX_Barrier_init did not return" not grep -q '^FAIL' "$job_out" ||
     diag_job
 done

@@ -22,7 +22,7 @@ module mpifh_tests
   implicit none
   private
   include 'mpif.h'
-  public :: run_tests, test_mpi1_attributes, finish
+  public :: run_tests, test_mpi1_attributes, test_persistent_allreduce, finish
 
   character(len=*), parameter :: BINDING = 'mpif.h'
   integer, parameter :: REDUCE_TYPES(3) = [MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION]
@@ -260,6 +260,28 @@ module mpifh_tests
                k_user == MPI_KEYVAL_INVALID, 'MPI_KEYVAL_FREE sets MPI_KEYVAL_INVALID')
   end subroutine test_mpi1_attributes
 
+  ! Open MPI's persistent collectives through its Fortran library (MPIX_ALLREDUCE_INIT calls the C
+  ! PMPIX_Allreduce_init): started twice, with new data, and freed.
+  subroutine test_persistent_allreduce()
+    integer :: sb(3), rb(3), req, k, i, ierr
+    integer :: st(MPI_STATUS_SIZE)
+    sb = 0
+    call MPIX_ALLREDUCE_INIT(sb, rb, 3, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                             req, ierr)
+    call check(ierr == MPI_SUCCESS .and. req /= MPI_REQUEST_NULL, 'MPIX_ALLREDUCE_INIT', &
+               'ierr '//str(ierr))
+    do k = 1, 2
+      sb = [(rank * 10 + k * 100 + i, i = 1, 3)]
+      call MPI_START(req, ierr)
+      call MPI_WAIT(req, st, ierr)
+      call check_ints(rb, [(nprocs * (nprocs - 1) / 2 * 10 + nprocs * (k * 100 + i), i = 1, 3)], &
+                      'persistent allreduce, start '//str(k))
+    end do
+    call MPI_REQUEST_FREE(req, ierr)
+    call check(ierr == MPI_SUCCESS .and. req == MPI_REQUEST_NULL, 'MPI_REQUEST_FREE of it', &
+               'ierr '//str(ierr))
+  end subroutine test_persistent_allreduce
+
 end module mpifh_tests
 
 program fortran_mpifh
@@ -267,5 +289,6 @@ program fortran_mpifh
   implicit none
   call run_tests()
   call test_mpi1_attributes()
+  call test_persistent_allreduce()
   call finish()
 end program fortran_mpifh
