@@ -21,8 +21,13 @@ void request_done(coll::Exec*, void*) {}
 // --- Datatypes and staging
 
 namespace {
-// While a persistent collective's init checks its call: the derived datatypes met, to keep.
-std::vector<MPI_Datatype>* g_checked_types = nullptr;
+// While a persistent collective's init checks its call: the derived datatypes and user ops met,
+// to keep.
+struct Kept {
+  std::vector<MPI_Datatype> types;
+  std::vector<MPI_Op> ops;
+};
+Kept* g_checked = nullptr;
 }  // namespace
 
 int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype type,
@@ -43,7 +48,7 @@ int check_type_arg(const char* fn, MPI_Comm comm, const char* what, MPI_Datatype
   out->size = static_cast<size_t>(out->t->size());
   out->extent = static_cast<size_t>(out->t->extent());
   out->derived = true;
-  if (__builtin_expect(g_checked_types != nullptr, 0)) g_checked_types->push_back(type);
+  if (__builtin_expect(g_checked != nullptr, 0)) g_checked->types.push_back(type);
   out->dense = out->t->size() == out->t->extent() && out->t->contiguous(2, &out->offset);
   if (!out->dense) out->offset = 0;
   return MPI_SUCCESS;
@@ -199,10 +204,10 @@ MPI_Request* check_only() {
 
 int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request,
                     std::function<int(MPI_Request*)> call) {
-  std::vector<MPI_Datatype> types;
-  g_checked_types = &types;
+  Kept kept;
+  g_checked = &kept;
   const int checked = call(check_only());
-  g_checked_types = nullptr;
+  g_checked = nullptr;
   if (checked != MPI_SUCCESS) return checked;
   if (request == nullptr) return raise_error(comm, MPI_ERR_REQUEST, fn, "request argument is NULL");
   if (info != MPI_INFO_NULL && info_impl(info) == nullptr)
@@ -214,8 +219,10 @@ int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* r
   r->comm = comm;
   r->fn = fn;
   r->start_coll = std::move(call);
-  for (MPI_Datatype t : types) retain_type(t);
-  r->kept_types = std::move(types);
+  for (MPI_Datatype t : kept.types) retain_type(t);
+  for (MPI_Op op : kept.ops) retain_op(op);
+  r->kept_types = std::move(kept.types);
+  r->kept_ops = std::move(kept.ops);
   *request = &r->handle;
   return MPI_SUCCESS;
 }
@@ -395,6 +402,7 @@ int check_reduction(const char* fn, MPI_Comm comm, int count, MPI_Datatype type,
                     CollCall* call, TypeArg* t, size_t* per) {
   if (int err = check_type_arg(fn, comm, "", type, t)) return err;
   if (count < 0) return raise_error(comm, MPI_ERR_COUNT, fn, "count argument is %d", count);
+  if (__builtin_expect(g_checked != nullptr, 0) && is_user_op(op)) g_checked->ops.push_back(op);
   size_t elem = t->extent;
   *per = 1;
   if (!t->derived) {

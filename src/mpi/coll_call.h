@@ -141,8 +141,8 @@ int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
 // request argument being where the request goes. Given check_only(), the call checks its
 // arguments and runs nothing: the init raises what is wrong at once. The request keeps `call`
 // (with the arrays it points to, which MPI says stay as they are until the request is freed) and
-// the derived datatypes the check met, until MPI_Request_free; each MPI_Start runs the call anew,
-// checked again, in the order the ranks start their requests, as MPI requires of them.
+// the derived datatypes and user ops the check met, until MPI_Request_free; each MPI_Start runs the
+// call anew, checked again, in the order the ranks start their requests, as MPI requires of them.
 MPI_Request* check_only();
 int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request,
                     std::function<int(MPI_Request*)> call);

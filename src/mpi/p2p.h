@@ -140,9 +140,10 @@ struct Request {
   coll::Exec* exec = nullptr;  // nonblocking collectives: the run
   const char* fn = nullptr;    // nonblocking collectives: the call, for messages
   // Persistent collectives (MPIX_<coll>_init): starts the call's nonblocking form, and the derived
-  // datatypes it names, kept alive until the request is freed.
+  // datatypes and user ops it names, kept alive until the request is freed.
   std::function<int(MPI_Request*)> start_coll;
   std::vector<MPI_Datatype> kept_types;
+  std::vector<MPI_Op> kept_ops;
   // The arguments MPI_Start uses again (persistent requests).
   int peer = 0;
   int tag = 0;

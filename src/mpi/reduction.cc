@@ -4,6 +4,8 @@
 
 #include <climits>
 #include <cstring>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/progress.h"
@@ -333,6 +335,32 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
   return MPI_SUCCESS;
 }
 
+namespace {
+// Requests that keep each user op, and the kept ops the user has freed.
+std::unordered_map<MPI_Op, int> g_op_refs;
+std::unordered_set<MPI_Op> g_freed_ops;
+
+void delete_op(MPI_Op op) {
+  op->magic = kMagicFreed;  // a stale handle is reported, not misread
+  delete op;
+}
+}  // namespace
+
+bool is_user_op(MPI_Op op) {
+  return op != nullptr && op->magic == kMagicOp && op->builtin == kUserOp;
+}
+
+void retain_op(MPI_Op op) {
+  if (is_user_op(op)) ++g_op_refs[op];
+}
+
+void release_op(MPI_Op op) {
+  auto it = g_op_refs.find(op);
+  if (it == g_op_refs.end() || --it->second > 0) return;
+  g_op_refs.erase(it);
+  if (g_freed_ops.erase(op) > 0) delete_op(op);
+}
+
 }  // namespace torusmpi::mpi
 
 using torusmpi::mpi::Buffer;
@@ -415,9 +443,13 @@ int PMPI_Op_free(MPI_Op* op) {
     return mpi::raise_error(nullptr, MPI_ERR_OP, kFn, "%s is predefined and cannot be freed",
                             mpi::builtin_op_name((*op)->builtin));
   }
-  (*op)->magic = mpi::kMagicFreed;  // a stale handle is reported, not misread
   mpi::fortran_forget(mpi::HandleKind::kOp, *op);
-  delete *op;
+  // A persistent collective that names it keeps it until its request goes (release_op).
+  if (mpi::g_op_refs.count(*op) > 0) {
+    mpi::g_freed_ops.insert(*op);
+  } else {
+    mpi::delete_op(*op);
+  }
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
 }

@@ -26,6 +26,12 @@ int resolve_packed_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datat
                              const dtype::Type& t, coll::Reduction* out, bool* commutative,
                              size_t* elem, size_t* per);
 
+// A user op kept by a persistent collective's request: MPI_Op_free of it takes the user's handle
+// away but leaves the op to the last release. Nothing for predefined ops.
+void retain_op(MPI_Op op);
+void release_op(MPI_Op op);
+bool is_user_op(MPI_Op op);
+
 }  // namespace torusmpi::mpi
 
 #endif  // TORUSMPI_MPI_REDUCTION_H_

@@ -11,6 +11,7 @@
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
 #include "mpi/p2p.h"
+#include "mpi/reduction.h"
 
 using torusmpi::mpi::Buffer;
 using torusmpi::mpi::raise_error;
@@ -56,6 +57,8 @@ void Request::release(Request* r) {
   r->start_coll = nullptr;
   for (MPI_Datatype t : r->kept_types) release_type(t);
   r->kept_types.clear();
+  for (MPI_Op op : r->kept_ops) release_op(op);
+  r->kept_ops.clear();
   r->staging.reset();  // a pooled request holds no message memory and keeps no datatype
   r->type_ref.reset();
   g_free_requests.push_back(r);

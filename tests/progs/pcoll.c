@@ -390,6 +390,31 @@ static void test_startall_inactive(void) {
   for (int i = 0; i < 3; ++i) free_req(&req[i], "startall free");
 }
 
+/* A user op: a sum, in rank order when told it does not commute. */
+static void user_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((const int*)in)[i];
+}
+
+/* A user op freed right after the init, commuting or not: the request keeps it. */
+static void test_freed_op(int commute) {
+  MPI_Op op;
+  MPI_Op_create(user_sum, commute, &op);
+  const int n = 5;
+  int s[5] = {0}, r[5] = {0};
+  MPI_Request req;
+  check_rc(MPIX_Allreduce_init(s, r, n, MPI_INT, op, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
+           "allreduce_init of a user op");
+  check(MPI_Op_free(&op) == MPI_SUCCESS && op == MPI_OP_NULL, "op_free after the init", "failed");
+  for (int k = 0; k < kStarts; ++k) {
+    for (int i = 0; i < n; ++i) s[i] = v(g_rank, k, i);
+    check_rc(run(&req), "start with the freed op");
+    EXPECT_INTS(commute ? "allreduce of the freed op" : "allreduce of the freed noncommutative op",
+                k, r, n, vsum(0, g_size, k, i));
+  }
+  free_req(&req, "freed op free");
+}
+
 /* A derived datatype freed right after the init: the request keeps it. */
 static void test_freed_type(void) {
   MPI_Datatype pair;
@@ -476,6 +501,13 @@ int main(int argc, char** argv) {
   test_neighbors();
   test_startall_inactive();
   test_freed_type();
+  if (g_torusmpi) {
+    test_freed_op(1);
+    test_freed_op(0);
+  } else {
+    /* Open MPI 4.1 does not keep it: its runs crash from 3 ranks. */
+    printf("skip %d a user op freed after the init: not kept by this library\n", g_rank);
+  }
   test_errors();
 
   MPI_Finalize();
