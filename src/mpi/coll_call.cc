@@ -3,6 +3,7 @@
 #include "mpi/datatype.h"
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
+#include "mpi/group.h"
 #include "mpi/info.h"
 #include "mpi/reduction.h"
 
@@ -219,6 +220,8 @@ int persistent_init(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* r
   r->comm = comm;
   r->fn = fn;
   r->start_coll = std::move(call);
+  r->kept_comm = comm_impl(comm);
+  if (r->kept_comm != nullptr) comm_keep(r->kept_comm);
   for (MPI_Datatype t : kept.types) retain_type(t);
   for (MPI_Op op : kept.ops) retain_op(op);
   r->kept_types = std::move(kept.types);

@@ -461,6 +461,13 @@ void comm_destroy(Comm* c) {
   bury_ready();
 }
 
+void comm_keep(Comm* c) { ++c->kept; }
+
+void comm_release(Comm* c) {
+  if (g_live.count(c) == 0) return;  // gone with MPI_Finalize
+  if (--c->kept == 0 && c->free_deferred) comm_destroy(c);
+}
+
 void comms_finalize() {
   std::vector<Comm*> left(g_live.begin(), g_live.end());
   for (Comm* c : left) {
@@ -900,7 +907,11 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   if (int err = mpi::attr_delete_all(mpi::AttrKind::kComm, *comm)) {
     return raise_error(*comm, err, kFn, "an attribute's delete callback returned error %d", err);
   }
-  mpi::comm_destroy(c);
+  if (c->kept > 0) {
+    c->free_deferred = true;  // its persistent requests still start on it (comm_release)
+  } else {
+    mpi::comm_destroy(c);
+  }
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }

@@ -112,6 +112,10 @@ void comm_make_inter(Comm* c, std::vector<int> remote, uint32_t local_context);
 // pair go when nothing can touch them any more (nonblocking collectives in flight, receives
 // posted).
 void comm_destroy(Comm* c);
+// A persistent request on c holds it: MPI_Comm_free takes the application's handle at once but
+// leaves the communicator (its handle still valid for the request) to the last comm_release.
+void comm_keep(Comm* c);
+void comm_release(Comm* c);
 // Frees every communicator the application did not free, and what waits to be freed (MPI_Finalize).
 void comms_finalize();
 

@@ -14,6 +14,7 @@
 #include "mpi/device_stage.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
+#include "mpi/group.h"
 
 namespace torusmpi::mpi {
 
@@ -303,7 +304,11 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype type,
   req->active = !persistent;
   if (b.staged()) mpi::stage_request(req);
   *request = &req->handle;
-  if (persistent) return MPI_SUCCESS;
+  if (persistent) {
+    req->kept_comm = mpi::comm_impl(comm);
+    if (req->kept_comm != nullptr) mpi::comm_keep(req->kept_comm);
+    return MPI_SUCCESS;
+  }
   int err = mpi::start_request(fn, req);
   if (err != MPI_SUCCESS) {
     Request::release(req);

@@ -144,6 +144,7 @@ struct Request {
   std::function<int(MPI_Request*)> start_coll;
   std::vector<MPI_Datatype> kept_types;
   std::vector<MPI_Op> kept_ops;
+  Comm* kept_comm = nullptr;  // persistent requests: their communicator (comm_keep)
   // The arguments MPI_Start uses again (persistent requests).
   int peer = 0;
   int tag = 0;

@@ -10,6 +10,7 @@
 #include "mpi/datatype.h"
 #include "mpi/errors.h"
 #include "mpi/fortran.h"
+#include "mpi/group.h"
 #include "mpi/p2p.h"
 #include "mpi/reduction.h"
 
@@ -59,6 +60,8 @@ void Request::release(Request* r) {
   r->kept_types.clear();
   for (MPI_Op op : r->kept_ops) release_op(op);
   r->kept_ops.clear();
+  if (r->kept_comm != nullptr) comm_release(r->kept_comm);
+  r->kept_comm = nullptr;
   r->staging.reset();  // a pooled request holds no message memory and keeps no datatype
   r->type_ref.reset();
   g_free_requests.push_back(r);

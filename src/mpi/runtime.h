@@ -42,6 +42,9 @@ class Comm : public pml::Comm {
   uint32_t inter_seq = 0;   // intercommunicator collectives: tags of the exchanges between groups
   uint32_t coll_calls = 0;  // collective calls so far: their numbers in the flight recorder
   bool hidden = false;      // local or shadow of an intercommunicator
+  // Persistent requests on it (comm_keep): MPI_Comm_free waits for the last one to be freed.
+  int kept = 0;
+  bool free_deferred = false;
   // Every argument a collective's checks depend on, in the order the entry points list them
   // (unused: 0).
   struct CallKey {

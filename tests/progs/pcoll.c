@@ -436,6 +436,30 @@ static void test_freed_type(void) {
   free(g);
 }
 
+/* A communicator freed while persistent requests on it remain: they keep it until they go, and
+ * still run on it (a collective, and a send and receive to oneself). */
+static void test_freed_comm(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int s = 0, r = 0, out = 0, in = -1;
+  MPI_Request req[3];
+  check_rc(MPIX_Allreduce_init(&s, &r, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &req[0]),
+           "allreduce_init on a duplicate");
+  check_rc(MPI_Send_init(&out, 1, MPI_INT, g_rank, 5, comm, &req[1]), "send_init on it");
+  check_rc(MPI_Recv_init(&in, 1, MPI_INT, g_rank, 5, comm, &req[2]), "recv_init on it");
+  check(MPI_Comm_free(&comm) == MPI_SUCCESS && comm == MPI_COMM_NULL,
+        "comm_free with persistent requests on it", "failed");
+  for (int k = 0; k < kStarts; ++k) {
+    s = v(g_rank, k, 0);
+    out = v(g_rank, k, 1);
+    check_rc(MPI_Startall(3, req), "start on the freed communicator");
+    check_rc(MPI_Waitall(3, req, MPI_STATUSES_IGNORE), "waitall on the freed communicator");
+    check(r == vsum(0, g_size, k, 0) && in == v(g_rank, k, 1), "runs on the freed communicator",
+          "start %d: allreduce %d, message %d", k, r, in);
+  }
+  for (int i = 0; i < 3; ++i) free_req(&req[i], "free on the freed communicator");
+}
+
 static int class_of(int rc) {
   int cls = rc;
   MPI_Error_class(rc, &cls);
@@ -501,6 +525,7 @@ int main(int argc, char** argv) {
   test_neighbors();
   test_startall_inactive();
   test_freed_type();
+  test_freed_comm();
   if (g_torusmpi) {
     test_freed_op(1);
     test_freed_op(0);
