@@ -300,16 +300,15 @@ int reduce_scatter(const char* fn, const void* sendbuf, void* recvbuf, const int
   return run_collective(fn, comm, c, call, request);
 }
 
-// alltoallv (types == nullptr: one type each way, displacements in its extents) and alltoallw
-// (a type per peer, displacements in bytes). MPI_IN_PLACE: the receive layout serves both ways.
-int alltoall_vw(const char* fn, const void* sendbuf, const int* sendcounts, const int* sdispls,
-                const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
-                const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
-                MPI_Request* request) {
+// alltoallv (!w: sendtypes and recvtypes point at one type each, displacements in its extents)
+// and alltoallw (w: a type per peer, displacements in bytes). MPI_IN_PLACE: the receive layout
+// serves both ways.
+int alltoall_vw(const char* fn, bool w, const void* sendbuf, const int* sendcounts,
+                const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                MPI_Comm comm, MPI_Request* request) {
   Comm* c;
   if (int err = check_call(fn, comm, request, &c)) return err;
-  // MPI_Alltoallw, MPI_Ialltoallw, MPIX_Alltoallw_init.
-  const bool w = std::strstr(fn, "lltoallw") != nullptr;
   if (c->is_inter()) {
     return inter_alltoall_vw(fn, w, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                              rdispls, recvtypes, comm, c, request);
@@ -653,7 +652,7 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   torusmpi::progress::Lock lock;
-  return mpi::alltoall_vw("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+  return mpi::alltoall_vw("MPI_Alltoallv", false, sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                           recvcounts, rdispls, &recvtype, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Alltoallv);
@@ -662,7 +661,7 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
   torusmpi::progress::Lock lock;
-  return mpi::alltoall_vw("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+  return mpi::alltoall_vw("MPI_Ialltoallv", false, sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                           recvcounts, rdispls, &recvtype, comm, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ialltoallv);
@@ -671,7 +670,7 @@ int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   torusmpi::progress::Lock lock;
-  return mpi::alltoall_vw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+  return mpi::alltoall_vw("MPI_Alltoallw", true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                           recvcounts, rdispls, recvtypes, comm, nullptr);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Alltoallw);
@@ -680,7 +679,7 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request* request) {
   torusmpi::progress::Lock lock;
-  return mpi::alltoall_vw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+  return mpi::alltoall_vw("MPI_Ialltoallw", true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                           recvcounts, rdispls, recvtypes, comm, request);
 }
 TORUSMPI_WEAK_ALIAS(MPI_Ialltoallw);
@@ -892,8 +891,8 @@ int PMPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int 
                          MPI_Request* request) {
   torusmpi::progress::Lock lock;
   return mpi::persistent_init("MPIX_Alltoallv_init", comm, info, request, [=](MPI_Request* r) {
-    return mpi::alltoall_vw("MPIX_Alltoallv_init", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
-                            recvcounts, rdispls, &recvtype, comm, r);
+    return mpi::alltoall_vw("MPIX_Alltoallv_init", false, sendbuf, sendcounts, sdispls, &sendtype,
+                            recvbuf, recvcounts, rdispls, &recvtype, comm, r);
   });
 }
 TORUSMPI_WEAK_ALIAS(MPIX_Alltoallv_init);
@@ -904,8 +903,8 @@ int PMPIX_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int 
                          MPI_Info info, MPI_Request* request) {
   torusmpi::progress::Lock lock;
   return mpi::persistent_init("MPIX_Alltoallw_init", comm, info, request, [=](MPI_Request* r) {
-    return mpi::alltoall_vw("MPIX_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                            recvcounts, rdispls, recvtypes, comm, r);
+    return mpi::alltoall_vw("MPIX_Alltoallw_init", true, sendbuf, sendcounts, sdispls, sendtypes,
+                            recvbuf, recvcounts, rdispls, recvtypes, comm, r);
   });
 }
 TORUSMPI_WEAK_ALIAS(MPIX_Alltoallw_init);

@@ -136,9 +136,9 @@ int run_collective(const char* fn, MPI_Comm comm, Comm* c, coll::Args& a, coll::
 int run_schedule(const char* fn, MPI_Comm comm, Comm* c, CollCall& call,
                  std::shared_ptr<const coll::Schedule> schedule, MPI_Request* request);
 
-// Persistent collectives (MPIX_<coll>_init, Open MPI 4.1's pcollreq extension, MPI 4.0's
-// MPI_<coll>_init): `call` makes the collective's nonblocking form under the init's name, its
-// request argument being where the request goes. Given check_only(), the call checks its
+// Persistent collectives (MPIX_<coll>_init, Open MPI 4.1's pcollreq extension, with MPI 4.0's
+// semantics for MPI_<coll>_init): `call` makes the collective's nonblocking form under the init's
+// name, its request argument being where the request goes. Given check_only(), the call checks its
 // arguments and runs nothing: the init raises what is wrong at once. The request keeps `call`
 // (with the arrays it points to, which MPI says stay as they are until the request is freed) and
 // the derived datatypes and user ops the check met, until MPI_Request_free; each MPI_Start runs the

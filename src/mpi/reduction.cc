@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/progress.h"
@@ -336,9 +335,12 @@ int resolve_reduction(const char* fn, MPI_Comm comm, MPI_Op op, MPI_Datatype typ
 }
 
 namespace {
-// Requests that keep each user op, and the kept ops the user has freed.
-std::unordered_map<MPI_Op, int> g_op_refs;
-std::unordered_set<MPI_Op> g_freed_ops;
+// The user ops persistent requests keep: how many requests, and whether MPI_Op_free came.
+struct KeptOp {
+  int requests = 0;
+  bool freed = false;
+};
+std::unordered_map<MPI_Op, KeptOp> g_kept_ops;
 
 void delete_op(MPI_Op op) {
   op->magic = kMagicFreed;  // a stale handle is reported, not misread
@@ -351,14 +353,15 @@ bool is_user_op(MPI_Op op) {
 }
 
 void retain_op(MPI_Op op) {
-  if (is_user_op(op)) ++g_op_refs[op];
+  if (is_user_op(op)) ++g_kept_ops[op].requests;
 }
 
 void release_op(MPI_Op op) {
-  auto it = g_op_refs.find(op);
-  if (it == g_op_refs.end() || --it->second > 0) return;
-  g_op_refs.erase(it);
-  if (g_freed_ops.erase(op) > 0) delete_op(op);
+  auto it = g_kept_ops.find(op);
+  if (it == g_kept_ops.end() || --it->second.requests > 0) return;
+  const bool freed = it->second.freed;
+  g_kept_ops.erase(it);
+  if (freed) delete_op(op);
 }
 
 }  // namespace torusmpi::mpi
@@ -445,8 +448,9 @@ int PMPI_Op_free(MPI_Op* op) {
   }
   mpi::fortran_forget(mpi::HandleKind::kOp, *op);
   // A persistent collective that names it keeps it until its request goes (release_op).
-  if (mpi::g_op_refs.count(*op) > 0) {
-    mpi::g_freed_ops.insert(*op);
+  auto kept = mpi::g_kept_ops.find(*op);
+  if (kept != mpi::g_kept_ops.end()) {
+    kept->second.freed = true;
   } else {
     mpi::delete_op(*op);
   }
